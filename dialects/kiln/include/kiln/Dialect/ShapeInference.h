@@ -1,0 +1,61 @@
+//===- ShapeInference.h - Helpers for kiln result-type inference -*- C++ -*-===//
+//
+// Shared by the op families' inferReturnTypes and verifiers, and by the
+// importer. Dynamic dimensions are mlir::ShapedType::kDynamic throughout.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DIALECT_SHAPEINFERENCE_H
+#define KILN_DIALECT_SHAPEINFERENCE_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+#include <optional>
+
+namespace kiln {
+
+/// True when each inferred type is compatible with the actual one: same
+/// element type and rank, and every static inferred dim equal to the actual
+/// dim (an actual type may refine a dynamic dim to a size).
+bool areCompatibleReturnTypes(mlir::TypeRange inferred, mlir::TypeRange actual);
+
+/// True when `v` is the `none` value of a missing optional input.
+bool isNone(mlir::Value v);
+
+/// Numpy (multidirectional) broadcasting of several shapes. Fails with a
+/// diagnostic at `loc` (when given) naming both dims when they conflict.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(std::optional<mlir::Location> loc,
+                llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
+
+/// Normalizes an ONNX axis in [-rank, rank) to [0, rank); fails with a
+/// diagnostic naming the attribute when out of range.
+mlir::FailureOr<int64_t> normalizeAxis(std::optional<mlir::Location> loc,
+                                       int64_t axis, int64_t rank,
+                                       llvm::StringRef what = "axis");
+
+/// What is known at compile time about the values of a 0-d or 1-d integer
+/// tensor (a shape, axes, starts, ...): one entry per element, kDynamic where
+/// an element is unknown. Looks through constants and through the shape
+/// arithmetic that exporters emit (Shape of a partially static tensor,
+/// Gather/Slice/Concat/Unsqueeze/Squeeze/Cast/Identity/Reshape, elementwise
+/// Add/Sub/Mul/Div/Max/Min on such vectors, ConstantOfShape/Range/Expand of
+/// known values). Returns std::nullopt when not even the element count is
+/// known. Never creates IR.
+std::optional<llvm::SmallVector<int64_t>> getKnownIntValues(mlir::Value v);
+
+/// The same for floating-point scalars/vectors (Resize scales, Clip bounds);
+/// std::nullopt when any element is unknown.
+std::optional<llvm::SmallVector<double>> getKnownFloatValues(mlir::Value v);
+
+/// A ranked tensor type with `shape` and the element type `elementType`.
+inline mlir::RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape,
+                                       mlir::Type elementType) {
+  return mlir::RankedTensorType::get(shape, elementType);
+}
+
+} // namespace kiln
+
+#endif // KILN_DIALECT_SHAPEINFERENCE_H

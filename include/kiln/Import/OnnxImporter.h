@@ -1,0 +1,33 @@
+//===- OnnxImporter.h - ONNX model to kiln IR -------------------*- C++ -*-===//
+#ifndef KILN_IMPORT_ONNXIMPORTER_H
+#define KILN_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace kiln {
+
+struct ImportOptions {
+  /// Run libonnx's checker where it knows the model's IR and opset versions.
+  bool runChecker = true;
+  /// Initializers of at least this many bytes become dense_resource blobs.
+  int64_t resourceThresholdBytes = 1024;
+};
+
+/// Imports the ONNX model at `path` (external data files are looked up
+/// beside it). On failure emits one diagnostic naming the file, the node
+/// (name and op type) and the reason, and returns null.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(llvm::StringRef path,
+                                                 mlir::MLIRContext &context,
+                                                 const ImportOptions &options = {});
+
+/// Registers the dialects the importer creates (kiln, func).
+void registerImportDialects(mlir::DialectRegistry &registry);
+
+} // namespace kiln
+
+#endif // KILN_IMPORT_ONNXIMPORTER_H

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+#===- scripts/build.sh - Set up (when needed), configure and build Kiln ----===#
+# Usage: scripts/build.sh [ninja targets...]     (build folder: $KILN_BUILD_DIR or build/)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+
+"$ROOT/scripts/setup.sh"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DKILN_PYTHON="$ROOT/.venv/bin/python"
+fi
+cmake --build "$BUILD" -- "$@"

@@ -1,0 +1,60 @@
+//===- ShapeInferenceTest.cpp - Unit tests of the shape helpers -----------===//
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Dialect/ShapeInference.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+
+namespace {
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+TEST(BroadcastShapes, NumpyRules) {
+  SmallVector<int64_t> a = {2, 1, 4}, b = {3, 1};
+  auto r = kiln::broadcastShapes(std::nullopt, {a, b});
+  ASSERT_TRUE(succeeded(r));
+  EXPECT_EQ(*r, (SmallVector<int64_t>{2, 3, 4}));
+}
+
+TEST(BroadcastShapes, DynamicDims) {
+  SmallVector<int64_t> a = {kDyn, 4}, b = {3, 1}, c = {kDyn, kDyn};
+  auto r = kiln::broadcastShapes(std::nullopt, {a, b});
+  ASSERT_TRUE(succeeded(r));
+  EXPECT_EQ(*r, (SmallVector<int64_t>{3, 4}));
+  auto r2 = kiln::broadcastShapes(std::nullopt, {c, a});
+  ASSERT_TRUE(succeeded(r2));
+  EXPECT_EQ(*r2, (SmallVector<int64_t>{kDyn, 4}));
+}
+
+TEST(BroadcastShapes, Conflict) {
+  MLIRContext ctx;
+  SmallVector<int64_t> a = {2, 3}, b = {4, 3};
+  std::string message;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  auto r = kiln::broadcastShapes(UnknownLoc::get(&ctx), {a, b});
+  EXPECT_TRUE(failed(r));
+  EXPECT_NE(message.find("not broadcastable"), std::string::npos) << message;
+}
+
+TEST(CompatibleReturnTypes, RefinementOnly) {
+  MLIRContext ctx;
+  Type f32 = Float32Type::get(&ctx);
+  Type dyn = RankedTensorType::get({kDyn, 4}, f32);
+  Type stat = RankedTensorType::get({3, 4}, f32);
+  Type other = RankedTensorType::get({3, 5}, f32);
+  EXPECT_TRUE(kiln::areCompatibleReturnTypes(TypeRange{dyn}, TypeRange{stat}));
+  EXPECT_FALSE(kiln::areCompatibleReturnTypes(TypeRange{stat}, TypeRange{dyn}));
+  EXPECT_FALSE(kiln::areCompatibleReturnTypes(TypeRange{dyn}, TypeRange{other}));
+}
+
+TEST(NormalizeAxis, Ranges) {
+  EXPECT_EQ(*kiln::normalizeAxis(std::nullopt, -1, 3), 2);
+  EXPECT_EQ(*kiln::normalizeAxis(std::nullopt, 0, 3), 0);
+  EXPECT_TRUE(failed(kiln::normalizeAxis(std::nullopt, 3, 3)));
+}
+} // namespace
