@@ -34,7 +34,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Kiln, KilnOpt };
+enum class Emit { Kiln, Graph };
 
 cl::OptionCategory category("kiln-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
