@@ -159,6 +159,8 @@ def normalize_reason(test, line):
     reasons group: the file, the node names and `loc(...)` prefixes go."""
     text = line.split("error:", 1)[1].strip() if "error:" in line else line
     text = text.replace(test.path, "<model>")
+    # Unnamed nodes get names made up by the importer (`<OpType>_<index>`).
+    text = re.sub(r"node '[^']*'", "node <node>", text)
     for name in test.node_names:
         if len(name) > 1:
             text = text.replace(name, "<node>")
