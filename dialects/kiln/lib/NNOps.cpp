@@ -37,17 +37,6 @@ static LogicalResult checkOneOf(std::optional<Location> loc, StringRef name,
                            llvm::join(allowed, ", "));
 }
 
-/// Fails unless `a` and `b` have the same element type.
-static LogicalResult checkSameElementType(std::optional<Location> loc, Value a,
-                                          StringRef aName, Value b,
-                                          StringRef bName) {
-  Type ta = getElementTypeOrSelf(a), tb = getElementTypeOrSelf(b);
-  if (ta == tb)
-    return success();
-  return emitOptionalError(loc, aName, " has element type ", ta, " but ", bName,
-                           " has ", tb);
-}
-
 /// The element type of an ONNX `stash_type` dtype code.
 static FailureOr<Type> getStashElementType(std::optional<Location> loc,
                                     MLIRContext *ctx, int64_t code) {
@@ -75,7 +64,7 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
-  if (failed(checkSameElementType(loc, adaptor.getA(), "A", adaptor.getB(), "B")))
+  if (failed(verifySameElementType(loc, adaptor.getA(), "A", adaptor.getB(), "B")))
     return failure();
   auto shape = inferMatMulShape(loc, rankedType(adaptor.getA()).getShape(),
                                 rankedType(adaptor.getB()).getShape());
@@ -92,7 +81,7 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   auto a = rankedType(adaptor.getA()), b = rankedType(adaptor.getB());
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOptionalError(loc, "A and B must be 2-D, got ", a, " and ", b);
-  if (failed(checkSameElementType(loc, adaptor.getA(), "A", adaptor.getB(), "B")))
+  if (failed(verifySameElementType(loc, adaptor.getA(), "A", adaptor.getB(), "B")))
     return failure();
   bool transA = adaptor.getTransA() != 0, transB = adaptor.getTransB() != 0;
   int64_t m = a.getDimSize(transA ? 1 : 0), ka = a.getDimSize(transA ? 0 : 1);
@@ -102,7 +91,7 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
                              kb, " rows");
   Value c = adaptor.getC();
   if (!isNone(c)) {
-    if (failed(checkSameElementType(loc, adaptor.getA(), "A", c, "C")))
+    if (failed(verifySameElementType(loc, adaptor.getA(), "A", c, "C")))
       return failure();
     auto cType = rankedType(c);
     if (cType.getRank() > 2)
@@ -167,7 +156,7 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
   std::map<char, int> counts;
   SmallVector<SmallVector<int64_t>> ellipsisShapes;
   for (auto [term, input] : llvm::zip(terms, inputs)) {
-    if (failed(checkSameElementType(loc, inputs[0], "input 0", input, "another input")))
+    if (failed(verifySameElementType(loc, inputs[0], "input 0", input, "another input")))
       return failure();
     FailureOr<EinsumTerm> t = parseEinsumTerm(loc, term);
     if (failed(t))
@@ -241,10 +230,10 @@ static LogicalResult pushConvResult(std::optional<Location> loc,
                                     FailureOr<SmallVector<int64_t>> shape,
                                     Value x, Value w, Value bias,
                                     SmallVectorImpl<Type> &results) {
-  if (failed(shape) || failed(checkSameElementType(loc, x, "X", w, "W")) ||
+  if (failed(shape) || failed(verifySameElementType(loc, x, "X", w, "W")) ||
       failed(verifyChannelVector(loc, bias, (*shape)[1], "B")))
     return failure();
-  if (!isNone(bias) && failed(checkSameElementType(loc, x, "X", bias, "B")))
+  if (!isNone(bias) && failed(verifySameElementType(loc, x, "X", bias, "B")))
     return failure();
   results.push_back(tensorOf(*shape, getElementTypeOrSelf(x)));
   return success();
@@ -341,7 +330,7 @@ static LogicalResult verifyPerChannel(Operation *op, Value x, int64_t minRank,
            << minRank << " (N, C, ...), got " << type;
   for (auto [v, name] : vectors)
     if (failed(verifyChannelVector(op->getLoc(), v, type.getDimSize(1), name)) ||
-        failed(checkSameElementType(op->getLoc(), x, "the input", v, name)))
+        failed(verifySameElementType(op->getLoc(), x, "the input", v, name)))
       return failure();
   return success();
 }
@@ -392,7 +381,7 @@ LogicalResult LayerNormalizationOp::inferReturnTypes(
                          std::pair(adaptor.getB(), "B")}) {
     if (isNone(v))
       continue;
-    if (failed(checkSameElementType(loc, adaptor.getX(), "X", v, name)))
+    if (failed(verifySameElementType(loc, adaptor.getX(), "X", v, name)))
       return failure();
     auto type = rankedType(v);
     auto shape = broadcastShapes(loc, {normalized, type.getShape()});
@@ -521,7 +510,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                              adaptor.getPads().getType());
   Value value = adaptor.getConstantValue();
   if (!isNone(value)) {
-    if (failed(checkSameElementType(loc, adaptor.getData(), "data", value,
+    if (failed(verifySameElementType(loc, adaptor.getData(), "data", value,
                                     "constant_value")))
       return failure();
     if (rankedType(value).getNumElements() != 1)

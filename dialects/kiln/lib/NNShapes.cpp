@@ -4,6 +4,7 @@
 #include "kiln/Dialect/ShapeInference.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -301,9 +302,18 @@ LogicalResult inferGlobalPoolType(std::optional<Location> loc, Value x,
   return success();
 }
 
+LogicalResult verifySameElementType(std::optional<Location> loc, Value a,
+                                    StringRef aName, Value b, StringRef bName) {
+  Type ta = getElementTypeOrSelf(a), tb = getElementTypeOrSelf(b);
+  if (ta == tb)
+    return success();
+  return emitOptionalError(loc, aName, " has element type ", ta, " but ", bName,
+                           " has ", tb);
+}
+
 LogicalResult verifyChannelVector(std::optional<Location> loc, Value v,
                                   int64_t channels, StringRef name) {
-  if (isNone(v))
+  if (!v || isNone(v))
     return success();
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getRank() != 1)

@@ -83,7 +83,14 @@ mlir::LogicalResult
 inferGlobalPoolType(std::optional<mlir::Location> loc, mlir::Value x,
                     llvm::SmallVectorImpl<mlir::Type> &results);
 
-/// Checks that the optional 1-D operand `bias` has `channels` elements.
+/// Checks that `a` and `b` (named `aName`, `bName`) have the same element
+/// type.
+mlir::LogicalResult verifySameElementType(std::optional<mlir::Location> loc,
+                                          mlir::Value a, llvm::StringRef aName,
+                                          mlir::Value b, llvm::StringRef bName);
+
+/// Checks that the optional 1-D operand `bias` (null or `none` when absent)
+/// has `channels` elements.
 mlir::LogicalResult verifyChannelVector(std::optional<mlir::Location> loc,
                                         mlir::Value bias, int64_t channels,
                                         llvm::StringRef name);
