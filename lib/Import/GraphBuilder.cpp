@@ -526,6 +526,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   builder.setInsertionPointToEnd(entry);
   for (auto [i, name] : llvm::enumerate(argNames)) {
     defineValue(name, entry->getArgument(i));
+    entry->getArgument(i).setLoc(
+        NameLoc::get(builder.getStringAttr(name), fileLoc));
     func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
   }
 

@@ -21,18 +21,23 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(llvm::StringRef path,
                                            MLIRContext &context,
                                            const ImportOptions &options) {
   context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
-  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  // The message names the file itself: kiln-compile prints diagnostics with
+  // MLIR's default handler, which would print a file location as
+  // loc("model.onnx":0:0).
+  auto report = [&]() {
+    return emitError(UnknownLoc::get(&context)) << path << ": ";
+  };
   try {
     import::LoadedModel model = import::loadModel(path, options);
     return import::buildModule(model, &context, path, options);
   } catch (const import::ImportError &e) {
-    emitError(fileLoc) << e.what();
+    report() << e.what();
   } catch (const std::bad_alloc &) {
-    emitError(fileLoc) << "out of memory while importing the model";
+    report() << "out of memory while importing the model";
   } catch (const std::exception &e) {
-    emitError(fileLoc) << "unexpected error while importing: " << e.what();
+    report() << "unexpected error while importing: " << e.what();
   } catch (...) {
-    emitError(fileLoc) << "unexpected error while importing (unknown exception)";
+    report() << "unexpected error while importing (unknown exception)";
   }
   return nullptr;
 }

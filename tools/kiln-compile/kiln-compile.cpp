@@ -59,6 +59,10 @@ cl::opt<bool> keepConstants(
     cl::desc("Print large constants in full (by default blobs over 1 KiB are "
              "elided in textual output)"),
     cl::cat(category));
+cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("Print op locations (the ONNX node names) in textual output"),
+    cl::cat(category));
 cl::opt<bool> emitBytecode("emit-bytecode",
                            cl::desc("Write MLIR bytecode (constants in full)"),
                            cl::cat(category));
@@ -142,6 +146,8 @@ int main(int argc, char **argv) {
     OpPrintingFlags flags;
     if (!keepConstants)
       flags.elideLargeResourceString(1024).elideLargeElementsAttrs(1024);
+    if (printLocations)
+      flags.enableDebugInfo();
     module->print(output->os(), flags);
   }
   output->keep();
