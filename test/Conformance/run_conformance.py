@@ -160,6 +160,8 @@ def normalize_reason(test, line):
     reasons group: the file, the node names and `loc(...)` prefixes go."""
     text = line.split("error:", 1)[1].strip() if "error:" in line else line
     text = text.replace(test.path, "<model>")
+    if text.startswith("<model>: "):
+        text = text[len("<model>: "):]
     # Unnamed nodes get names made up by the importer (`<OpType>_<index>`).
     text = re.sub(r"node '[^']*'", "node <node>", text)
     for name in test.node_names:
@@ -186,6 +188,8 @@ def run_one(test, kiln_compile, timeout):
         test.status = "imported"
     elif proc.returncode == 1 and errors:
         test.status = "rejected"
+        test.stderr_lines = len([l for l in proc.stderr.splitlines()
+                                 if l.strip()])
         test.raw_reason = errors[0].strip()
         test.reason = normalize_reason(test, errors[0])
     elif proc.returncode < 0:
@@ -223,9 +227,9 @@ def main_op(test):
     return best or stem.split("_")[0]
 
 
-def print_table(title, rows, out):
+def print_table(title, rows, out, key="op type"):
     print(f"\n{title}", file=out)
-    header = ("op type", "tests", "imported", "rejected", "crashed")
+    header = (key, "tests", "imported", "rejected", "crashed")
     width = max([len(header[0])] + [len(r[0]) for r in rows])
     print(f"  {header[0]:<{width}} {header[1]:>6} {header[2]:>9} "
           f"{header[3]:>9} {header[4]:>8}", file=out)
@@ -283,6 +287,11 @@ def main():
     parser.add_argument("--filter", help="only tests whose id contains this")
     parser.add_argument("--reasons", type=int, default=15,
                         help="how many rejection reasons to list")
+    parser.add_argument("--by", choices=["op-type", "main-op", "both"],
+                        default="op-type",
+                        help="per-op tables keyed by every op type a test "
+                        "contains (default), by the test's main op from its "
+                        "name test_<op>_..., or both")
     parser.add_argument("--quiet", action="store_true",
                         help="no per-op tables, only failures and totals")
     args = parser.parse_args()
@@ -335,16 +344,25 @@ def main():
         if suite in missing:
             continue
         in_suite = [t for t in tests if t.suite == suite]
-        if not args.quiet:
+        if not args.quiet and args.by in ("op-type", "both"):
             print_table(f"== {suite}: by op type (a test counts under each op "
                         "type it contains)", tally(in_suite,
                                                    lambda t: t.op_types), out)
+        if not args.quiet and args.by in ("main-op", "both"):
+            print_table(f"== {suite}: by main op (from the test's name)",
+                        tally(in_suite, lambda t: [main_op(t)]), out,
+                        key="main op")
         reasons = collections.Counter(t.reason for t in in_suite
                                       if t.status == "rejected")
         if reasons:
             print(f"\n== {suite}: most common rejection reasons", file=out)
             for reason, n in reasons.most_common(args.reasons):
                 print(f"  {n:>5}  {reason[:160]}", file=out)
+        chatty = [t for t in in_suite if t.status == "rejected" and
+                  getattr(t.same_as, "stderr_lines", 1) != 1]
+        if chatty:
+            print(f"\n{len(chatty)} rejections printed more than the one "
+                  f"diagnostic line, e.g. {chatty[0].id}", file=out)
         crashed = [t for t in in_suite if t.status == "crashed"]
         if crashed:
             print(f"\n== {suite}: CRASHED", file=out)
