@@ -147,9 +147,17 @@ static APFloat applyMath(const APFloat &x, Fn fn) {
   return result;
 }
 
-#define KILN_MATH_FN(expr) [](const APFloat &x) -> std::optional<APFloat> {    \
-    return applyMath(x, [](auto v) { return expr; });                          \
-  }
+/// The fold of a unary float op computing `expr` from `v` (a float, or a
+/// double for f64) in type `T`, through applyMath. Attributes the expression
+/// uses are read before it, as locals.
+#define KILN_FOLD_MATH(expr)                                                   \
+  foldSplatUnary(*this, adaptor.getOperands(),                                 \
+                 [&](const APFloat &x) -> std::optional<APFloat> {             \
+                   return applyMath(x, [&](auto v) {                           \
+                     using T = decltype(v);                                    \
+                     return static_cast<T>(expr);                              \
+                   });                                                         \
+                 })
 
 /// Op(Op(x)) -> x for an involution.
 template <typename OpTy>
@@ -252,30 +260,99 @@ OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ExpOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::exp(v)));
+  return KILN_FOLD_MATH(std::exp(v));
 }
 OpFoldResult LogOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::log(v)));
+  return KILN_FOLD_MATH(std::log(v));
 }
 OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::sqrt(v)));
+  return KILN_FOLD_MATH(std::sqrt(v));
 }
 OpFoldResult TanhOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::tanh(v)));
+  return KILN_FOLD_MATH(std::tanh(v));
 }
 OpFoldResult ErfOp::fold(FoldAdaptor adaptor) {
   // Erf on integer tensors (which ONNX allows) is left to the runtime.
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::erf(v)));
+  return KILN_FOLD_MATH(std::erf(v));
 }
 OpFoldResult SinOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::sin(v)));
+  return KILN_FOLD_MATH(std::sin(v));
 }
 OpFoldResult CosOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::cos(v)));
+  return KILN_FOLD_MATH(std::cos(v));
 }
 OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(),
-                        KILN_MATH_FN(1 / (1 + std::exp(-v))));
+  return KILN_FOLD_MATH(T(1) / (T(1) + std::exp(-v)));
+}
+
+OpFoldResult TanOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::tan(v)); }
+OpFoldResult AsinOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::asin(v)); }
+OpFoldResult AcosOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::acos(v)); }
+OpFoldResult AtanOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::atan(v)); }
+OpFoldResult SinhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::sinh(v)); }
+OpFoldResult CoshOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::cosh(v)); }
+OpFoldResult AsinhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::asinh(v)); }
+OpFoldResult AcoshOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::acosh(v)); }
+OpFoldResult AtanhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::atanh(v)); }
+
+// The activation functions, as ONNX defines them (not the rewritten forms
+// some runtimes use for range: the results may differ there in the last bit).
+
+OpFoldResult SoftplusOp::fold(FoldAdaptor adaptor) {
+  return KILN_FOLD_MATH(std::log(std::exp(v) + T(1)));
+}
+OpFoldResult SoftsignOp::fold(FoldAdaptor adaptor) {
+  return KILN_FOLD_MATH(v / (T(1) + std::abs(v)));
+}
+OpFoldResult MishOp::fold(FoldAdaptor adaptor) {
+  return KILN_FOLD_MATH(v * std::tanh(std::log(std::exp(v) + T(1))));
+}
+OpFoldResult HardSwishOp::fold(FoldAdaptor adaptor) {
+  // ONNX: alpha * x + beta with alpha = 1/6, beta = 1/2.
+  return KILN_FOLD_MATH(v * std::max(T(0), std::min(T(1), T(1.0 / 6) * v + T(0.5))));
+}
+OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v < 0 ? alpha * v : v);
+}
+OpFoldResult HardSigmoidOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat(), beta = getBeta().convertToFloat();
+  return KILN_FOLD_MATH(std::max(T(0), std::min(T(1), alpha * v + beta)));
+}
+OpFoldResult EluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v < 0 ? alpha * (std::exp(v) - T(1)) : v);
+}
+OpFoldResult SeluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat(), gamma = getGamma().convertToFloat();
+  return KILN_FOLD_MATH(v <= 0 ? gamma * (alpha * std::exp(v) - alpha) : gamma * v);
+}
+OpFoldResult CeluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(std::max(T(0), v) +
+                        std::min(T(0), alpha * (std::exp(v / alpha) - T(1))));
+}
+OpFoldResult ThresholdedReluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v > alpha ? v : T(0));
+}
+OpFoldResult GeluOp::fold(FoldAdaptor adaptor) {
+  if (getApproximate() == "tanh")
+    return KILN_FOLD_MATH(T(0.5) * v *
+                          (T(1) + std::tanh(std::sqrt(T(2) / T(M_PI)) *
+                                            (v + T(0.044715) * v * v * v))));
+  return KILN_FOLD_MATH(T(0.5) * v * (T(1) + std::erf(v / std::sqrt(T(2)))));
+}
+OpFoldResult ShrinkOp::fold(FoldAdaptor adaptor) {
+  // Float inputs only; on integers the float attributes make the result
+  // depend on how a runtime converts them.
+  float bias = getBias().convertToFloat(), lambd = getLambd().convertToFloat();
+  return KILN_FOLD_MATH(v < -lambd ? v + bias : v > lambd ? v - bias : T(0));
+}
+
+OpFoldResult BitwiseNotOp::fold(FoldAdaptor adaptor) {
+  return foldSplatUnary(*this, adaptor.getOperands(), {},
+                        [](const APInt &x, bool) -> std::optional<APInt> { return ~x; });
 }
 
 //===----------------------------------------------------------------------===//
@@ -284,49 +361,34 @@ OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
 
 static constexpr auto kRound = APFloat::rmNearestTiesToEven;
 
-static std::optional<APFloat> floatAdd(const APFloat &a, const APFloat &b) {
+/// a op b in the element type, for APFloat's add, subtract, multiply, divide.
+template <APFloat::opStatus (APFloat::*Op)(const APFloat &, APFloat::roundingMode)>
+static std::optional<APFloat> floatArith(const APFloat &a, const APFloat &b) {
   APFloat r = a;
-  r.add(b, kRound);
+  (r.*Op)(b, kRound);
   return r;
 }
-static std::optional<APInt> intAdd(const APInt &a, const APInt &b, bool) {
-  return a + b;
+static constexpr auto floatAdd = floatArith<&APFloat::add>;
+static constexpr auto floatDiv = floatArith<&APFloat::divide>;
+
+/// a op b with wrap-around, for std::plus, std::minus, std::bit_and, ... .
+template <typename Op>
+static std::optional<APInt> intArith(const APInt &a, const APInt &b, bool) {
+  return Op()(a, b);
 }
+static constexpr auto intAdd = intArith<std::plus<APInt>>;
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   return foldSplatNary(*this, adaptor.getOperands(), floatAdd, intAdd);
 }
-
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        APFloat r = a;
-        r.subtract(b, kRound);
-        return r;
-      },
-      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-        return a - b;
-      });
+  return foldSplatNary(*this, adaptor.getOperands(),
+                       floatArith<&APFloat::subtract>, intArith<std::minus<APInt>>);
 }
-
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        APFloat r = a;
-        r.multiply(b, kRound);
-        return r;
-      },
-      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-        return a * b;
-      });
-}
-
-static std::optional<APFloat> floatDiv(const APFloat &a, const APFloat &b) {
-  APFloat r = a;
-  r.divide(b, kRound);
-  return r;
+  return foldSplatNary(*this, adaptor.getOperands(),
+                       floatArith<&APFloat::multiply>,
+                       intArith<std::multiplies<APInt>>);
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
@@ -431,22 +493,135 @@ OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a & b;
-                       });
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_and<APInt>>);
 }
 OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a | b;
-                       });
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_or<APInt>>);
 }
 OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a ^ b;
-                       });
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_xor<APInt>>);
+}
+OpFoldResult BitwiseAndOp::fold(FoldAdaptor adaptor) {
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_and<APInt>>);
+}
+OpFoldResult BitwiseOrOp::fold(FoldAdaptor adaptor) {
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_or<APInt>>);
+}
+OpFoldResult BitwiseXorOp::fold(FoldAdaptor adaptor) {
+  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_xor<APInt>>);
+}
+
+OpFoldResult BitShiftOp::fold(FoldAdaptor adaptor) {
+  bool left = getDirection() == "LEFT";
+  return foldSplatNary(
+      *this, adaptor.getOperands(), {},
+      [left](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        // Shifting by the bit width or more is undefined in C++ and ONNX.
+        if (y.uge(x.getBitWidth()))
+          return std::nullopt;
+        return left ? x.shl(y) : x.lshr(y);
+      });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  // Float bases only: runtimes differ on integer powers.
+  auto splats = getSplatOperands(*this, adaptor.getOperands());
+  if (!splats || !isa<FloatType>((*splats)[0].getElementType()))
+    return {};
+  DenseElementsAttr exponent = (*splats)[1];
+  double e;
+  if (isa<FloatType>(exponent.getElementType()))
+    e = exponent.getSplatValue<APFloat>().convertToDouble();
+  else if (exponent.getElementType().isUnsignedInteger())
+    e = static_cast<double>(exponent.getSplatValue<APInt>().getZExtValue());
+  else
+    e = static_cast<double>(exponent.getSplatValue<APInt>().getSExtValue());
+  APFloat x = (*splats)[0].getSplatValue<APFloat>();
+  return makeSplat(*this, FloatAttr::get((*splats)[0].getElementType(),
+                                         applyMath(x, [e](auto v) {
+                                           return std::pow(v, static_cast<decltype(v)>(e));
+                                         })));
+}
+
+OpFoldResult PReluOp::fold(FoldAdaptor adaptor) {
+  return foldSplatNary(
+      *this, adaptor.getOperands(),
+      [](const APFloat &x, const APFloat &slope) -> std::optional<APFloat> {
+        return x.isNegative() && !x.isZero() ? *floatArith<&APFloat::multiply>(x, slope)
+                                             : x;
+      },
+      [](const APInt &x, const APInt &slope, bool isUnsigned) -> std::optional<APInt> {
+        return !isUnsigned && x.isNegative() ? x * slope : x;
+      });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  // A splat condition selects one operand; it is the result when it already
+  // has the result type, or is itself a splat (then broadcast).
+  auto condition = dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
+  if (!condition || !condition.isSplat())
+    return {};
+  bool pick = condition.getSplatValue<bool>();
+  Value chosen = pick ? getX() : getY();
+  if (chosen.getType() == getType())
+    return chosen;
+  auto constant = dyn_cast_or_null<DenseElementsAttr>(pick ? adaptor.getX() : adaptor.getY());
+  if (!constant || !constant.isSplat() || !getType().hasStaticShape())
+    return {};
+  return makeSplat(*this, constant.getSplatValue<Attribute>());
+}
+
+OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
+  // No bounds: the identity. Otherwise a splat input with splat bounds.
+  if (isNone(getMin()) && isNone(getMax()))
+    return getInput();
+  auto input = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!input || !input.isSplat() || !getType().hasStaticShape())
+    return {};
+  Attribute value = input.getSplatValue<Attribute>();
+  for (auto [bound, boundAttr, isMin] :
+       {std::tuple(getMin(), adaptor.getMin(), true),
+        std::tuple(getMax(), adaptor.getMax(), false)}) {
+    if (isNone(bound))
+      continue;
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(boundAttr);
+    if (!dense)
+      return {};
+    Attribute b = dense.getSplatValue<Attribute>();
+    bool below;
+    if (auto f = dyn_cast<FloatAttr>(value))
+      below = f.getValue() < cast<FloatAttr>(b).getValue();
+    else if (input.getElementType().isUnsignedInteger())
+      below = cast<IntegerAttr>(value).getValue().ult(cast<IntegerAttr>(b).getValue());
+    else
+      below = cast<IntegerAttr>(value).getValue().slt(cast<IntegerAttr>(b).getValue());
+    // Below the min: the min. Above the max (the max below it): the max.
+    if (isMin ? below : !below && value != b)
+      value = b;
+  }
+  return makeSplat(*this, value);
+}
+
+/// IsNaN and IsInf of a splat.
+static OpFoldResult foldFloatClass(Operation *op, ArrayRef<Attribute> operands,
+                                   llvm::function_ref<bool(const APFloat &)> pred) {
+  auto splats = getSplatOperands(op, operands);
+  if (!splats)
+    return {};
+  return makeSplat(op, BoolAttr::get(op->getContext(),
+                                     pred(splats->front().getSplatValue<APFloat>())));
+}
+
+OpFoldResult IsNaNOp::fold(FoldAdaptor adaptor) {
+  return foldFloatClass(*this, adaptor.getOperands(),
+                        [](const APFloat &x) { return x.isNaN(); });
+}
+
+OpFoldResult IsInfOp::fold(FoldAdaptor adaptor) {
+  bool negative = getDetectNegative() == 1, positive = getDetectPositive() == 1;
+  return foldFloatClass(*this, adaptor.getOperands(), [&](const APFloat &x) {
+    return x.isInfinity() && (x.isNegative() ? negative : positive);
+  });
 }
 
 //===----------------------------------------------------------------------===//
