@@ -41,12 +41,12 @@ class Kiln_StrOneOf<list<string> values>
 
 /// A same-type unary op computing `math` elementwise.
 class Kiln_UnaryOp<string mnemonic, string onnx, Type t, string math,
-                   list<Trait> traits = []>
+                   string exampleType = "f32", list<Trait> traits = []>
     : Kiln_SameTypeUnaryOp<mnemonic, t, traits> {
   let summary = "ONNX " # onnx # ": y = " # math # ", elementwise";
   let description = "Computes `y = " # math # "` for each element of `X`; the "
     # "result has the type of `X`.\n\n```mlir\n%y = kiln." # mnemonic
-    # " %x : tensor<2x?xf32>\n```\n";
+    # " %x : tensor<2x?x" # exampleType # ">\n```\n";
   let hasFolder = 1;
 }
 
@@ -69,14 +69,15 @@ class Kiln_InferredByOp<string mnemonic, string inferFn, list<Trait> traits = []
 class Kiln_BroadcastOp<string mnemonic, string onnx, Type t, string math,
                        Type resultT = t,
                        string inferFn = "inferSameTypeBroadcast",
-                       list<Trait> traits = []>
+                       list<Trait> traits = [], string exampleType = "f32">
     : Kiln_InferredByOp<mnemonic, inferFn, traits> {
   let summary = "ONNX " # onnx # ": C = " # math # ", with numpy broadcasting";
   let description = "Computes `C = " # math # "` elementwise after numpy "
     # "(multidirectional) broadcasting of `A` and `B`, which have the same "
     # "element type.\n\n```mlir\n%c = kiln." # mnemonic # " %a, %b : "
-    # "(tensor<?x3xT>, tensor<3xT>) -> tensor<?x3x" # !if(!eq(inferFn,
-    "inferCompareBroadcast"), "i1", "T") # ">\n```\n";
+    # "(tensor<?x3x" # exampleType # ">, tensor<3x" # exampleType
+    # ">) -> tensor<?x3x" # !if(!eq(inferFn, "inferCompareBroadcast"), "i1",
+    exampleType) # ">\n```\n";
   let arguments = (ins t:$A, t:$B);
   let results = (outs resultT:$C);
   let hasFolder = 1;
@@ -118,7 +119,7 @@ def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "Ceil", Kiln_FloatTensor, "ceil(x)">;
 def Kiln_RoundOp : Kiln_UnaryOp<"round", "Round", Kiln_FloatTensor,
                                 "x rounded to the nearest integer, halves to even">;
 def Kiln_SignOp : Kiln_UnaryOp<"sign", "Sign", Kiln_NumericTensor, "sign(x)">;
-def Kiln_NotOp : Kiln_UnaryOp<"not", "Not", Kiln_BoolTensor, "!x">;
+def Kiln_NotOp : Kiln_UnaryOp<"not", "Not", Kiln_BoolTensor, "!x", "i1">;
 def Kiln_IdentityOp : Kiln_UnaryOp<"identity", "Identity", Kiln_Tensor, "x">;
 
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "HardSwish", Kiln_FloatTensor,
@@ -139,7 +140,7 @@ def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "Asinh", Kiln_FloatTensor, "asinh(x)">;
 def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "Acosh", Kiln_FloatTensor, "acosh(x)">;
 def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "Atanh", Kiln_FloatTensor, "atanh(x)">;
 def Kiln_BitwiseNotOp
-    : Kiln_UnaryOp<"bitwise_not", "BitwiseNot", Kiln_IntTensor, "~x">;
+    : Kiln_UnaryOp<"bitwise_not", "BitwiseNot", Kiln_IntTensor, "~x", "i32">;
 
 // Unary ops with attributes: the attributes follow the operand in attr-dict.
 
@@ -358,11 +359,11 @@ def Kiln_GreaterOrEqualOp : Kiln_BroadcastOp<"greater_or_equal",
     "inferCompareBroadcast">;
 
 def Kiln_AndOp : Kiln_BroadcastOp<"and", "And", Kiln_BoolTensor, "A && B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 def Kiln_OrOp : Kiln_BroadcastOp<"or", "Or", Kiln_BoolTensor, "A || B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 def Kiln_XorOp : Kiln_BroadcastOp<"xor", "Xor", Kiln_BoolTensor, "A != B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 
 def Kiln_MaxOp : Kiln_VariadicOp<"max", "Max", Kiln_NumericTensor, "maximum">;
 def Kiln_MinOp : Kiln_VariadicOp<"min", "Min", Kiln_NumericTensor, "minimum">;
@@ -371,13 +372,13 @@ def Kiln_MeanOp : Kiln_VariadicOp<"mean", "Mean", Kiln_FloatTensor, "mean">;
 
 def Kiln_BitwiseAndOp : Kiln_BroadcastOp<"bitwise_and", "BitwiseAnd",
     Kiln_IntTensor, "A & B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 def Kiln_BitwiseOrOp : Kiln_BroadcastOp<"bitwise_or", "BitwiseOr",
     Kiln_IntTensor, "A | B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 def Kiln_BitwiseXorOp : Kiln_BroadcastOp<"bitwise_xor", "BitwiseXor",
     Kiln_IntTensor, "A ^ B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 
 def Kiln_ModOp : Kiln_BroadcastOp<"mod", "Mod", Kiln_NumericTensor, "A mod B"> {
   let description = [{
