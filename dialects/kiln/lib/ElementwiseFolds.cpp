@@ -111,10 +111,10 @@ static OpFoldResult foldSplatNary(Operation *op, ArrayRef<Attribute> operands,
   return makeSplat(op, toAttr(elementType, acc));
 }
 
-/// Folds a comparison of two splats to an i1 splat; `pred` sees the
-/// ordering as APFloat::cmpResult (integers are never unordered).
+/// Folds a comparison of two splats to an i1 splat: true when their ordering
+/// is one of `accepted` (integers are never unordered, NaNs always are).
 static OpFoldResult foldSplatCompare(Operation *op, ArrayRef<Attribute> operands,
-                                     llvm::function_ref<bool(APFloat::cmpResult)> pred) {
+                                     std::initializer_list<APFloat::cmpResult> accepted) {
   auto splats = getSplatOperands(op, operands);
   if (!splats)
     return {};
@@ -130,7 +130,8 @@ static OpFoldResult foldSplatCompare(Operation *op, ArrayRef<Attribute> operands
     order = x == y ? APFloat::cmpEqual
                    : less ? APFloat::cmpLessThan : APFloat::cmpGreaterThan;
   }
-  return makeSplat(op, BoolAttr::get(op->getContext(), pred(order)));
+  return makeSplat(op, BoolAttr::get(op->getContext(),
+                                     llvm::is_contained(accepted, order)));
 }
 
 /// A libm function as ONNX runtimes apply it: in double for f64, in float
@@ -259,58 +260,38 @@ OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
   return foldRounding(*this, adaptor.getOperands(), APFloat::rmNearestTiesToEven);
 }
 
-OpFoldResult ExpOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::exp(v));
-}
-OpFoldResult LogOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::log(v));
-}
-OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::sqrt(v));
-}
-OpFoldResult TanhOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::tanh(v));
-}
-OpFoldResult ErfOp::fold(FoldAdaptor adaptor) {
-  // Erf on integer tensors (which ONNX allows) is left to the runtime.
-  return KILN_FOLD_MATH(std::erf(v));
-}
-OpFoldResult SinOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::sin(v));
-}
-OpFoldResult CosOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::cos(v));
-}
-OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(T(1) / (T(1) + std::exp(-v)));
-}
+/// Folders that apply one formula to a float splat.
+#define KILN_MATH_FOLDER(OpTy, expr)                                           \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(expr); }
 
-OpFoldResult TanOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::tan(v)); }
-OpFoldResult AsinOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::asin(v)); }
-OpFoldResult AcosOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::acos(v)); }
-OpFoldResult AtanOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::atan(v)); }
-OpFoldResult SinhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::sinh(v)); }
-OpFoldResult CoshOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::cosh(v)); }
-OpFoldResult AsinhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::asinh(v)); }
-OpFoldResult AcoshOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::acosh(v)); }
-OpFoldResult AtanhOp::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(std::atanh(v)); }
-
+// Erf on integer tensors (which ONNX allows) is left to the runtime.
+KILN_MATH_FOLDER(ExpOp, std::exp(v))
+KILN_MATH_FOLDER(LogOp, std::log(v))
+KILN_MATH_FOLDER(SqrtOp, std::sqrt(v))
+KILN_MATH_FOLDER(TanhOp, std::tanh(v))
+KILN_MATH_FOLDER(ErfOp, std::erf(v))
+KILN_MATH_FOLDER(SinOp, std::sin(v))
+KILN_MATH_FOLDER(CosOp, std::cos(v))
+KILN_MATH_FOLDER(SigmoidOp, T(1) / (T(1) + std::exp(-v)))
+KILN_MATH_FOLDER(TanOp, std::tan(v))
+KILN_MATH_FOLDER(AsinOp, std::asin(v))
+KILN_MATH_FOLDER(AcosOp, std::acos(v))
+KILN_MATH_FOLDER(AtanOp, std::atan(v))
+KILN_MATH_FOLDER(SinhOp, std::sinh(v))
+KILN_MATH_FOLDER(CoshOp, std::cosh(v))
+KILN_MATH_FOLDER(AsinhOp, std::asinh(v))
+KILN_MATH_FOLDER(AcoshOp, std::acosh(v))
+KILN_MATH_FOLDER(AtanhOp, std::atanh(v))
 // The activation functions, as ONNX defines them (not the rewritten forms
 // some runtimes use for range: the results may differ there in the last bit).
+KILN_MATH_FOLDER(SoftplusOp, std::log(std::exp(v) + T(1)))
+KILN_MATH_FOLDER(SoftsignOp, v / (T(1) + std::abs(v)))
+KILN_MATH_FOLDER(MishOp, v * std::tanh(std::log(std::exp(v) + T(1))))
+// ONNX: x * max(0, min(1, alpha * x + beta)) with alpha = 1/6, beta = 1/2.
+KILN_MATH_FOLDER(HardSwishOp,
+                 v * std::max(T(0), std::min(T(1), T(1.0 / 6) * v + T(0.5))))
+#undef KILN_MATH_FOLDER
 
-OpFoldResult SoftplusOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(std::log(std::exp(v) + T(1)));
-}
-OpFoldResult SoftsignOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(v / (T(1) + std::abs(v)));
-}
-OpFoldResult MishOp::fold(FoldAdaptor adaptor) {
-  return KILN_FOLD_MATH(v * std::tanh(std::log(std::exp(v) + T(1))));
-}
-OpFoldResult HardSwishOp::fold(FoldAdaptor adaptor) {
-  // ONNX: alpha * x + beta with alpha = 1/6, beta = 1/2.
-  return KILN_FOLD_MATH(v * std::max(T(0), std::min(T(1), T(1.0 / 6) * v + T(0.5))));
-}
 OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
   float alpha = getAlpha().convertToFloat();
   return KILN_FOLD_MATH(v < 0 ? alpha * v : v);
@@ -427,26 +408,26 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
       });
 }
 
-OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+/// Max or Min of splats; floats propagate NaN, as numpy's maximum/minimum.
+static OpFoldResult foldExtremum(Operation *op, ArrayRef<Attribute> operands,
+                                 bool isMax) {
   return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        return maximum(a, b);
+      op, operands,
+      [isMax](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return isMax ? maximum(a, b) : minimum(a, b);
       },
-      [](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
-        return isUnsigned ? llvm::APIntOps::umax(a, b) : llvm::APIntOps::smax(a, b);
+      [isMax](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
+        bool aWins = isMax ? (isUnsigned ? a.uge(b) : a.sge(b))
+                           : (isUnsigned ? a.ule(b) : a.sle(b));
+        return aWins ? a : b;
       });
 }
 
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldExtremum(*this, adaptor.getOperands(), /*isMax=*/true);
+}
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        return minimum(a, b);
-      },
-      [](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
-        return isUnsigned ? llvm::APIntOps::umin(a, b) : llvm::APIntOps::smin(a, b);
-      });
+  return foldExtremum(*this, adaptor.getOperands(), /*isMax=*/false);
 }
 
 OpFoldResult SumOp::fold(FoldAdaptor adaptor) {
@@ -468,48 +449,37 @@ OpFoldResult MeanOp::fold(FoldAdaptor adaptor) {
                                  floatDiv(value, floatOf(value, getNumOperands()))));
 }
 
+using Order = APFloat::cmpResult;
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(),
-                          [](APFloat::cmpResult r) { return r == APFloat::cmpEqual; });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpEqual});
 }
 OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(),
-                          [](APFloat::cmpResult r) { return r == APFloat::cmpLessThan; });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpLessThan});
 }
 OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpLessThan || r == APFloat::cmpEqual;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(),
+                          {Order::cmpLessThan, Order::cmpEqual});
 }
 OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpGreaterThan;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpGreaterThan});
 }
 OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpGreaterThan || r == APFloat::cmpEqual;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(),
+                          {Order::cmpGreaterThan, Order::cmpEqual});
 }
 
-OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_and<APInt>>);
-}
-OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_or<APInt>>);
-}
-OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_xor<APInt>>);
-}
-OpFoldResult BitwiseAndOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_and<APInt>>);
-}
-OpFoldResult BitwiseOrOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_or<APInt>>);
-}
-OpFoldResult BitwiseXorOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<std::bit_xor<APInt>>);
-}
+/// Logic and bitwise ops: one APInt operator on integer (or i1) splats.
+#define KILN_INT_FOLDER(OpTy, Fn)                                              \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<Fn<APInt>>); \
+  }
+KILN_INT_FOLDER(AndOp, std::bit_and)
+KILN_INT_FOLDER(OrOp, std::bit_or)
+KILN_INT_FOLDER(XorOp, std::bit_xor)
+KILN_INT_FOLDER(BitwiseAndOp, std::bit_and)
+KILN_INT_FOLDER(BitwiseOrOp, std::bit_or)
+KILN_INT_FOLDER(BitwiseXorOp, std::bit_xor)
+#undef KILN_INT_FOLDER
 
 OpFoldResult BitShiftOp::fold(FoldAdaptor adaptor) {
   bool left = getDirection() == "LEFT";
