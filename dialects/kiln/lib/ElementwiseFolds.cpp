@@ -548,6 +548,14 @@ OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
   auto input = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (!input || !input.isSplat() || !getType().hasStaticShape())
     return {};
+  bool isUnsigned = isUnsignedElement(input.getElementType());
+  auto less = [isUnsigned](Attribute a, Attribute b) {
+    if (auto f = dyn_cast<FloatAttr>(a))
+      return f.getValue() < cast<FloatAttr>(b).getValue();
+    APInt x = cast<IntegerAttr>(a).getValue(), y = cast<IntegerAttr>(b).getValue();
+    return isUnsigned ? x.ult(y) : x.slt(y);
+  };
+  // max(x, min) then min(.., max); a NaN input stays NaN.
   Attribute value = input.getSplatValue<Attribute>();
   for (auto [bound, boundAttr, isMin] :
        {std::tuple(getMin(), adaptor.getMin(), true),
@@ -558,15 +566,7 @@ OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
     if (!dense)
       return {};
     Attribute b = dense.getSplatValue<Attribute>();
-    bool below;
-    if (auto f = dyn_cast<FloatAttr>(value))
-      below = f.getValue() < cast<FloatAttr>(b).getValue();
-    else if (input.getElementType().isUnsignedInteger())
-      below = cast<IntegerAttr>(value).getValue().ult(cast<IntegerAttr>(b).getValue());
-    else
-      below = cast<IntegerAttr>(value).getValue().slt(cast<IntegerAttr>(b).getValue());
-    // Below the min: the min. Above the max (the max below it): the max.
-    if (isMin ? below : !below && value != b)
+    if (isMin ? less(value, b) : less(b, value))
       value = b;
   }
   return makeSplat(*this, value);
