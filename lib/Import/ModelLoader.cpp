@@ -252,7 +252,8 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
     }
   }
 
-  if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset) {
+  if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset &&
+      (options.convertVersion || opset < 7)) {
     try {
       onnx::ModelProto converted =
           onnx::version_conversion::ConvertVersion(model, int(kLibOnnxMaxOpset));
