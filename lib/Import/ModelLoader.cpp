@@ -183,6 +183,9 @@ void checkSupportedConstructs(const onnx::ModelProto &model) {
     if (type.has_optional_type())
       fail("graph input '{0}': not supported yet: optional types", input.name());
   }
+  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer())
+    fail("initializer '{0}': unsupported: sparse initializers",
+         sparse.values().name());
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     std::string where = describeNode(node, i);
