@@ -70,19 +70,6 @@ FailureOr<int64_t> normalizeAxis(std::optional<Location> loc, int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
-std::optional<SmallVector<double>> getKnownFloatValues(Value v) {
-  if (!v || isNone(v))
-    return std::nullopt;
-  DenseElementsAttr dense;
-  if (!matchPattern(v, m_Constant(&dense)))
-    return std::nullopt;
-  SmallVector<double> values;
-  if (isa<FloatType>(dense.getElementType())) {
-    for (APFloat f : dense.getValues<APFloat>())
-      values.push_back(f.convertToDouble());
-    return values;
-  }
-  return std::nullopt;
-}
+// getKnownIntValues, getKnownDims and getKnownFloatValues: KnownValues.cpp.
 
 } // namespace kiln

@@ -50,6 +50,33 @@ std::optional<llvm::SmallVector<int64_t>> getKnownIntValues(mlir::Value v);
 /// std::nullopt when any element is unknown.
 std::optional<llvm::SmallVector<double>> getKnownFloatValues(mlir::Value v);
 
+/// One element of a shape-like value as getKnownDims sees it: its value, or,
+/// when that is unknown (kDynamic), possibly the knowledge that it is the
+/// dynamic dim `dim` of the tensor `dimOf` (it came from a kiln.shape of
+/// `dimOf`). Reshape uses this to infer a -1 next to `?` dims of its input.
+struct KnownDim {
+  int64_t value = mlir::ShapedType::kDynamic;
+  mlir::Value dimOf;
+  int64_t dim = -1;
+  bool isKnown() const { return !mlir::ShapedType::isDynamic(value); }
+  bool isDimOf(mlir::Value v, int64_t d) const {
+    return !isKnown() && dimOf && dimOf == v && dim == d;
+  }
+};
+
+/// getKnownIntValues with the symbolic dims of KnownDim. Same contract.
+std::optional<llvm::SmallVector<KnownDim>> getKnownDims(mlir::Value v);
+
+/// One axis of ONNX Slice on a static dim: the first index, the step and the
+/// number of elements taken, after ONNX's clamping of `start` and `end`
+/// (negative values count from `dim`; for step > 0 both are clamped to
+/// [0, dim], for step < 0 start to [0, dim-1] and end to [-1, dim-1]).
+/// `step` must not be 0.
+struct SliceAxis {
+  int64_t start, step, count;
+};
+SliceAxis clampSliceAxis(int64_t dim, int64_t start, int64_t end, int64_t step);
+
 /// A ranked tensor type with `shape` and the element type `elementType`.
 inline mlir::RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape,
                                        mlir::Type elementType) {
