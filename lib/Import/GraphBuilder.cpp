@@ -120,6 +120,12 @@ const MovedAttribute *findMovedAttribute(llvm::StringRef op,
   return nullptr;
 }
 
+/// The type of operand 0 when it is a ranked tensor, else null.
+RankedTensorType getFirstTensorType(ValueRange operands) {
+  return operands.empty() ? RankedTensorType()
+                          : dyn_cast<RankedTensorType>(operands[0].getType());
+}
+
 class GraphBuilder {
 public:
   GraphBuilder(LoadedModel &loaded, MLIRContext *context, llvm::StringRef path,
@@ -348,9 +354,7 @@ Value GraphBuilder::materializeMovedAttribute(const MovedAttribute &moved,
                                    attr.f());
     break;
   case MovedKind::ScalarLikeInput0: {
-    auto input = operands.empty()
-                     ? RankedTensorType()
-                     : dyn_cast<RankedTensorType>(operands[0].getType());
+    RankedTensorType input = getFirstTensorType(operands);
     if (!input)
       fail("attribute '{0}' needs a tensor input 0", attr.name());
     Type elementType = input.getElementType();
@@ -403,9 +407,7 @@ void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
   if (loaded.opset >= 13 ||
       (op != "Softmax" && op != "LogSoftmax" && op != "Hardmax"))
     return;
-  auto input = operands.empty()
-                   ? RankedTensorType()
-                   : dyn_cast<RankedTensorType>(operands[0].getType());
+  RankedTensorType input = getFirstTensorType(operands);
   auto axisAttr = dyn_cast_or_null<IntegerAttr>(attributes.get("axis"));
   int64_t axis = axisAttr ? axisAttr.getInt() : 1;
   if (input && axis < 0)
