@@ -258,9 +258,14 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
   if (resultNames.size() > resultTypes.size())
     fail("the node has {0} outputs, but {1} has {2} results",
          resultNames.size(), name, resultTypes.size());
-  for (auto [type, resultName] : llvm::zip(resultTypes, resultNames))
+  SmallVector<Type> refinedTypes(resultTypes);
+  for (auto [type, resultName] : llvm::zip(refinedTypes, resultNames))
     if (!resultName.empty())
       type = refineType(type, resultName);
+  // Ops whose result type is their operand's (SameOperandsAndResultType)
+  // accept no refinement: they keep the inferred type.
+  if (inferType->isCompatibleReturnTypes(resultTypes, refinedTypes))
+    resultTypes = std::move(refinedTypes);
 
   OperationState state(loc, *opName);
   state.addOperands(operands);

@@ -145,6 +145,21 @@ def dynamic_batch():
     return model(nodes, [x], [vi("y", F, ["N", 3, None])])
 
 
+def refine_dynamic():
+    # value_info knows the size Kiln's inference leaves dynamic.
+    nodes = [helper.make_node("Add", ["x", "x"], ["r"], name="add"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu2")]
+    return model(nodes, [vi("x", F, ["N", 3])], [vi("y", F, ["N", 3])],
+                 value_info=[vi("r", F, [4, 3])])
+
+
+def refine_same_type():
+    # kiln.relu's type is its operand's: the value_info's size is checked,
+    # not applied.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, ["N", 3])], [vi("y", F, [4, 3])])
+
+
 def opset11():
     # ReduceSum-11 has `axes` as an attribute: libonnx's converter lifts it.
     nodes = [helper.make_node("ReduceSum", ["x"], ["y"], name="sum",
