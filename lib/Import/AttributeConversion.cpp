@@ -18,12 +18,38 @@ static bool isDtypeAttribute(llvm::StringRef name) {
   return name == "to" || name == "dtype" || name == "output_dtype";
 }
 
+/// The attribute's type; models from before IR 2 may leave `type` unset and
+/// only fill the field of the value.
+static onnx::AttributeProto::AttributeType
+getAttributeType(const onnx::AttributeProto &attr) {
+  using AP = onnx::AttributeProto;
+  if (attr.type() != AP::UNDEFINED)
+    return attr.type();
+  if (attr.has_f())
+    return AP::FLOAT;
+  if (attr.has_i())
+    return AP::INT;
+  if (attr.has_s())
+    return AP::STRING;
+  if (attr.has_t())
+    return AP::TENSOR;
+  if (attr.has_g())
+    return AP::GRAPH;
+  if (attr.floats_size())
+    return AP::FLOATS;
+  if (attr.ints_size())
+    return AP::INTS;
+  if (attr.graphs_size())
+    return AP::GRAPHS;
+  return AP::UNDEFINED;
+}
+
 Attribute convertAttribute(const onnx::AttributeProto &attr,
                            MLIRContext *context) {
   Builder b(context);
   const std::string &name = attr.name();
   using AP = onnx::AttributeProto;
-  switch (attr.type()) {
+  switch (getAttributeType(attr)) {
   case AP::INT:
     if (isDtypeAttribute(name))
       return TypeAttr::get(

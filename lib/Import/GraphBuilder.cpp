@@ -120,6 +120,12 @@ const MovedAttribute *findMovedAttribute(llvm::StringRef op,
   return nullptr;
 }
 
+/// The type of operand 0 when it is a ranked tensor, else null.
+RankedTensorType getFirstTensorType(ValueRange operands) {
+  return operands.empty() ? RankedTensorType()
+                          : dyn_cast<RankedTensorType>(operands[0].getType());
+}
+
 class GraphBuilder {
 public:
   GraphBuilder(LoadedModel &loaded, MLIRContext *context, llvm::StringRef path,
@@ -252,9 +258,14 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
   if (resultNames.size() > resultTypes.size())
     fail("the node has {0} outputs, but {1} has {2} results",
          resultNames.size(), name, resultTypes.size());
-  for (auto [type, resultName] : llvm::zip(resultTypes, resultNames))
+  SmallVector<Type> refinedTypes(resultTypes);
+  for (auto [type, resultName] : llvm::zip(refinedTypes, resultNames))
     if (!resultName.empty())
       type = refineType(type, resultName);
+  // Ops whose result type is their operand's (SameOperandsAndResultType)
+  // accept no refinement: they keep the inferred type.
+  if (inferType->isCompatibleReturnTypes(resultTypes, refinedTypes))
+    resultTypes = std::move(refinedTypes);
 
   OperationState state(loc, *opName);
   state.addOperands(operands);
@@ -348,9 +359,7 @@ Value GraphBuilder::materializeMovedAttribute(const MovedAttribute &moved,
                                    attr.f());
     break;
   case MovedKind::ScalarLikeInput0: {
-    auto input = operands.empty()
-                     ? RankedTensorType()
-                     : dyn_cast<RankedTensorType>(operands[0].getType());
+    RankedTensorType input = getFirstTensorType(operands);
     if (!input)
       fail("attribute '{0}' needs a tensor input 0", attr.name());
     Type elementType = input.getElementType();
@@ -403,9 +412,7 @@ void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
   if (loaded.opset >= 13 ||
       (op != "Softmax" && op != "LogSoftmax" && op != "Hardmax"))
     return;
-  auto input = operands.empty()
-                   ? RankedTensorType()
-                   : dyn_cast<RankedTensorType>(operands[0].getType());
+  RankedTensorType input = getFirstTensorType(operands);
   auto axisAttr = dyn_cast_or_null<IntegerAttr>(attributes.get("axis"));
   int64_t axis = axisAttr ? axisAttr.getInt() : 1;
   if (input && axis < 0)

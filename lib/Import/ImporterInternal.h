@@ -52,6 +52,9 @@ struct LoadedModel {
   onnx::ModelProto model;
   /// Default-domain opset after version conversion.
   int64_t opset = 0;
+  /// Why libonnx's version converter failed, when it did (the model is
+  /// then imported at its own opset).
+  std::string conversionFailure;
   /// True when libonnx knows the IR version and every opset import.
   bool knownToLibOnnx = false;
   /// Value types the model declares (graph outputs and value_info), and the

@@ -183,6 +183,9 @@ void checkSupportedConstructs(const onnx::ModelProto &model) {
     if (type.has_optional_type())
       fail("graph input '{0}': not supported yet: optional types", input.name());
   }
+  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer())
+    fail("initializer '{0}': unsupported: sparse initializers",
+         sparse.values().name());
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     std::string where = describeNode(node, i);
@@ -233,6 +236,21 @@ static void collectTypes(const onnx::GraphProto &graph,
       types[info.name()] = info.type();
 }
 
+/// libonnx's shape inference (data propagation on, non-strict). False when
+/// it throws: it is a refinement only, Kiln's own inference reports what is
+/// wrong with the model.
+static bool inferShapes(onnx::ModelProto &model) {
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/0, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+    return true;
+  } catch (const std::exception &) {
+    return false;
+  }
+}
+
 LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
   LoadedModel loaded;
   onnx::ModelProto &model = loaded.model;
@@ -252,8 +270,13 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
     }
   }
 
-  if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset) {
+  takeDeclaredTypes(*model.mutable_graph(), loaded.declaredTypes);
+  if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset &&
+      (options.convertVersion || opset < 7)) {
     try {
+      // Some adapters (Softmax 12 → 13, ...) need the shapes of
+      // intermediate values.
+      inferShapes(model);
       onnx::ModelProto converted =
           onnx::version_conversion::ConvertVersion(model, int(kLibOnnxMaxOpset));
       model = std::move(converted);
@@ -265,29 +288,19 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
              opset, kLibOnnxMaxOpset, oneLine(e.what()));
       // Import at the original opset: the graph builder normalizes the older
       // forms it knows.
+      loaded.conversionFailure = oneLine(e.what());
     }
+    // What the first inference added is not the model's declaration.
+    model.mutable_graph()->clear_value_info();
+    for (onnx::ValueInfoProto &output : *model.mutable_graph()->mutable_output())
+      output.clear_type();
   } else if (opset < 7) {
     fail("opset {0} is not supported: Kiln imports opset 7 and newer", opset);
   }
   loaded.opset = opset;
 
-  onnx::GraphProto &graph = *model.mutable_graph();
-  takeDeclaredTypes(graph, loaded.declaredTypes);
-  if (loaded.knownToLibOnnx) {
-    try {
-      onnx::ShapeInferenceOptions inferOptions(/*check_type=*/false,
-                                               /*strict_mode=*/0,
-                                               /*data_prop=*/true);
-      onnx::shape_inference::InferShapes(model,
-                                         onnx::OpSchemaRegistry::Instance(),
-                                         inferOptions);
-      collectTypes(graph, loaded.onnxInferredTypes);
-    } catch (const std::exception &) {
-      // libonnx's inference is a refinement only; Kiln's own inference
-      // reports what is wrong with the model.
-      loaded.onnxInferredTypes.clear();
-    }
-  }
+  if (loaded.knownToLibOnnx && inferShapes(model))
+    collectTypes(model.graph(), loaded.onnxInferredTypes);
   return loaded;
 }
 

@@ -29,6 +29,12 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(llvm::StringRef path,
   };
   try {
     import::LoadedModel model = import::loadModel(path, options);
+    if (!model.conversionFailure.empty())
+      emitWarning(UnknownLoc::get(&context))
+          << path << ": libonnx cannot convert opset " << model.opset
+          << " to " << import::kLibOnnxMaxOpset << " ("
+          << model.conversionFailure << "); importing at opset "
+          << model.opset;
     return import::buildModule(model, &context, path, options);
   } catch (const import::ImportError &e) {
     report() << e.what();

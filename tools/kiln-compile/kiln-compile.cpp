@@ -69,6 +69,11 @@ cl::opt<bool> emitBytecode("emit-bytecode",
 cl::opt<bool> noCheck("no-onnx-check",
                       cl::desc("Skip libonnx's model checker"),
                       cl::cat(category));
+cl::opt<bool> noConvert(
+    "no-onnx-convert",
+    cl::desc("Do not upgrade opsets below 17 with libonnx's version "
+             "converter (the importer normalizes older forms itself)"),
+    cl::cat(category));
 cl::opt<int64_t> resourceThreshold(
     "resource-threshold",
     cl::desc("Initializers of at least this many bytes are held as "
@@ -92,6 +97,7 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context) {
   }
   kiln::ImportOptions options;
   options.runChecker = !noCheck;
+  options.convertVersion = !noConvert;
   options.resourceThresholdBytes = resourceThreshold;
   return kiln::importOnnxFile(inputPath, context, options);
 }

@@ -14,6 +14,11 @@ namespace kiln {
 struct ImportOptions {
   /// Run libonnx's checker where it knows the model's IR and opset versions.
   bool runChecker = true;
+  /// Convert opsets 7..16 to 17 with libonnx's version converter. When off
+  /// (or when the converter fails) the importer normalizes the older forms
+  /// it knows itself (Clip/Pad/Slice/Squeeze/Unsqueeze/Split/TopK/Dropout/
+  /// Reduce* attributes that later became inputs).
+  bool convertVersion = true;
   /// Initializers of at least this many bytes become dense_resource blobs.
   int64_t resourceThresholdBytes = 1024;
 };

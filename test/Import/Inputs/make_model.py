@@ -45,15 +45,74 @@ def rand(*shape):
 
 def mlp():
     nodes = [
-        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
-        helper.make_node("Add", ["h0", "b1"], ["h1"], name="fc1_bias"),
-        helper.make_node("Relu", ["h1"], ["h"], name="relu1"),
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h0"], name="fc1",
+                         transB=1),
+        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
         helper.make_node("MatMul", ["h", "w2"], ["y0"], name="fc2"),
         helper.make_node("Add", ["y0", "b2"], ["y"]),
     ]
     return model(nodes, [vi("x", F, ["batch", 4])], [vi("y", F, ["batch", 2])],
-                 [init("w1", rand(4, 3)), init("b1", rand(3)),
+                 [init("w1", rand(3, 4)), init("b1", rand(3)),
                   init("w2", rand(3, 2)), init("b2", rand(2))])
+
+
+def clip_conv_optional():
+    # Clip with only `max` (empty `min`), Conv without bias.
+    nodes = [
+        helper.make_node("Clip", ["x", "", "hi"], ["c"], name="clip_max"),
+        helper.make_node("Conv", ["c", "w"], ["y"], name="conv_nobias",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    ]
+    return model(nodes, [vi("x", F, [1, 2, 5, 5])], [vi("y", F, [1, 4, 5, 5])],
+                 [init("hi", np.float32(6.0)), init("w", rand(4, 2, 3, 3))])
+
+
+def pytorch_reshape():
+    # x.reshape(x.shape[0], 3, 2, 2) and y.expand(x.shape[0], 4) as PyTorch
+    # exports them: Shape → Gather → Unsqueeze → Concat → Reshape / Expand.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="/Shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="/Gather",
+                         axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"],
+                         name="/Unsqueeze"),
+        helper.make_node("Concat", ["n1", "rest"], ["shape"], name="/Concat",
+                         axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="/Reshape"),
+        helper.make_node("Concat", ["n1", "four"], ["eshape"],
+                         name="/Concat_1", axis=0),
+        helper.make_node("Expand", ["y", "eshape"], ["e"], name="/Expand"),
+    ]
+    return model(nodes, [vi("x", F, ["N", 12]), vi("y", F, [1, 4])],
+                 [vi("r", F, ["N", 3, 2, 2]), vi("e", F, ["N", 4])],
+                 [init("zero", np.array(0, np.int64)),
+                  init("axes0", np.array([0], np.int64)),
+                  init("rest", np.array([3, 2, 2], np.int64)),
+                  init("four", np.array([4], np.int64))])
+
+
+def legacy_opset9():
+    # Opset-9 forms: Clip-6 min/max, Unsqueeze-1 axes, Slice-1 starts/ends/
+    # axes, Pad-2 pads/value, Softmax-1 on the last axis, ReduceMean-1 axes.
+    nodes = [
+        helper.make_node("Clip", ["x"], ["c"], name="clip", min=0.0, max=6.0),
+        helper.make_node("Unsqueeze", ["c"], ["u"], name="unsq", axes=[0]),
+        helper.make_node("Slice", ["u"], ["s"], name="slice", starts=[1],
+                         ends=[3], axes=[2]),
+        helper.make_node("Pad", ["s"], ["p"], name="pad",
+                         pads=[0, 0, 0, 1, 0, 0, 0, 1], value=0.5),
+        helper.make_node("Softmax", ["p"], ["sm"], name="softmax", axis=3),
+        helper.make_node("ReduceMean", ["sm"], ["m"], name="mean", axes=[3],
+                         keepdims=1),
+    ]
+    return model(nodes, [vi("x", F, [2, 4, 5])],
+                 [vi("m", F, [1, 2, 2, 1])], opset=9, ir=4)
+
+
+def legacy_softmax_axis():
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="softmax")]
+    return model(nodes, [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 4])],
+                 opset=11, ir=6)
 
 
 def multi_output():
@@ -84,6 +143,21 @@ def dynamic_batch():
     x = vi("x", F, ["N", 3, None])
     x.type.tensor_type.shape.dim[2].Clear()
     return model(nodes, [x], [vi("y", F, ["N", 3, None])])
+
+
+def refine_dynamic():
+    # value_info knows the size Kiln's inference leaves dynamic.
+    nodes = [helper.make_node("Add", ["x", "x"], ["r"], name="add"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu2")]
+    return model(nodes, [vi("x", F, ["N", 3])], [vi("y", F, ["N", 3])],
+                 value_info=[vi("r", F, [4, 3])])
+
+
+def refine_same_type():
+    # kiln.relu's type is its operand's: the value_info's size is checked,
+    # not applied.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, ["N", 3])], [vi("y", F, [4, 3])])
 
 
 def opset11():
@@ -184,8 +258,15 @@ def unknown_domain():
 
 
 def unsupported_attribute():
-    # DequantizeLinear-21's block_size: kiln.dequantize_linear has no such
-    # attribute. (Opset 21: libonnx does not check it.)
+    # An attribute kiln.relu does not declare (opset 21: libonnx does not
+    # check the model, Kiln does).
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu", alpha=0.1)]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], opset=21, ir=10)
+
+
+def unsupported_attribute_value():
+    # DequantizeLinear-21's block_size: declared, but blocked quantization is
+    # rejected by the verifier.
     nodes = [helper.make_node("DequantizeLinear", ["q", "scale"], ["d"],
                               name="dq", block_size=2)]
     return model(nodes, [vi("q", TensorProto.INT8, [4])], [vi("d", F, [4])],
