@@ -255,9 +255,6 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
                       ? "type inference of " + name.str() + " failed"
                       : capture.message);
   }
-  if (resultNames.size() > resultTypes.size())
-    fail("the node has {0} outputs, but {1} has {2} results",
-         resultNames.size(), name, resultTypes.size());
   SmallVector<Type> refinedTypes(resultTypes);
   for (auto [type, resultName] : llvm::zip(refinedTypes, resultNames))
     if (!resultName.empty())
@@ -277,6 +274,14 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
     if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
       fail("{0}", capture.message.empty() ? "the op does not verify"
                                           : capture.message);
+  }
+  // Checked after the verifier, whose reason (e.g. "training_mode = 1 is not
+  // supported") says more than an output count does.
+  if (resultNames.size() > op->getNumResults()) {
+    unsigned numResults = op->getNumResults();
+    op->erase();
+    fail("the node has {0} outputs, but {1} has {2} results",
+         resultNames.size(), name, numResults);
   }
   for (auto [result, resultName] : llvm::zip(op->getResults(), resultNames))
     if (!resultName.empty())
