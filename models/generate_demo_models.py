@@ -381,12 +381,27 @@ def write_data_set(folder, model, inputs, outputs):
                 f.write(tensor.SerializeToString())
 
 
+def fix_symbolic_dims(model, inputs, outputs):
+    """Replaces every dim_param of the graph's inputs and outputs by the size
+    it has in the test data, so that the whole graph is statically shaped."""
+    for values, arrays in ((model.graph.input, inputs),
+                           (model.graph.output, outputs)):
+        for value, array in zip(values, arrays):
+            for dim, size in zip(value.type.tensor_type.shape.dim,
+                                 array.shape):
+                if dim.HasField("dim_param"):
+                    dim.dim_value = int(size)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="Writes Kiln's demo ONNX models and their test data sets.")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--only", default=",".join(BUILDERS),
                         help="comma-separated subset of " + ",".join(BUILDERS))
+    parser.add_argument("--static-shapes", action="store_true",
+                        help="fix the graph inputs' and outputs' symbolic "
+                        "dims (batch, seq) to the test data's sizes")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.only.split(","):
@@ -397,6 +412,10 @@ def main():
         path = os.path.join(args.out, f"{name}.onnx")
         onnx.save(model, path)
         outputs = run_onnxruntime(model, inputs)
+        if args.static_shapes:
+            fix_symbolic_dims(model, inputs, outputs)
+            onnx.checker.check_model(model, full_check=True)
+            onnx.save(model, path)
         checked = "onnxruntime"
         if numpy_reference is not None:
             weights = {t.name: numpy_helper.to_array(t)
