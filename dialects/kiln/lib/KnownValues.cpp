@@ -341,14 +341,16 @@ std::optional<Dims> Evaluator::evalElementwise(Operation *op, Value v,
       continue;
     }
     // Max and Min are variadic; the others have two operands.
-    std::optional<int64_t> acc = at(0).isKnown() ? std::optional(at(0).value)
-                                                 : std::nullopt;
-    for (size_t k = 1; k < operands.size() && acc; ++k)
-      acc = at(k).isKnown() ? applyBinary(name, *acc, at(k).value)
-                            : std::nullopt;
-    if (operands.size() == 1 && name != "kiln.max" && name != "kiln.min")
-      acc = std::nullopt;
-    result.push_back(acc ? KnownDim{*acc, Value(), -1} : KnownDim{});
+    bool isKnown = at(0).isKnown() &&
+                   (operands.size() > 1 || name == "kiln.max" || name == "kiln.min");
+    int64_t acc = at(0).value;
+    for (size_t k = 1; k < operands.size() && isKnown; ++k) {
+      std::optional<int64_t> next =
+          at(k).isKnown() ? applyBinary(name, acc, at(k).value) : std::nullopt;
+      isKnown = next.has_value();
+      acc = next.value_or(kDyn);
+    }
+    result.push_back(isKnown ? KnownDim{acc, Value(), -1} : KnownDim{});
   }
   return result;
 }

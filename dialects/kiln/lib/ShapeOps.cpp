@@ -340,12 +340,12 @@ LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
 LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  RankedTensorType type = typeOf(adaptor.getData());
   auto axes = squeezeAxes(loc, adaptor.getAxesInput(), adaptor.getAxes());
   if (failed(axes))
     return failure();
   if (!*axes)
     return emitOptionalError(loc, "unsqueeze needs axes");
+  RankedTensorType type = typeOf(adaptor.getData());
   int64_t rank = type.getRank() + (*axes)->size();
   auto normalized = normalizeAxes(loc, **axes, rank);
   if (failed(normalized))
