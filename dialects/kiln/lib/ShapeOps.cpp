@@ -25,6 +25,17 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 using Dims = SmallVector<KnownDim>;
 } // namespace
 
+/// `adaptor` with the ODS defaults of OpTy's attributes filled in: the
+/// adaptor that ODS builds for inferReturnTypes reads the bare attribute
+/// dictionary, and its builders infer before the defaults are populated.
+template <typename OpTy>
+static typename OpTy::Adaptor withDefaults(MLIRContext *ctx,
+                                           typename OpTy::Adaptor adaptor) {
+  NamedAttrList attrs(adaptor.getAttributes());
+  OpTy::populateDefaultAttrs(OperationName(OpTy::getOperationName(), ctx), attrs);
+  return typename OpTy::Adaptor(adaptor.getOperands(), attrs.getDictionary(ctx));
+}
+
 static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -172,8 +183,9 @@ SliceAxis kiln::clampSliceAxis(int64_t dim, int64_t start, int64_t end,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ShapeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>,
-                                        Adaptor adaptor,
+                                        Adaptor raw,
                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ShapeOp>(ctx, raw);
   int64_t rank = typeOf(adaptor.getData()).getRank();
   std::optional<int64_t> end;
   if (adaptor.getEnd())
@@ -247,9 +259,10 @@ static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value dat
   return success();
 }
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                          Adaptor adaptor,
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                          Adaptor raw,
                                           SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ReshapeOp>(ctx, raw);
   RankedTensorType dataType = typeOf(adaptor.getData());
   FailureOr<Dims> target = shapeOperand(loc, adaptor.getShape(), "shape");
   if (failed(target))
@@ -291,9 +304,10 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return pushTensor(results, shape, dataType.getElementType());
 }
 
-LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                          Adaptor adaptor,
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                          Adaptor raw,
                                           SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<FlattenOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   int64_t rank = type.getRank();
   int64_t axis = static_cast<int64_t>(adaptor.getAxis());
@@ -526,9 +540,10 @@ splitSizes(std::optional<Location> loc, SplitOp::Adaptor adaptor, int64_t dim) {
   return sizes;
 }
 
-LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                        Adaptor adaptor,
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                        Adaptor raw,
                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<SplitOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   FailureOr<int64_t> axis =
       normalizeAxis(loc, static_cast<int64_t>(adaptor.getAxis()), type.getRank());
@@ -611,9 +626,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
 // Gather and scatter
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         Adaptor adaptor,
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                         Adaptor raw,
                                          SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   if (type.getRank() < 1)
     return emitOptionalError(loc, "gather needs data of rank >= 1");
@@ -628,10 +644,11 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *ctx,
                                                  std::optional<Location> loc,
-                                                 Adaptor adaptor,
+                                                 Adaptor raw,
                                                  SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherElementsOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   if (indices.getRank() != type.getRank())
@@ -643,9 +660,10 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
   return pushTensor(results, indices.getShape(), type.getElementType());
 }
 
-LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                           Adaptor adaptor,
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                           Adaptor raw,
                                            SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherNDOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   int64_t batchDims = static_cast<int64_t>(adaptor.getBatchDims());
@@ -667,10 +685,11 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *,
+LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *ctx,
                                                   std::optional<Location> loc,
-                                                  Adaptor adaptor,
+                                                  Adaptor raw,
                                                   SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ScatterElementsOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType updates = typeOf(adaptor.getUpdates());
   if (failed(checkReduction(loc, adaptor.getReduction())) ||
@@ -690,9 +709,10 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                            Adaptor adaptor,
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                            Adaptor raw,
                                             SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ScatterNDOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   RankedTensorType updates = typeOf(adaptor.getUpdates());
@@ -790,9 +810,10 @@ LogicalResult EyeLikeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return pushTensor(results, type.getShape(), elementType);
 }
 
-LogicalResult OneHotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         Adaptor adaptor,
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                         Adaptor raw,
                                          SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<OneHotOp>(ctx, raw);
   RankedTensorType indices = typeOf(adaptor.getIndices());
   RankedTensorType values = typeOf(adaptor.getValues());
   if (failed(checkOneElement(loc, adaptor.getDepth(), "depth")))
@@ -846,10 +867,11 @@ LogicalResult CumSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-LogicalResult ReverseSequenceOp::inferReturnTypes(MLIRContext *,
+LogicalResult ReverseSequenceOp::inferReturnTypes(MLIRContext *ctx,
                                                   std::optional<Location> loc,
-                                                  Adaptor adaptor,
+                                                  Adaptor raw,
                                                   SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ReverseSequenceOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   int64_t batch = static_cast<int64_t>(adaptor.getBatchAxis());
   int64_t time = static_cast<int64_t>(adaptor.getTimeAxis());
@@ -898,10 +920,11 @@ static LogicalResult inferBlockRearrange(std::optional<Location> loc, Value inpu
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult DepthToSpaceOp::inferReturnTypes(MLIRContext *,
+LogicalResult DepthToSpaceOp::inferReturnTypes(MLIRContext *ctx,
                                                std::optional<Location> loc,
-                                               Adaptor adaptor,
+                                               Adaptor raw,
                                                SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<DepthToSpaceOp>(ctx, raw);
   StringRef mode = adaptor.getMode();
   if (mode != "DCR" && mode != "CRD")
     return emitOptionalError(loc, "mode \"", mode, "\" is not DCR or CRD");
@@ -924,8 +947,9 @@ LogicalResult SpaceToDepthOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
-                                       Adaptor adaptor,
+                                       Adaptor raw,
                                        SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<TopKOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getX());
   if (failed(checkOneElement(loc, adaptor.getK(), "K")))
     return failure();
