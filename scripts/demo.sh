@@ -13,6 +13,6 @@ mkdir -p "$BUILD/demo"
 for model in "$BUILD"/models/*.onnx; do
   name="$(basename "$model" .onnx)"
   echo "=== $name"
-  "$BUILD/bin/kiln-compile" "$model" --emit=kiln-opt --summary \
+  "$BUILD/bin/kiln-compile" "$model" --emit=graph --summary \
     -o "$BUILD/demo/$name.mlir"
 done

@@ -19,7 +19,9 @@ config.environment["FILECHECK_OPTS"] = (
     "-enable-var-scope --allow-unused-prefixes=false")
 
 llvm_config.use_default_substitutions()
-config.substitutions.append(("%python", config.kiln_python))
+# lit.llvm's default substitutions already map %python to lit's own
+# interpreter (without onnx): the project venv's must come first.
+config.substitutions.insert(0, ("%python", config.kiln_python))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
 config.substitutions.append(("%testdata", "/usr/share/libonnx-testdata/data"))
 

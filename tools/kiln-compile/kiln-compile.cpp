@@ -1,8 +1,8 @@
 //===- kiln-compile.cpp - ONNX model to kiln IR (and, later, artifacts) ---===//
 //
 //   kiln-compile model.onnx --emit=kiln -o -          the imported IR
-//   kiln-compile model.onnx --emit=kiln-opt -o f.mlir after the graph pipeline
-//   kiln-compile model.onnx --emit=kiln-opt --summary -o f.mlir
+//   kiln-compile model.onnx --emit=graph -o f.mlir    after the graph pipeline
+//   kiln-compile model.onnx --emit=graph --summary -o f.mlir
 //
 // Output is written only when every step succeeded: a failed import leaves no
 // half-written file behind.
@@ -34,7 +34,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Kiln, KilnOpt };
+enum class Emit { Kiln, Graph };
 
 cl::OptionCategory category("kiln-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -46,7 +46,7 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
 cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Kiln),
     cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln IR"),
-               clEnumValN(Emit::KilnOpt, "kiln-opt",
+               clEnumValN(Emit::Graph, "graph",
                           "kiln IR after the default graph pipeline")),
     cl::cat(category));
 cl::opt<bool> summary("summary",
@@ -58,6 +58,10 @@ cl::opt<bool> keepConstants(
     "keep-constants",
     cl::desc("Print large constants in full (by default blobs over 1 KiB are "
              "elided in textual output)"),
+    cl::cat(category));
+cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("Print op locations (the ONNX node names) in textual output"),
     cl::cat(category));
 cl::opt<bool> emitBytecode("emit-bytecode",
                            cl::desc("Write MLIR bytecode (constants in full)"),
@@ -109,13 +113,13 @@ int main(int argc, char **argv) {
     return 1;
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
-  if (emit == Emit::KilnOpt || summary) {
+  if (emit == Emit::Graph || summary) {
     PassManager pm(&context);
     kiln::buildGraphPipeline(pm, kiln::GraphPipelineOptions());
     // --summary with --emit=kiln runs the pipeline on a copy, so the output
     // stays the imported IR.
     OwningOpRef<ModuleOp> optimized =
-        emit == Emit::KilnOpt ? OwningOpRef<ModuleOp>() : module->clone();
+        emit == Emit::Graph ? OwningOpRef<ModuleOp>() : module->clone();
     ModuleOp target = optimized ? *optimized : *module;
     if (failed(pm.run(target)))
       return 1;
@@ -123,7 +127,7 @@ int main(int argc, char **argv) {
       llvm::raw_ostream &os = outputPath == "-" ? llvm::errs() : llvm::outs();
       os << "model: " << inputPath << "\n";
       kiln::printStatsComparison(os, before, kiln::collectModelStats(target));
-      os << "  IR (" << (emit == Emit::Kiln ? "kiln" : "kiln-opt")
+      os << "  IR (" << (emit == Emit::Kiln ? "kiln" : "graph")
          << ") written to: " << (outputPath == "-" ? std::string("<stdout>") : outputPath.getValue())
          << "\n";
     }
@@ -142,6 +146,8 @@ int main(int argc, char **argv) {
     OpPrintingFlags flags;
     if (!keepConstants)
       flags.elideLargeResourceString(1024).elideLargeElementsAttrs(1024);
+    if (printLocations)
+      flags.enableDebugInfo();
     module->print(output->os(), flags);
   }
   output->keep();

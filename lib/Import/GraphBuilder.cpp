@@ -1,0 +1,568 @@
+//===- GraphBuilder.cpp - An ONNX graph as a kiln func.func ---------------===//
+//
+// One `func.func @main` per model. Initializers become kiln.constant, nodes
+// are looked up in the dialect's OnnxOps.def tables and created through the
+// op's InferTypeOpInterface, then refined with the types the model declares
+// and the ones libonnx infers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImporterInternal.h"
+
+#include "kiln/Dialect/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+#include "onnx/defs/schema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln::import {
+
+namespace {
+struct KilnOpInfo {
+  llvm::StringRef opName;
+  /// ODS operand count, optional inputs included; -1 for one variadic group.
+  int numOperands;
+};
+} // namespace
+
+static const llvm::StringMap<KilnOpInfo> &getKilnOpTable() {
+  static const llvm::StringMap<KilnOpInfo> table = [] {
+    llvm::StringMap<KilnOpInfo> t;
+#define KILN_ONNX_OP(OnnxName, CppClass, NumOperands)                          \
+  t[#OnnxName] = KilnOpInfo{::kiln::CppClass::getOperationName(), NumOperands};
+#include "kiln/Dialect/OnnxOps.def"
+    return t;
+  }();
+  return table;
+}
+
+bool isKilnOp(llvm::StringRef onnxName) {
+  return getKilnOpTable().count(onnxName) != 0;
+}
+
+namespace {
+
+/// Collects the first error MLIR reports while alive (inference and
+/// verifier messages), so the importer can re-emit it with the node context.
+class DiagnosticCapture {
+public:
+  explicit DiagnosticCapture(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diag) -> LogicalResult {
+          if (diag.getSeverity() != DiagnosticSeverity::Error)
+            return failure();
+          if (message.empty()) {
+            message = diag.str();
+            location = diag.getLocation();
+          }
+          return success();
+        }) {}
+  std::string message;
+  std::optional<Location> location;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+/// How an attribute of an older opset that became an input is materialized.
+enum class MovedKind {
+  I64Vector,        // INTS → tensor<Nxi64>
+  I64Vector1,       // INT → tensor<1xi64>
+  ScalarLikeInput0, // FLOAT → tensor<T> with the element type of input 0
+  F32Scalar,        // FLOAT → tensor<f32>
+};
+
+struct MovedAttribute {
+  const char *op;
+  const char *attr;
+  unsigned position;
+  MovedKind kind;
+};
+
+/// Attributes that later opsets turned into inputs (Clip-11, Pad-11,
+/// Slice-10, Squeeze/Unsqueeze/Split/ReduceSum-13, TopK-10, Dropout-12, the
+/// other reductions at 18). Used only when the kiln op does not declare the
+/// attribute itself.
+const MovedAttribute kMovedAttributes[] = {
+    {"Clip", "min", 1, MovedKind::ScalarLikeInput0},
+    {"Clip", "max", 2, MovedKind::ScalarLikeInput0},
+    {"Pad", "pads", 1, MovedKind::I64Vector},
+    {"Pad", "value", 2, MovedKind::ScalarLikeInput0},
+    {"Slice", "starts", 1, MovedKind::I64Vector},
+    {"Slice", "ends", 2, MovedKind::I64Vector},
+    {"Slice", "axes", 3, MovedKind::I64Vector},
+    {"Squeeze", "axes", 1, MovedKind::I64Vector},
+    {"Unsqueeze", "axes", 1, MovedKind::I64Vector},
+    {"Split", "split", 1, MovedKind::I64Vector},
+    {"TopK", "k", 1, MovedKind::I64Vector1},
+    {"Dropout", "ratio", 1, MovedKind::F32Scalar},
+    {"Reduce*", "axes", 1, MovedKind::I64Vector},
+};
+
+const MovedAttribute *findMovedAttribute(llvm::StringRef op,
+                                         llvm::StringRef attr) {
+  for (const MovedAttribute &m : kMovedAttributes) {
+    llvm::StringRef mop(m.op);
+    bool opMatches = mop.ends_with("*") ? op.starts_with(mop.drop_back())
+                                        : op == mop;
+    if (opMatches && attr == m.attr)
+      return &m;
+  }
+  return nullptr;
+}
+
+class GraphBuilder {
+public:
+  GraphBuilder(LoadedModel &loaded, MLIRContext *context, llvm::StringRef path,
+               const ImportOptions &options)
+      : loaded(loaded), graph(loaded.model.graph()), context(context),
+        path(path.str()), options(options), builder(context),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  void importInitializers();
+  void importNode(const onnx::NodeProto &node, int index);
+  void importConstantNode(const onnx::NodeProto &node, Location loc);
+  Operation *createOp(llvm::StringRef opName, ValueRange operands,
+                      NamedAttrList &attributes, Location loc,
+                      llvm::ArrayRef<std::string> resultNames);
+  Value getNone();
+  Value lookupValue(const std::string &name);
+  void defineValue(const std::string &name, Value value);
+  Value materializeMovedAttribute(const MovedAttribute &moved,
+                                  const onnx::AttributeProto &attr,
+                                  ValueRange operands, Location loc);
+  void addSchemaDefaults(const onnx::NodeProto &node,
+                         RegisteredOperationName opName,
+                         NamedAttrList &attributes);
+  void checkLegacySoftmax(const onnx::NodeProto &node, ValueRange operands,
+                          NamedAttrList &attributes);
+  Type refineType(Type kilnType, const std::string &valueName);
+  void verifyModule(ModuleOp module);
+
+  LoadedModel &loaded;
+  const onnx::GraphProto &graph;
+  MLIRContext *context;
+  std::string path;
+  const ImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  func::FuncOp func;
+  Value none;
+  llvm::StringMap<Value> values;
+  /// Location name → ONNX op type, to name the op type in verifier errors.
+  llvm::StringMap<std::string> opTypeOfNode;
+};
+
+} // namespace
+
+Value GraphBuilder::getNone() {
+  if (!none) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&func.getBody().front());
+    none = NoneOp::create(builder, fileLoc).getResult();
+  }
+  return none;
+}
+
+Value GraphBuilder::lookupValue(const std::string &name) {
+  auto it = values.find(name);
+  if (it == values.end())
+    fail("input '{0}' is not defined (no graph input, initializer or earlier "
+         "node produces it)",
+         name);
+  return it->second;
+}
+
+void GraphBuilder::defineValue(const std::string &name, Value value) {
+  if (!values.try_emplace(name, value).second)
+    fail("value '{0}' is defined more than once", name);
+}
+
+Type GraphBuilder::refineType(Type kilnType, const std::string &valueName) {
+  auto refined = dyn_cast<RankedTensorType>(kilnType);
+  if (!refined)
+    return kilnType;
+  auto refineWith = [&](const std::map<std::string, onnx::TypeProto> &types,
+                        const char *who) {
+    auto it = types.find(valueName);
+    if (it == types.end())
+      return;
+    RankedTensorType onnxType =
+        convertTypeProto(it->second, context, valueName, /*needRank=*/false);
+    if (!onnxType)
+      return;
+    if (onnxType.getElementType() != refined.getElementType())
+      fail("inconsistent types: {0} {1} for '{2}' but Kiln infers {3}", who,
+           onnxType, valueName, refined);
+    bool conflict = onnxType.getRank() != refined.getRank();
+    SmallVector<int64_t> dims(refined.getShape());
+    for (int64_t i = 0; !conflict && i < refined.getRank(); ++i) {
+      int64_t o = onnxType.getDimSize(i);
+      if (ShapedType::isDynamic(o))
+        continue;
+      if (ShapedType::isDynamic(dims[i]))
+        dims[i] = o;
+      else if (dims[i] != o)
+        conflict = true;
+    }
+    if (conflict)
+      fail("inconsistent shapes: {0} {1} for '{2}' but Kiln infers {3}", who,
+           onnxType, valueName, refined);
+    refined = RankedTensorType::get(dims, refined.getElementType());
+  };
+  refineWith(loaded.declaredTypes, "the model declares");
+  refineWith(loaded.onnxInferredTypes, "ONNX infers");
+  return refined;
+}
+
+Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
+                                  NamedAttrList &attributes, Location loc,
+                                  llvm::ArrayRef<std::string> resultNames) {
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(name, context);
+  if (!opName)
+    fail("the kiln dialect has no op '{0}'", name);
+  auto *inferType = opName->getInterface<InferTypeOpInterface>();
+  if (!inferType)
+    fail("'{0}' does not infer its result types", name);
+  opName->populateDefaultAttrs(attributes);
+
+  SmallVector<Type> resultTypes;
+  {
+    DiagnosticCapture capture(context);
+    if (failed(inferType->inferReturnTypes(
+            context, loc, operands, attributes.getDictionary(context),
+            OpaqueProperties(nullptr), RegionRange(), resultTypes)))
+      fail("{0}", capture.message.empty()
+                      ? "type inference of " + name.str() + " failed"
+                      : capture.message);
+  }
+  if (resultNames.size() > resultTypes.size())
+    fail("the node has {0} outputs, but {1} has {2} results",
+         resultNames.size(), name, resultTypes.size());
+  for (auto [type, resultName] : llvm::zip(resultTypes, resultNames))
+    if (!resultName.empty())
+      type = refineType(type, resultName);
+
+  OperationState state(loc, *opName);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  state.addTypes(resultTypes);
+  Operation *op = builder.create(state);
+  {
+    DiagnosticCapture capture(context);
+    if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+      fail("{0}", capture.message.empty() ? "the op does not verify"
+                                          : capture.message);
+  }
+  for (auto [result, resultName] : llvm::zip(op->getResults(), resultNames))
+    if (!resultName.empty())
+      defineValue(resultName, result);
+  return op;
+}
+
+void GraphBuilder::importInitializers() {
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
+    try {
+      NamedAttrList attrs;
+      attrs.set("value", convertTensor(tensor, context, tensor.name(),
+                                       options.resourceThresholdBytes));
+      createOp(ConstantOp::getOperationName(), {}, attrs, loc, {tensor.name()});
+    } catch (const ImportError &e) {
+      fail("initializer '{0}': {1}", tensor.name(), e.what());
+    }
+  }
+}
+
+void GraphBuilder::importConstantNode(const onnx::NodeProto &node,
+                                      Location loc) {
+  if (node.attribute_size() != 1)
+    fail("a Constant needs exactly one value attribute, it has {0}",
+         node.attribute_size());
+  if (node.output_size() != 1)
+    fail("a Constant has one output, this one {0}", node.output_size());
+  const onnx::AttributeProto &attr = node.attribute(0);
+  const std::string &name = attr.name();
+  onnx::TensorProto tensor;
+  if (name == "value") {
+    tensor = attr.t();
+  } else if (name == "value_float") {
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    tensor.add_float_data(attr.f());
+  } else if (name == "value_floats") {
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    tensor.add_dims(attr.floats_size());
+    *tensor.mutable_float_data() = attr.floats();
+  } else if (name == "value_int") {
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_int64_data(attr.i());
+  } else if (name == "value_ints") {
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_dims(attr.ints_size());
+    *tensor.mutable_int64_data() = attr.ints();
+  } else if (name == "value_string" || name == "value_strings") {
+    fail("unsupported dtype STRING for '{0}'", node.output(0));
+  } else if (name == "sparse_value") {
+    fail("unsupported attribute 'sparse_value': sparse tensors are not "
+         "supported");
+  } else {
+    fail("unsupported attribute '{0}'", name);
+  }
+  NamedAttrList attrs;
+  attrs.set("value", convertTensor(tensor, context, node.output(0),
+                                   options.resourceThresholdBytes));
+  createOp(ConstantOp::getOperationName(), {}, attrs, loc, {node.output(0)});
+}
+
+Value GraphBuilder::materializeMovedAttribute(const MovedAttribute &moved,
+                                              const onnx::AttributeProto &attr,
+                                              ValueRange operands,
+                                              Location loc) {
+  DenseElementsAttr value;
+  switch (moved.kind) {
+  case MovedKind::I64Vector:
+  case MovedKind::I64Vector1: {
+    SmallVector<int64_t> ints(attr.ints().begin(), attr.ints().end());
+    if (moved.kind == MovedKind::I64Vector1)
+      ints = {attr.i()};
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({int64_t(ints.size())}, builder.getI64Type()),
+        llvm::ArrayRef(ints));
+    break;
+  }
+  case MovedKind::F32Scalar:
+    value = DenseElementsAttr::get(RankedTensorType::get({}, builder.getF32Type()),
+                                   attr.f());
+    break;
+  case MovedKind::ScalarLikeInput0: {
+    auto input = operands.empty()
+                     ? RankedTensorType()
+                     : dyn_cast<RankedTensorType>(operands[0].getType());
+    if (!input)
+      fail("attribute '{0}' needs a tensor input 0", attr.name());
+    Type elementType = input.getElementType();
+    Attribute scalar;
+    if (isa<FloatType>(elementType))
+      scalar = FloatAttr::get(elementType, attr.f());
+    else if (elementType.isInteger(1))
+      scalar = IntegerAttr::get(elementType, attr.f() != 0);
+    else
+      scalar = IntegerAttr::get(elementType, int64_t(attr.f()));
+    value = DenseElementsAttr::get(RankedTensorType::get({}, elementType),
+                                   llvm::ArrayRef(scalar));
+    break;
+  }
+  }
+  NamedAttrList attrs;
+  attrs.set("value", value);
+  return createOp(ConstantOp::getOperationName(), {}, attrs, loc, {})
+      ->getResult(0);
+}
+
+void GraphBuilder::addSchemaDefaults(const onnx::NodeProto &node,
+                                     RegisteredOperationName opName,
+                                     NamedAttrList &attributes) {
+  // The schema of the model's opset first; attributes a later opset added
+  // (the kiln op has the newest form) take the newest default libonnx has.
+  int opset = int(std::min<int64_t>(loaded.opset, kLibOnnxMaxOpset));
+  for (int version : {opset, int(kLibOnnxMaxOpset)}) {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), version, "");
+    if (!schema)
+      continue;
+    for (const auto &[name, attr] : schema->attributes()) {
+      if (!attr.default_value.has_type() || attributes.get(name))
+        continue;
+      if (!llvm::is_contained(opName.getAttributeNames(),
+                              builder.getStringAttr(name)))
+        continue;
+      onnx::AttributeProto value = attr.default_value;
+      value.set_name(name);
+      attributes.set(name, convertAttribute(value, context));
+    }
+  }
+}
+
+void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
+                                      ValueRange operands,
+                                      NamedAttrList &attributes) {
+  const std::string &op = node.op_type();
+  if (loaded.opset >= 13 ||
+      (op != "Softmax" && op != "LogSoftmax" && op != "Hardmax"))
+    return;
+  auto input = operands.empty()
+                   ? RankedTensorType()
+                   : dyn_cast<RankedTensorType>(operands[0].getType());
+  auto axisAttr = dyn_cast_or_null<IntegerAttr>(attributes.get("axis"));
+  int64_t axis = axisAttr ? axisAttr.getInt() : 1;
+  if (input && axis < 0)
+    axis += input.getRank();
+  // Before opset 13 these ops flatten the input to 2-D at `axis`; that is
+  // the newer per-axis semantics only when `axis` is the last dim.
+  if (!input || axis != input.getRank() - 1)
+    fail("not supported: {0} before opset 13 coerces its input to 2-D at "
+         "axis {1}; Kiln implements only the last axis there (convert the "
+         "model to opset 13)",
+         op, axis);
+  attributes.set("axis", builder.getI64IntegerAttr(axis));
+}
+
+void GraphBuilder::importNode(const onnx::NodeProto &node, int index) {
+  std::string displayName = nodeDisplayName(node, index);
+  opTypeOfNode[displayName] = node.op_type();
+  Location loc = NameLoc::get(builder.getStringAttr(displayName), fileLoc);
+  if (node.op_type() == "Constant")
+    return importConstantNode(node, loc);
+
+  auto it = getKilnOpTable().find(node.op_type());
+  if (it == getKilnOpTable().end())
+    fail("unsupported op type '{0}'", node.op_type());
+  const KilnOpInfo &info = it->second;
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(info.opName, context);
+  if (!opName)
+    fail("the kiln dialect has no op '{0}'", info.opName);
+
+  if (info.numOperands >= 0 && node.input_size() > info.numOperands)
+    fail("{0} inputs, but {1} takes at most {2}", node.input_size(),
+         info.opName, info.numOperands);
+  SmallVector<Value> operands;
+  for (const std::string &input : node.input())
+    operands.push_back(input.empty() ? getNone() : lookupValue(input));
+  while (info.numOperands >= 0 && int(operands.size()) < info.numOperands)
+    operands.push_back(getNone());
+
+  NamedAttrList attributes;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    StringAttr name = builder.getStringAttr(attr.name());
+    if (llvm::is_contained(opName->getAttributeNames(), name)) {
+      attributes.set(name, convertAttribute(attr, context));
+      continue;
+    }
+    const MovedAttribute *moved = findMovedAttribute(node.op_type(), attr.name());
+    if (!moved || moved->position >= operands.size() ||
+        !isNone(operands[moved->position]))
+      fail("unsupported attribute '{0}'", attr.name());
+    operands[moved->position] =
+        materializeMovedAttribute(*moved, attr, operands, loc);
+  }
+  addSchemaDefaults(node, *opName, attributes);
+  StringAttr numOutputs = builder.getStringAttr("num_outputs");
+  if (llvm::is_contained(opName->getAttributeNames(), numOutputs) &&
+      !attributes.get(numOutputs))
+    attributes.set(numOutputs, builder.getI64IntegerAttr(node.output_size()));
+  checkLegacySoftmax(node, operands, attributes);
+
+  SmallVector<std::string> resultNames(node.output().begin(),
+                                       node.output().end());
+  createOp(info.opName, operands, attributes, loc, resultNames);
+}
+
+void GraphBuilder::verifyModule(ModuleOp module) {
+  DiagnosticCapture capture(context);
+  if (succeeded(mlir::verify(module)))
+    return;
+  std::string where;
+  if (capture.location)
+    if (auto nameLoc = dyn_cast<NameLoc>(*capture.location)) {
+      std::string name = nameLoc.getName().str();
+      auto it = opTypeOfNode.find(name);
+      where = it == opTypeOfNode.end()
+                  ? "value '" + name + "': "
+                  : "node '" + name + "' (" + it->second + "): ";
+    }
+  fail("{0}{1}", where,
+       capture.message.empty() ? "the module does not verify" : capture.message);
+}
+
+OwningOpRef<ModuleOp> GraphBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  const onnx::ModelProto &model = loaded.model;
+  module->getOperation()->setAttr("kiln.source", builder.getStringAttr(path));
+  module->getOperation()->setAttr("kiln.ir_version",
+                                  builder.getI64IntegerAttr(model.ir_version()));
+  module->getOperation()->setAttr("kiln.opset",
+                                  builder.getI64IntegerAttr(loaded.opset));
+  std::string producer = model.producer_name();
+  if (!model.producer_version().empty())
+    producer += (producer.empty() ? "" : " ") + model.producer_version();
+  module->getOperation()->setAttr("kiln.producer",
+                                  builder.getStringAttr(producer));
+
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    initializerNames.insert(tensor.name());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue; // IR < 4: initializers are listed as inputs too.
+    try {
+      argTypes.push_back(convertTypeProto(input.type(), context, input.name(),
+                                          /*needRank=*/true));
+    } catch (const ImportError &e) {
+      fail("graph input '{0}': {1}", input.name(), e.what());
+    }
+    argNames.push_back(input.name());
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  func = func::FuncOp::create(builder, fileLoc, "main",
+                              builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToEnd(entry);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    defineValue(name, entry->getArgument(i));
+    entry->getArgument(i).setLoc(
+        NameLoc::get(builder.getStringAttr(name), fileLoc));
+    func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
+  }
+
+  importInitializers();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    try {
+      importNode(node, i);
+    } catch (const ImportError &e) {
+      fail("{0}: {1}", describeNode(node, i), e.what());
+    } catch (const std::exception &e) {
+      fail("{0}: {1}", describeNode(node, i), e.what());
+    }
+  }
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end())
+      fail("graph output '{0}' is not produced by any node", output.name());
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setType(builder.getFunctionType(argTypes, TypeRange(ValueRange(results))));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
+
+  verifyModule(*module);
+  return module;
+}
+
+OwningOpRef<ModuleOp> buildModule(LoadedModel &model, MLIRContext *context,
+                                  llvm::StringRef path,
+                                  const ImportOptions &options) {
+  return GraphBuilder(model, context, path, options).build();
+}
+
+} // namespace kiln::import

@@ -1,0 +1,129 @@
+//===- ImporterInternal.h - Shared pieces of the ONNX importer --*- C++ -*-===//
+//
+// Private to lib/Import. The importer is built with exceptions (libonnx and
+// protobuf throw): every error found while importing is an ImportError thrown
+// where it is detected, with the node context in its message, and
+// importOnnxFile turns it (or any other exception) into one MLIR diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_IMPORT_IMPORTERINTERNAL_H
+#define KILN_LIB_IMPORT_IMPORTERINTERNAL_H
+
+#include "kiln/Import/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace kiln::import {
+
+/// An import error. The message is complete except for the file name, which
+/// the boundary adds.
+class ImportError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename... Ts>
+[[noreturn]] void fail(const char *fmt, Ts &&...args) {
+  throw ImportError(llvm::formatv(fmt, std::forward<Ts>(args)...).str());
+}
+
+/// Highest default-domain opset whose schemas libonnx 1.12 has.
+constexpr int64_t kLibOnnxMaxOpset = 17;
+/// Highest IR version libonnx 1.12's checker accepts.
+constexpr int64_t kLibOnnxMaxIrVersion = 8;
+
+//===--------------------------------------------------------------------===//
+// ModelLoader.cpp
+//===--------------------------------------------------------------------===//
+
+/// The parsed model and what the loader learnt about it.
+struct LoadedModel {
+  onnx::ModelProto model;
+  /// Default-domain opset after version conversion.
+  int64_t opset = 0;
+  /// True when libonnx knows the IR version and every opset import.
+  bool knownToLibOnnx = false;
+  /// Value types the model declares (graph outputs and value_info), and the
+  /// ones libonnx's shape inference found; each refines Kiln's inference.
+  std::map<std::string, onnx::TypeProto> declaredTypes;
+  std::map<std::string, onnx::TypeProto> onnxInferredTypes;
+};
+
+/// Parses `path`, inlines external data, checks, converts and infers shapes.
+LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options);
+
+/// The default-domain opset the model imports (0 when it has none).
+int64_t getDefaultOpset(const onnx::ModelProto &model);
+bool isDefaultDomain(const std::string &domain);
+
+/// Rejects what Kiln cannot import whatever the opset: other domains,
+/// control flow, sequence/optional ops and types, unknown ops.
+void checkSupportedConstructs(const onnx::ModelProto &model);
+
+/// The "node 'n' (Op)" prefix of diagnostics about a node.
+std::string describeNode(const onnx::NodeProto &node, int index);
+/// The name diagnostics and locations use: the node name or <OpType>_<index>.
+std::string nodeDisplayName(const onnx::NodeProto &node, int index);
+
+//===--------------------------------------------------------------------===//
+// GraphBuilder.cpp
+//===--------------------------------------------------------------------===//
+
+/// True when an OnnxOps.def table maps the ONNX op `onnxName` to a kiln op.
+bool isKilnOp(llvm::StringRef onnxName);
+
+/// Builds the kiln module of a loaded model.
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(LoadedModel &model,
+                                              mlir::MLIRContext *context,
+                                              llvm::StringRef path,
+                                              const ImportOptions &options);
+
+//===--------------------------------------------------------------------===//
+// TensorConversion.cpp
+//===--------------------------------------------------------------------===//
+
+/// The MLIR element type of an ONNX dtype; throws "unsupported dtype X for
+/// '<what>'".
+mlir::Type convertDataType(int32_t dtype, mlir::MLIRContext *context,
+                           llvm::StringRef what);
+/// The ONNX name of a dtype (FLOAT, INT64, ...).
+std::string dataTypeName(int32_t dtype);
+
+/// Tensor type of a graph input/output/value_info; throws for sequence,
+/// map, optional and sparse types and for unknown ranks when `needRank`.
+/// Returns null when the rank is unknown and !needRank.
+mlir::RankedTensorType convertTypeProto(const onnx::TypeProto &type,
+                                        mlir::MLIRContext *context,
+                                        llvm::StringRef what, bool needRank);
+
+/// A TensorProto (external data already inlined) as an elements attribute;
+/// a dense_resource blob when it has at least `resourceThresholdBytes`
+/// bytes of data (negative: never).
+mlir::ElementsAttr convertTensor(const onnx::TensorProto &tensor,
+                                 mlir::MLIRContext *context,
+                                 llvm::StringRef what,
+                                 int64_t resourceThresholdBytes);
+
+//===--------------------------------------------------------------------===//
+// AttributeConversion.cpp
+//===--------------------------------------------------------------------===//
+
+/// An ONNX attribute as the MLIR attribute the dialect's conventions name
+/// (INT → i64, INTS → array<i64>, dtype attributes → TypeAttr, ...).
+mlir::Attribute convertAttribute(const onnx::AttributeProto &attr,
+                                 mlir::MLIRContext *context);
+
+} // namespace kiln::import
+
+#endif // KILN_LIB_IMPORT_IMPORTERINTERNAL_H

@@ -1,0 +1,294 @@
+//===- ModelLoader.cpp - Parse, check, convert and infer an ONNX model ----===//
+//
+// Everything the importer asks of libonnx: parsing (with a raised protobuf
+// size limit), external data, the checker, the version converter and shape
+// inference. libonnx 1.12 knows IR ≤ 8 and opset ≤ 17; for newer models it
+// only parses, and Kiln's verifiers and inference are the source of truth.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImporterInternal.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
+
+namespace kiln::import {
+
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+int64_t getDefaultOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (isDefaultDomain(opset.domain()))
+      return opset.version();
+  return 0;
+}
+
+std::string nodeDisplayName(const onnx::NodeProto &node, int index) {
+  if (!node.name().empty())
+    return node.name();
+  return node.op_type() + "_" + std::to_string(index);
+}
+
+std::string describeNode(const onnx::NodeProto &node, int index) {
+  return "node '" + nodeDisplayName(node, index) + "' (" + node.op_type() + ")";
+}
+
+/// libonnx's multi-line messages ("...\n\n==> Context: ...") on one line.
+static std::string oneLine(std::string message) {
+  for (char &c : message)
+    if (c == '\n')
+      c = ' ';
+  std::string out;
+  for (char c : message)
+    if (!(c == ' ' && !out.empty() && out.back() == ' '))
+      out.push_back(c);
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
+static onnx::ModelProto parseModel(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    fail("cannot open the model: {0}", buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (data.size() > size_t(INT_MAX))
+    fail("the model is {0} bytes; protobuf parses at most 2 GiB (keep the "
+         "weights as external data)",
+         data.size());
+  google::protobuf::io::ArrayInputStream input(data.data(), int(data.size()));
+  google::protobuf::io::CodedInputStream coded(&input);
+  coded.SetTotalBytesLimit(INT_MAX);
+  onnx::ModelProto model;
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    fail("not a valid ONNX model: protobuf cannot parse it (not an ONNX file, "
+         "or truncated)");
+  if (model.ir_version() <= 0 || !model.has_graph())
+    fail("not a valid ONNX model: it has no {0}",
+         model.ir_version() <= 0 ? "ir_version" : "graph");
+  return model;
+}
+
+/// Reads the external data of `tensor` (location/offset/length relative to
+/// the model's folder) into raw_data.
+static void inlineExternalData(onnx::TensorProto &tensor,
+                               llvm::StringRef modelDir, llvm::StringRef what) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+    return;
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    try {
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoll(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoll(entry.value());
+    } catch (const std::exception &) {
+      fail("initializer '{0}': bad external data {1} '{2}'", what, entry.key(),
+           entry.value());
+    }
+  }
+  if (location.empty())
+    fail("initializer '{0}': external data without a location", what);
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::StringRef(location).contains(".."))
+    fail("initializer '{0}': external data location '{1}' must be a relative "
+         "path inside the model's folder",
+         what, location);
+  llvm::SmallString<256> file(modelDir);
+  llvm::sys::path::append(file, location);
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    fail("initializer '{0}': cannot open external data file '{1}': {2}", what,
+         file, buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (offset < 0 || uint64_t(offset) > data.size())
+    fail("initializer '{0}': external data offset {1} is past the end of '{2}' "
+         "({3} bytes)",
+         what, offset, file, data.size());
+  if (length < 0)
+    length = int64_t(data.size()) - offset;
+  if (uint64_t(offset + length) > data.size())
+    fail("initializer '{0}': external data file '{1}' is too short: {2} bytes "
+         "at offset {3} requested, {4} bytes in the file",
+         what, file, length, offset, data.size());
+  tensor.set_raw_data(data.substr(offset, length).str());
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+static void inlineAllExternalData(onnx::ModelProto &model,
+                                  llvm::StringRef path) {
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  onnx::GraphProto &graph = *model.mutable_graph();
+  for (onnx::TensorProto &tensor : *graph.mutable_initializer())
+    inlineExternalData(tensor, dir, tensor.name());
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    for (onnx::AttributeProto &attr : *node.mutable_attribute())
+      if (attr.has_t())
+        inlineExternalData(*attr.mutable_t(), dir,
+                           node.output_size() ? node.output(0) : attr.name());
+}
+
+/// True when libonnx 1.12 has schemas for every opset the model imports and
+/// its checker accepts the IR version.
+static bool isKnownToLibOnnx(const onnx::ModelProto &model) {
+  if (model.ir_version() > kLibOnnxMaxIrVersion)
+    return false;
+  const auto &ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = isDefaultDomain(opset.domain()) ? "" : opset.domain();
+    auto it = ranges.find(domain);
+    if (it == ranges.end() || opset.version() > it->second.second)
+      return false;
+  }
+  return getDefaultOpset(model) != 0;
+}
+
+static bool isControlFlowOp(const std::string &op) {
+  return op == "If" || op == "Loop" || op == "Scan";
+}
+
+static bool isSequenceOp(llvm::StringRef op) {
+  return op.starts_with("Sequence") || op.starts_with("Optional") ||
+         op == "SplitToSequence" || op == "ConcatFromSequence";
+}
+
+void checkSupportedConstructs(const onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    const onnx::TypeProto &type = input.type();
+    if (type.has_sequence_type())
+      fail("graph input '{0}': not supported yet: sequence types", input.name());
+    if (type.has_optional_type())
+      fail("graph input '{0}': not supported yet: optional types", input.name());
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    std::string where = describeNode(node, i);
+    if (!isDefaultDomain(node.domain()))
+      fail("{0}: unsupported domain '{1}' (op '{2}')", where, node.domain(),
+           node.op_type());
+    if (isControlFlowOp(node.op_type()))
+      fail("{0}: not supported yet: control flow ({1})", where, node.op_type());
+    if (isSequenceOp(node.op_type()))
+      fail("{0}: not supported yet: sequence and optional types ({1})", where,
+           node.op_type());
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.type() == onnx::AttributeProto::GRAPH ||
+          attr.type() == onnx::AttributeProto::GRAPHS || attr.has_g() ||
+          attr.graphs_size())
+        fail("{0}: not supported yet: control flow (graph attribute '{1}')",
+             where, attr.name());
+    // An op neither Kiln nor libonnx knows cannot become one through
+    // version conversion: say so before the checker's longer message.
+    if (node.op_type() != "Constant" && !isKilnOp(node.op_type()) &&
+        !onnx::OpSchemaRegistry::Schema(node.op_type(), ""))
+      fail("{0}: unsupported op type '{1}'", where, node.op_type());
+  }
+}
+
+/// Moves the tensor types of graph outputs and value_info into `types` (so
+/// that libonnx's inference cannot fail merging them; Kiln compares them).
+static void takeDeclaredTypes(onnx::GraphProto &graph,
+                              std::map<std::string, onnx::TypeProto> &types) {
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (info.type().has_tensor_type())
+      types[info.name()] = info.type();
+  for (onnx::ValueInfoProto &info : *graph.mutable_output()) {
+    if (info.type().has_tensor_type())
+      types[info.name()] = info.type();
+    info.clear_type();
+  }
+  graph.clear_value_info();
+}
+
+static void collectTypes(const onnx::GraphProto &graph,
+                         std::map<std::string, onnx::TypeProto> &types) {
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (info.type().has_tensor_type())
+      types[info.name()] = info.type();
+  for (const onnx::ValueInfoProto &info : graph.output())
+    if (info.type().has_tensor_type())
+      types[info.name()] = info.type();
+}
+
+LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
+  LoadedModel loaded;
+  onnx::ModelProto &model = loaded.model;
+  model = parseModel(path);
+  int64_t opset = getDefaultOpset(model);
+  if (opset == 0)
+    fail("the model imports no default-domain (ai.onnx) opset");
+  inlineAllExternalData(model, path);
+  checkSupportedConstructs(model);
+
+  loaded.knownToLibOnnx = isKnownToLibOnnx(model);
+  if (loaded.knownToLibOnnx && options.runChecker) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      fail("libonnx's checker rejects the model: {0}", oneLine(e.what()));
+    }
+  }
+
+  if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset) {
+    try {
+      onnx::ModelProto converted =
+          onnx::version_conversion::ConvertVersion(model, int(kLibOnnxMaxOpset));
+      model = std::move(converted);
+      opset = kLibOnnxMaxOpset;
+    } catch (const std::exception &e) {
+      if (opset < 7)
+        fail("opset {0} is not supported: Kiln imports opset 7 and newer, and "
+             "libonnx cannot convert this model to opset {1}: {2}",
+             opset, kLibOnnxMaxOpset, oneLine(e.what()));
+      // Import at the original opset: the graph builder normalizes the older
+      // forms it knows.
+    }
+  } else if (opset < 7) {
+    fail("opset {0} is not supported: Kiln imports opset 7 and newer", opset);
+  }
+  loaded.opset = opset;
+
+  onnx::GraphProto &graph = *model.mutable_graph();
+  takeDeclaredTypes(graph, loaded.declaredTypes);
+  if (loaded.knownToLibOnnx) {
+    try {
+      onnx::ShapeInferenceOptions inferOptions(/*check_type=*/false,
+                                               /*strict_mode=*/0,
+                                               /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(model,
+                                         onnx::OpSchemaRegistry::Instance(),
+                                         inferOptions);
+      collectTypes(graph, loaded.onnxInferredTypes);
+    } catch (const std::exception &) {
+      // libonnx's inference is a refinement only; Kiln's own inference
+      // reports what is wrong with the model.
+      loaded.onnxInferredTypes.clear();
+    }
+  }
+  return loaded;
+}
+
+} // namespace kiln::import

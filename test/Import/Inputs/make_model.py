@@ -1,0 +1,281 @@
+"""Builds the ONNX models of Kiln's importer tests.
+
+    make_model.py CASE OUTPUT
+
+Models meant for libonnx 1.12's checker use IR 8 / opset 17; the others name
+their (newer) versions explicitly. Bad-input cases write broken files on
+purpose.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, ir=8, domains=(),
+          value_info=()):
+    graph = helper.make_graph(nodes, "g", list(inputs), list(outputs),
+                              initializer=list(inits),
+                              value_info=list(value_info))
+    imports = [helper.make_opsetid("", opset)] + [
+        helper.make_opsetid(d, v) for d, v in domains]
+    m = helper.make_model(graph, opset_imports=imports,
+                          producer_name="kiln-tests", producer_version="1")
+    m.ir_version = ir
+    return m
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def rand(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def mlp():
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h1"], name="fc1_bias"),
+        helper.make_node("Relu", ["h1"], ["h"], name="relu1"),
+        helper.make_node("MatMul", ["h", "w2"], ["y0"], name="fc2"),
+        helper.make_node("Add", ["y0", "b2"], ["y"]),
+    ]
+    return model(nodes, [vi("x", F, ["batch", 4])], [vi("y", F, ["batch", 2])],
+                 [init("w1", rand(4, 3)), init("b1", rand(3)),
+                  init("w2", rand(3, 2)), init("b2", rand(2))])
+
+
+def multi_output():
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "x"], ["s"], name="add")]
+    return model(nodes, [vi("x", F, [2, 3])],
+                 [vi("r", F, [2, 3]), vi("s", F, [2, 3]), vi("x", F, [2, 3])])
+
+
+def reduce_optional():
+    # ReduceSum-13 with its optional axes input missing (empty name and
+    # omitted), and a DequantizeLinear without zero point.
+    nodes = [
+        helper.make_node("ReduceSum", ["x", ""], ["s1"], name="sum_empty",
+                         keepdims=1),
+        helper.make_node("ReduceSum", ["x"], ["s2"], name="sum_omitted"),
+        helper.make_node("DequantizeLinear", ["q", "scale"], ["d"],
+                         name="dq"),
+    ]
+    return model(nodes, [vi("x", F, [2, 3]),
+                         vi("q", TensorProto.INT8, [4])],
+                 [vi("s1", F, None), vi("s2", F, None), vi("d", F, [4])],
+                 [init("scale", np.float32(0.5))], opset=21, ir=10)
+
+
+def dynamic_batch():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    x = vi("x", F, ["N", 3, None])
+    x.type.tensor_type.shape.dim[2].Clear()
+    return model(nodes, [x], [vi("y", F, ["N", 3, None])])
+
+
+def opset11():
+    # ReduceSum-11 has `axes` as an attribute: libonnx's converter lifts it.
+    nodes = [helper.make_node("ReduceSum", ["x"], ["y"], name="sum",
+                              axes=[1], keepdims=0),
+             helper.make_node("Relu", ["y"], ["z"], name="relu")]
+    return model(nodes, [vi("x", F, [2, 3])], [vi("z", F, [2])], opset=11,
+                 ir=6)
+
+
+def opset21():
+    # Newer than libonnx 1.12: parsed, neither checked nor converted.
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("ReduceSum", ["r", "axes"], ["y"], name="sum",
+                              keepdims=1)]
+    return model(nodes, [vi("x", F, [2, 3])], [vi("y", F, None)],
+                 [init("axes", np.array([1], np.int64))], opset=21, ir=10)
+
+
+def constants():
+    nodes = [
+        helper.make_node("Constant", [], ["c"], name="cst",
+                         value=numpy_helper.from_array(
+                             np.array([[1, 2, 3]], np.float32))),
+        helper.make_node("Constant", [], ["ci"], name="cints",
+                         value_ints=[1, 2]),
+        helper.make_node("Constant", [], ["cf"], value_float=2.5),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    return model(nodes, [vi("x", F, [2, 3])],
+                 [vi("y", F, [2, 3]), vi("ci", I64, [2]), vi("cf", F, [])],
+                 [init("h16", np.array([1.5, -2], np.float16)),
+                  init("bools", np.array([True, False, True])),
+                  init("u8", np.array([7, 255], np.uint8)),
+                  init("f64", np.array(3.0, np.float64)),
+                  helper.make_tensor("typed_i32", TensorProto.INT32, [3],
+                                     [1, -2, 3]),
+                  helper.make_tensor("typed_bf16", TensorProto.BFLOAT16,
+                                     [1], [1.5])])
+
+
+def large_initializer():
+    nodes = [helper.make_node("Add", ["x", "layer.0/weight"], ["y"],
+                              name="add")]
+    return model(nodes, [vi("x", F, [16, 32])], [vi("y", F, [16, 32])],
+                 [init("layer.0/weight", np.full((16, 32), 0.25, np.float32))])
+
+
+def external_data(path):
+    m = large_initializer()
+    onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location=os.path.basename(path) + ".data", size_threshold=0)
+    return None
+
+
+def missing_external_data(path):
+    external_data(path)
+    os.remove(path + ".data")
+    return None
+
+
+def shape_arith():
+    # The PyTorch export pattern around Reshape: x.view(x.size(0), -1).
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Relu", ["x"], ["y"], name="relu"),
+    ]
+    return model(nodes, [vi("x", F, ["N", 3, 4])],
+                 [vi("s", I64, [3]), vi("y", F, ["N", 3, 4])])
+
+
+def unnamed_nodes():
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Relu", ["r"], ["y"])]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+def old_ir_inputs():
+    # IR 3 lists initializers among the graph inputs.
+    nodes = [helper.make_node("Add", ["x", "b"], ["y"], name="add")]
+    return model(nodes, [vi("x", F, [2]), vi("b", F, [2])], [vi("y", F, [2])],
+                 [init("b", np.ones(2, np.float32))], opset=8, ir=3)
+
+
+# --- bad inputs ------------------------------------------------------------
+
+def unknown_op():
+    nodes = [helper.make_node("FooBar", ["x"], ["y"], name="mystery")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+def unknown_domain():
+    nodes = [helper.make_node("FusedGelu", ["x"], ["y"], name="gelu",
+                              domain="com.microsoft")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])],
+                 domains=[("com.microsoft", 1)])
+
+
+def unsupported_attribute():
+    # DequantizeLinear-21's block_size: kiln.dequantize_linear has no such
+    # attribute. (Opset 21: libonnx does not check it.)
+    nodes = [helper.make_node("DequantizeLinear", ["q", "scale"], ["d"],
+                              name="dq", block_size=2)]
+    return model(nodes, [vi("q", TensorProto.INT8, [4])], [vi("d", F, [4])],
+                 [init("scale", np.float32(0.5))], opset=21, ir=10)
+
+
+def unsupported_dtype():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", TensorProto.COMPLEX64, [2])],
+                 [vi("y", TensorProto.COMPLEX64, [2])], opset=21, ir=10)
+
+
+def unsupported_dtype_init():
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])],
+                 [helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [2],
+                                     [1.0, 2.0])], opset=21, ir=10)
+
+
+def inconsistent_shapes():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, [2, 3])], [vi("y", F, [4, 3])])
+
+
+def value_info_conflict():
+    # An intermediate value's value_info contradicts what it is.
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu2")]
+    return model(nodes, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])],
+                 value_info=[vi("r", F, [5, 3])])
+
+
+def broadcast_error():
+    nodes = [helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")]
+    return model(nodes, [vi("a", F, [2, 3]), vi("b", F, [4, 5])],
+                 [vi("y", F, None)], opset=21, ir=10)
+
+
+def if_node():
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["e"])], "else", [], [vi("e", F, [2])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="branch",
+                              then_branch=then_g, else_branch=else_g)]
+    return model(nodes, [vi("c", TensorProto.BOOL, []), vi("x", F, [2])],
+                 [vi("y", F, [2])])
+
+
+def sequence_input():
+    seq = helper.make_tensor_sequence_value_info("xs", F, [2])
+    nodes = [helper.make_node("SequenceAt", ["xs", "i"], ["y"], name="at")]
+    return model(nodes, [seq, vi("i", I64, [])], [vi("y", F, [2])])
+
+
+def undefined_input():
+    nodes = [helper.make_node("Relu", ["nowhere"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], opset=21, ir=10)
+
+
+def missing_output():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, [2])], [vi("z", F, [2])], opset=21, ir=10)
+
+
+def too_many_inputs():
+    nodes = [helper.make_node("Relu", ["x", "x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], opset=21, ir=10)
+
+
+def not_onnx(path):
+    with open(path, "w") as f:
+        f.write("this is not an ONNX model\n" * 10)
+
+
+def truncated(path):
+    data = mlp().SerializeToString()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) * 2 // 3])
+
+
+def main():
+    case, out = sys.argv[1], sys.argv[2]
+    fn = globals()[case]
+    if fn.__code__.co_argcount == 1:
+        fn(out)
+        return
+    m = fn()
+    onnx.save(m, out)
+
+
+if __name__ == "__main__":
+    main()
