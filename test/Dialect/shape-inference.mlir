@@ -212,3 +212,27 @@ func.func @expand_where_equal(%x: tensor<1x3x1xf32>) -> tensor<4x3x5xf32> {
   %y = kiln.expand %x, %t : (tensor<1x3x1xf32>, tensor<3xi64>) -> tensor<4x3x5xf32>
   return %y : tensor<4x3x5xf32>
 }
+
+// -----
+
+// The heads are merged back with reshape(b, s, -1), b and s taken from the
+// shape of the layer's input: the -1 is inferred (8 * 64) because the dynamic
+// dims of the transposed tensor are known to be b and s (canonicalDim).
+// CHECK-LABEL: func.func @attention_merge
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x8x64xf32>
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x512xf32>
+func.func @attention_merge(%x: tensor<?x?x512xf32>) -> tensor<?x?x512xf32> {
+  %s = kiln.shape %x : (tensor<?x?x512xf32>) -> tensor<3xi64>
+  %i01 = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %bs = kiln.gather %s, %i01 {axis = 0 : i64} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %hd = kiln.constant dense<[8, 64]> : tensor<2xi64>
+  %split = kiln.concat %bs, %hd {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %q = kiln.reshape %x, %split : (tensor<?x?x512xf32>, tensor<4xi64>) -> tensor<?x?x8x64xf32>
+  %t = kiln.transpose %q {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x8x64xf32>) -> tensor<?x8x?x64xf32>
+  %a = kiln.relu %t : tensor<?x8x?x64xf32>
+  %back = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x8x?x64xf32>) -> tensor<?x?x8x64xf32>
+  %m1 = kiln.constant dense<[-1]> : tensor<1xi64>
+  %merged = kiln.concat %bs, %m1 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %y = kiln.reshape %back, %merged : (tensor<?x?x8x64xf32>, tensor<3xi64>) -> tensor<?x?x512xf32>
+  return %y : tensor<?x?x512xf32>
+}

@@ -206,17 +206,22 @@ LogicalResult SizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>
 
 /// Infers Reshape's -1 from the element count. The input's dynamic dims
 /// must cancel against output dims known to be those same dims (a 0 copying
-/// one, or a dim taken from kiln.shape of the input).
+/// one, or a dim taken from kiln.shape of the input or of a tensor whose dim
+/// canonicalDim shows to be the same).
 static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value data,
                                           const Dims &target, bool allowZero,
                                           int64_t wildcard,
                                           SmallVectorImpl<int64_t> &shape) {
   ArrayRef<int64_t> input = typeOf(data).getShape();
   int64_t inProduct = 1, outProduct = 1;
-  SmallVector<bool> cancelled(input.size(), false);
-  for (auto [i, d] : llvm::enumerate(input))
-    if (!ShapedType::isDynamic(d))
+  // The input's dynamic dims, in canonical form, until an output dim cancels.
+  SmallVector<std::optional<std::pair<Value, int64_t>>> pending(input.size());
+  for (auto [i, d] : llvm::enumerate(input)) {
+    if (ShapedType::isDynamic(d))
+      pending[i] = canonicalDim(data, i);
+    else
       inProduct *= d;
+  }
   for (auto [i, t] : llvm::enumerate(target)) {
     if (static_cast<int64_t>(i) == wildcard)
       continue;
@@ -224,25 +229,23 @@ static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value dat
       outProduct *= shape[i];
       continue;
     }
-    // A dynamic output dim is one of the input's (a 0 copies dim i).
-    int64_t source = -1;
+    // A dynamic output dim must be one of the input's (a 0 copies dim i).
+    auto *match = pending.end();
     if (t.isKnown() && t.value == 0 && !allowZero)
-      source = i;
-    else if (!t.isKnown() && t.dimOf == data)
-      source = t.dim;
-    if (source < 0 || source >= static_cast<int64_t>(input.size()) ||
-        cancelled[source])
+      match = pending.begin() + i;
+    else if (!t.isKnown() && t.dimOf)
+      match = llvm::find(pending, std::make_pair(t.dimOf, t.dim));
+    if (match == pending.end() || !*match)
       return success(); // Unknown size: nothing to infer or check.
-    cancelled[source] = true;
+    *match = std::nullopt;
   }
-  for (auto [i, d] : llvm::enumerate(input))
-    if (ShapedType::isDynamic(d) && !cancelled[i])
-      return success();
+  if (llvm::any_of(pending, [](const auto &p) { return p.has_value(); }))
+    return success();
   if (wildcard < 0) {
     if (inProduct != outProduct)
-      return emitOptionalError(loc, "cannot reshape ", typeOf(data), " (",
-                               inProduct, " elements per dynamic dim) into ",
-                               outProduct, " elements");
+      return emitOptionalError(loc, "cannot reshape ", typeOf(data),
+                               ": the element counts differ (", inProduct,
+                               " vs ", outProduct, ")");
     return success();
   }
   if (outProduct == 0) {
@@ -372,17 +375,6 @@ LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
       input = input.drop_front();
     }
   return pushTensor(results, shape, type.getElementType());
-}
-
-/// Transpose's permutation: `perm`, or the reversed dims.
-static SmallVector<int64_t> transposePerm(std::optional<ArrayRef<int64_t>> perm,
-                                          int64_t rank) {
-  if (perm)
-    return SmallVector<int64_t>(perm->begin(), perm->end());
-  SmallVector<int64_t> reversed;
-  for (int64_t i = rank - 1; i >= 0; --i)
-    reversed.push_back(i);
-  return reversed;
 }
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

@@ -67,6 +67,13 @@ struct KnownDim {
 /// getKnownIntValues with the symbolic dims of KnownDim. Same contract.
 std::optional<llvm::SmallVector<KnownDim>> getKnownDims(mlir::Value v);
 
+/// The earliest (tensor, dim) known to have the same size as dim `dim` of
+/// `v`, following Transpose, ops with SameOperandsAndResultType, and Reshape
+/// dims copied (0) or taken from a kiln.shape. getKnownDims' `dimOf`/`dim`
+/// are in this form, so that equal dynamic dims of different tensors (x and
+/// transpose(reshape(x, ...))) compare equal.
+std::pair<mlir::Value, int64_t> canonicalDim(mlir::Value v, int64_t dim);
+
 /// One axis of ONNX Slice on a static dim: the first index, the step and the
 /// number of elements taken, after ONNX's clamping of `start` and `end`
 /// (negative values count from `dim`; for step > 0 both are clamped to
