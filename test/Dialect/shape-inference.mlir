@@ -1,8 +1,10 @@
 // RUN: kiln-opt %s -split-input-file | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -canonicalize | FileCheck %s --check-prefix=CANON
 // Value-dependent result shapes: kiln-opt verifies that each declared type is
-// compatible with the inferred one, so a wrong inference fails to parse here;
-// the CHECKs pin the types, and -canonicalize shows the folded shape values.
+// compatible with the inferred one, so an inference that contradicts these
+// types fails here; shape-inference-pinned.mlir pins the inferred types
+// exactly (a declared type may be more static than the inferred one).
+// -canonicalize shows the shape values that fold.
 
 // PyTorch's view(x.size(0), -1, 64): the -1 is inferred because the unknown
 // dim is x's own dim 0 and cancels out: 128 * 8 / 64 = 16.
