@@ -50,6 +50,20 @@ std::optional<llvm::SmallVector<int64_t>> getKnownIntValues(mlir::Value v);
 /// std::nullopt when any element is unknown.
 std::optional<llvm::SmallVector<double>> getKnownFloatValues(mlir::Value v);
 
+// Details of getKnownIntValues / getKnownDims (lib/KnownValues.cpp):
+// - Any statically shaped integer tensor of at most 256 elements gets a
+//   vector (all kDynamic when nothing is known), row-major for rank > 1;
+//   larger, dynamically shaped or non-integer tensors give std::nullopt.
+// - kDynamic (INT64_MIN) means unknown, so a constant INT64_MIN reads as
+//   unknown (exporters' "to the start" Slice end is usually -INT64_MAX).
+// - Integer kiln.div truncates toward zero, as ONNX Runtime's Div does
+//   (-7 / 2 = -3); division by zero and overflow give unknown elements.
+// - i1 and unsigned elements are zero-extended; kiln.cast wraps to the
+//   target width and truncates floats toward zero.
+// - Ops of other families are matched by name: kiln.identity, kiln.cast,
+//   kiln.add/sub/mul/div/max/min/equal/where. The walk is bounded (depth 32,
+//   1024 ops per query, memoized) and never creates IR.
+
 /// One element of a shape-like value as getKnownDims sees it: its value, or,
 /// when that is unknown (kDynamic), possibly the knowledge that it is the
 /// dynamic dim `dim` of the tensor `dimOf` (it came from a kiln.shape of
