@@ -274,3 +274,138 @@ func.func @cast_not_folded() -> (tensor<2xi32>, tensor<65xf16>) {
   %1 = kiln.cast %big {to = f16} : (tensor<65xf32>) -> tensor<65xf16>
   return %0, %1 : tensor<2xi32>, tensor<65xf16>
 }
+
+// -----
+
+// Activations on splats, computed in f32 as ONNX defines them.
+// CHECK-LABEL: func.func @activations
+// CHECK-DAG: %[[LEAKY:.+]] = kiln.constant dense<-2.000000e-01> : tensor<2xf32>
+// CHECK-DAG: %[[HSIG:.+]] = kiln.constant dense<0.099999994> : tensor<2xf32>
+// CHECK-DAG: %[[ELU:.+]] = kiln.constant dense<-0.864664733> : tensor<2xf32>
+// CHECK-DAG: %[[SELU:.+]] = kiln.constant dense<-1.52016652> : tensor<2xf32>
+// CHECK-DAG: %[[THR:.+]] = kiln.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK-DAG: %[[HSW:.+]] = kiln.constant dense<-0.333333313> : tensor<2xf32>
+// CHECK-DAG: %[[GELU:.+]] = kiln.constant dense<-0.0455002785> : tensor<2xf32>
+// CHECK-DAG: %[[GELUT:.+]] = kiln.constant dense<-0.0454022884> : tensor<2xf32>
+// CHECK-DAG: %[[SHR:.+]] = kiln.constant dense<-1.500000e+00> : tensor<2xf32>
+// CHECK: return %[[LEAKY]], %[[HSIG]], %[[ELU]], %[[SELU]], %[[THR]], %[[HSW]], %[[GELU]], %[[GELUT]], %[[SHR]] :
+func.func @activations() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %x = kiln.constant dense<-2.0> : tensor<2xf32>
+  %0 = kiln.leaky_relu %x {alpha = 0.1 : f32} : tensor<2xf32>
+  // max(0, min(1, 0.2 * -2 + 0.5)) in f32 arithmetic: 0.099999994, not 0.1.
+  %1 = kiln.hard_sigmoid %x : tensor<2xf32>
+  %2 = kiln.elu %x : tensor<2xf32>
+  %3 = kiln.selu %x : tensor<2xf32>
+  %4 = kiln.thresholded_relu %x : tensor<2xf32>
+  // -2 * (1/6 * -2 + 1/2) in f32: -0.333333313 (f32(-1/3) is -0.333333343).
+  %5 = kiln.hard_swish %x : tensor<2xf32>
+  %6 = kiln.gelu %x : tensor<2xf32>
+  %7 = kiln.gelu %x {approximate = "tanh"} : tensor<2xf32>
+  // -2 < -lambd: -2 + bias
+  %8 = kiln.shrink %x {bias = 0.5 : f32, lambd = 1.0 : f32} : tensor<2xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @predicates
+// CHECK-DAG: %[[T:.+]] = kiln.constant dense<true> : tensor<3xi1>
+// CHECK-DAG: %[[F:.+]] = kiln.constant dense<false> : tensor<3xi1>
+// CHECK: return %[[T]], %[[F]], %[[T]], %[[F]]
+func.func @predicates() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+  %nan = kiln.constant dense<0x7FC00000> : tensor<3xf32>
+  %ninf = kiln.constant dense<0xFF800000> : tensor<3xf32>
+  %0 = kiln.is_nan %nan : (tensor<3xf32>) -> tensor<3xi1>
+  %1 = kiln.is_nan %ninf : (tensor<3xf32>) -> tensor<3xi1>
+  %2 = kiln.is_inf %ninf : (tensor<3xf32>) -> tensor<3xi1>
+  %3 = kiln.is_inf %ninf {detect_negative = 0} : (tensor<3xf32>) -> tensor<3xi1>
+  return %0, %1, %2, %3 : tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>
+}
+
+// -----
+
+// Clip with no bounds is the identity; splat bounds clamp a splat.
+// CHECK-LABEL: func.func @clip
+// CHECK-SAME: (%[[X:.+]]: tensor<?xf32>)
+// CHECK-DAG: %[[LO:.+]] = kiln.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK-DAG: %[[HI:.+]] = kiln.constant dense<6> : tensor<4xui8>
+// CHECK-DAG: %[[IN:.+]] = kiln.constant dense<-3> : tensor<4xi32>
+// CHECK: return %[[X]], %[[LO]], %[[HI]], %[[IN]]
+func.func @clip(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<4xf32>, tensor<4xui8>, tensor<4xi32>) {
+  %none = kiln.none
+  %0 = kiln.clip %x, %none, %none : (tensor<?xf32>, none, none) -> tensor<?xf32>
+  %v = kiln.constant dense<-2.0> : tensor<4xf32>
+  %lo = kiln.constant dense<1.0> : tensor<f32>
+  %1 = kiln.clip %v, %lo, %none : (tensor<4xf32>, tensor<f32>, none) -> tensor<4xf32>
+  // 200 > 6 as ui8.
+  %u = kiln.constant dense<200> : tensor<4xui8>
+  %six = kiln.constant dense<6> : tensor<ui8>
+  %2 = kiln.clip %u, %none, %six : (tensor<4xui8>, none, tensor<ui8>) -> tensor<4xui8>
+  %i = kiln.constant dense<-3> : tensor<4xi32>
+  %ilo = kiln.constant dense<-5> : tensor<i32>
+  %ihi = kiln.constant dense<5> : tensor<1xi32>
+  %3 = kiln.clip %i, %ilo, %ihi : (tensor<4xi32>, tensor<i32>, tensor<1xi32>) -> tensor<4xi32>
+  return %0, %1, %2, %3 : tensor<?xf32>, tensor<4xf32>, tensor<4xui8>, tensor<4xi32>
+}
+
+// -----
+
+// A splat condition picks an operand.
+// CHECK-LABEL: func.func @where
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x3xf32>, %[[C:.+]]: tensor<3xf32>)
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<5.000000e+00> : tensor<2x3xf32>
+// CHECK-DAG: %[[W:.+]] = kiln.where
+// CHECK: return %[[A]], %[[B]], %[[S]], %[[W]]
+func.func @where(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %t = kiln.constant dense<true> : tensor<2x3xi1>
+  %f = kiln.constant dense<false> : tensor<1xi1>
+  %five = kiln.constant dense<5.0> : tensor<f32>
+  %0 = kiln.where %t, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.where %f, %a, %b : (tensor<1xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = kiln.where %t, %five, %b : (tensor<2x3xi1>, tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // The chosen operand needs broadcasting and is not constant: kept.
+  %3 = kiln.where %t, %c, %b : (tensor<2x3xi1>, tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pow_prelu_bits
+// CHECK-DAG: %[[POW:.+]] = kiln.constant dense<8.000000e+00> : tensor<2xf32>
+// CHECK-DAG: %[[SQRT:.+]] = kiln.constant dense<1.41421354> : tensor<2xf32>
+// CHECK-DAG: %[[PRELU:.+]] = kiln.constant dense<-5.000000e-01> : tensor<2xf32>
+// CHECK-DAG: %[[IPRELU:.+]] = kiln.constant dense<-6> : tensor<2xi32>
+// CHECK-DAG: %[[SHL:.+]] = kiln.constant dense<160> : tensor<2xui8>
+// CHECK-DAG: %[[SHR:.+]] = kiln.constant dense<12> : tensor<2xui8>
+// CHECK-DAG: %[[AND:.+]] = kiln.constant dense<2> : tensor<2xi32>
+// CHECK-DAG: %[[NOT:.+]] = kiln.constant dense<-7> : tensor<2xi32>
+// CHECK-DAG: %[[BIG:.+]] = kiln.bit_shift
+// CHECK-DAG: %[[IPOW:.+]] = kiln.pow
+// CHECK: return %[[POW]], %[[SQRT]], %[[PRELU]], %[[IPRELU]], %[[SHL]], %[[SHR]], %[[AND]], %[[NOT]], %[[BIG]], %[[IPOW]]
+func.func @pow_prelu_bits() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xui8>, tensor<2xui8>, tensor<2xi32>, tensor<2xi32>, tensor<2xui8>, tensor<2xi32>) {
+  %two = kiln.constant dense<2.0> : tensor<2xf32>
+  %three = kiln.constant dense<3> : tensor<i64>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %0 = kiln.pow %two, %three : (tensor<2xf32>, tensor<i64>) -> tensor<2xf32>
+  %1 = kiln.pow %two, %half : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %m1 = kiln.constant dense<-1.0> : tensor<2xf32>
+  %2 = kiln.prelu %m1, %half : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %m2 = kiln.constant dense<-2> : tensor<2xi32>
+  %s3 = kiln.constant dense<3> : tensor<i32>
+  %3 = kiln.prelu %m2, %s3 : (tensor<2xi32>, tensor<i32>) -> tensor<2xi32>
+  %x = kiln.constant dense<50> : tensor<2xui8>
+  %by2 = kiln.constant dense<2> : tensor<ui8>
+  // 40 << 2 = 160; 50 >> 2 = 12.
+  %forty = kiln.constant dense<40> : tensor<2xui8>
+  %4 = kiln.bit_shift %forty, %by2 {direction = "LEFT"} : (tensor<2xui8>, tensor<ui8>) -> tensor<2xui8>
+  %5 = kiln.bit_shift %x, %by2 {direction = "RIGHT"} : (tensor<2xui8>, tensor<ui8>) -> tensor<2xui8>
+  %a = kiln.constant dense<6> : tensor<2xi32>
+  %6 = kiln.bitwise_and %a, %s3 : (tensor<2xi32>, tensor<i32>) -> tensor<2xi32>
+  %7 = kiln.bitwise_not %a : tensor<2xi32>
+  // Shifting by the bit width or more is undefined: kept.
+  %by8 = kiln.constant dense<8> : tensor<ui8>
+  %8 = kiln.bit_shift %x, %by8 {direction = "LEFT"} : (tensor<2xui8>, tensor<ui8>) -> tensor<2xui8>
+  // Integer bases are left to the runtime.
+  %9 = kiln.pow %m2, %three : (tensor<2xi32>, tensor<i64>) -> tensor<2xi32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xui8>, tensor<2xui8>, tensor<2xi32>, tensor<2xi32>, tensor<2xui8>, tensor<2xi32>
+}

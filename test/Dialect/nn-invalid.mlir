@@ -695,3 +695,24 @@ func.func @resize_coordinate_mode(%x: tensor<1x3x8x8xf32>, %sizes: tensor<4xi64>
   %y = kiln.resize %x, %none, %none, %sizes {coordinate_transformation_mode = "corners"} : (tensor<1x3x8x8xf32>, none, none, tensor<4xi64>) -> tensor<?x?x?x?xf32>
   return
 }
+
+// -----
+
+func.func @resize_nonpositive_size(%x: tensor<1x3x8x8xf32>) {
+  %none = kiln.none
+  %sizes = kiln.constant dense<[1, 3, 0, 8]> : tensor<4xi64>
+  // expected-error @+2 {{sizes[2] is 0 but must be positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.resize %x, %none, %none, %sizes : (tensor<1x3x8x8xf32>, none, none, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @resize_sizes_axes(%x: tensor<1x3x8x8xf32>, %sizes: tensor<4xi64>) {
+  %none = kiln.none
+  // expected-error @+2 {{sizes has 4 entries but 2 are needed (one per entry of axes)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = kiln.resize %x, %none, %none, %sizes {axes = array<i64: 2, 3>} : (tensor<1x3x8x8xf32>, none, none, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  return
+}

@@ -111,10 +111,10 @@ static OpFoldResult foldSplatNary(Operation *op, ArrayRef<Attribute> operands,
   return makeSplat(op, toAttr(elementType, acc));
 }
 
-/// Folds a comparison of two splats to an i1 splat; `pred` sees the
-/// ordering as APFloat::cmpResult (integers are never unordered).
+/// Folds a comparison of two splats to an i1 splat: true when their ordering
+/// is one of `accepted` (integers are never unordered, NaNs always are).
 static OpFoldResult foldSplatCompare(Operation *op, ArrayRef<Attribute> operands,
-                                     llvm::function_ref<bool(APFloat::cmpResult)> pred) {
+                                     std::initializer_list<APFloat::cmpResult> accepted) {
   auto splats = getSplatOperands(op, operands);
   if (!splats)
     return {};
@@ -130,7 +130,8 @@ static OpFoldResult foldSplatCompare(Operation *op, ArrayRef<Attribute> operands
     order = x == y ? APFloat::cmpEqual
                    : less ? APFloat::cmpLessThan : APFloat::cmpGreaterThan;
   }
-  return makeSplat(op, BoolAttr::get(op->getContext(), pred(order)));
+  return makeSplat(op, BoolAttr::get(op->getContext(),
+                                     llvm::is_contained(accepted, order)));
 }
 
 /// A libm function as ONNX runtimes apply it: in double for f64, in float
@@ -147,9 +148,17 @@ static APFloat applyMath(const APFloat &x, Fn fn) {
   return result;
 }
 
-#define KILN_MATH_FN(expr) [](const APFloat &x) -> std::optional<APFloat> {    \
-    return applyMath(x, [](auto v) { return expr; });                          \
-  }
+/// The fold of a unary float op computing `expr` from `v` (a float, or a
+/// double for f64) in type `T`, through applyMath. Attributes the expression
+/// uses are read before it, as locals.
+#define KILN_FOLD_MATH(expr)                                                   \
+  foldSplatUnary(*this, adaptor.getOperands(),                                 \
+                 [&](const APFloat &x) -> std::optional<APFloat> {             \
+                   return applyMath(x, [&](auto v) {                           \
+                     using T = decltype(v);                                    \
+                     return static_cast<T>(expr);                              \
+                   });                                                         \
+                 })
 
 /// Op(Op(x)) -> x for an involution.
 template <typename OpTy>
@@ -251,31 +260,80 @@ OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
   return foldRounding(*this, adaptor.getOperands(), APFloat::rmNearestTiesToEven);
 }
 
-OpFoldResult ExpOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::exp(v)));
+/// Folders that apply one formula to a float splat.
+#define KILN_MATH_FOLDER(OpTy, expr)                                           \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) { return KILN_FOLD_MATH(expr); }
+
+// Erf on integer tensors (which ONNX allows) is left to the runtime.
+KILN_MATH_FOLDER(ExpOp, std::exp(v))
+KILN_MATH_FOLDER(LogOp, std::log(v))
+KILN_MATH_FOLDER(SqrtOp, std::sqrt(v))
+KILN_MATH_FOLDER(TanhOp, std::tanh(v))
+KILN_MATH_FOLDER(ErfOp, std::erf(v))
+KILN_MATH_FOLDER(SinOp, std::sin(v))
+KILN_MATH_FOLDER(CosOp, std::cos(v))
+KILN_MATH_FOLDER(SigmoidOp, T(1) / (T(1) + std::exp(-v)))
+KILN_MATH_FOLDER(TanOp, std::tan(v))
+KILN_MATH_FOLDER(AsinOp, std::asin(v))
+KILN_MATH_FOLDER(AcosOp, std::acos(v))
+KILN_MATH_FOLDER(AtanOp, std::atan(v))
+KILN_MATH_FOLDER(SinhOp, std::sinh(v))
+KILN_MATH_FOLDER(CoshOp, std::cosh(v))
+KILN_MATH_FOLDER(AsinhOp, std::asinh(v))
+KILN_MATH_FOLDER(AcoshOp, std::acosh(v))
+KILN_MATH_FOLDER(AtanhOp, std::atanh(v))
+// The activation functions, as ONNX defines them (not the rewritten forms
+// some runtimes use for range: the results may differ there in the last bit).
+KILN_MATH_FOLDER(SoftplusOp, std::log(std::exp(v) + T(1)))
+KILN_MATH_FOLDER(SoftsignOp, v / (T(1) + std::abs(v)))
+KILN_MATH_FOLDER(MishOp, v * std::tanh(std::log(std::exp(v) + T(1))))
+// ONNX: x * max(0, min(1, alpha * x + beta)) with alpha = 1/6, beta = 1/2.
+KILN_MATH_FOLDER(HardSwishOp,
+                 v * std::max(T(0), std::min(T(1), T(1.0 / 6) * v + T(0.5))))
+#undef KILN_MATH_FOLDER
+
+OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v < 0 ? alpha * v : v);
 }
-OpFoldResult LogOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::log(v)));
+OpFoldResult HardSigmoidOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat(), beta = getBeta().convertToFloat();
+  return KILN_FOLD_MATH(std::max(T(0), std::min(T(1), alpha * v + beta)));
 }
-OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::sqrt(v)));
+OpFoldResult EluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v < 0 ? alpha * (std::exp(v) - T(1)) : v);
 }
-OpFoldResult TanhOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::tanh(v)));
+OpFoldResult SeluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat(), gamma = getGamma().convertToFloat();
+  return KILN_FOLD_MATH(v <= 0 ? gamma * (alpha * std::exp(v) - alpha) : gamma * v);
 }
-OpFoldResult ErfOp::fold(FoldAdaptor adaptor) {
-  // Erf on integer tensors (which ONNX allows) is left to the runtime.
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::erf(v)));
+OpFoldResult CeluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(std::max(T(0), v) +
+                        std::min(T(0), alpha * (std::exp(v / alpha) - T(1))));
 }
-OpFoldResult SinOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::sin(v)));
+OpFoldResult ThresholdedReluOp::fold(FoldAdaptor adaptor) {
+  float alpha = getAlpha().convertToFloat();
+  return KILN_FOLD_MATH(v > alpha ? v : T(0));
 }
-OpFoldResult CosOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(), KILN_MATH_FN(std::cos(v)));
+OpFoldResult GeluOp::fold(FoldAdaptor adaptor) {
+  if (getApproximate() == "tanh")
+    return KILN_FOLD_MATH(T(0.5) * v *
+                          (T(1) + std::tanh(std::sqrt(T(2) / T(M_PI)) *
+                                            (v + T(0.044715) * v * v * v))));
+  return KILN_FOLD_MATH(T(0.5) * v * (T(1) + std::erf(v / std::sqrt(T(2)))));
 }
-OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
-  return foldSplatUnary(*this, adaptor.getOperands(),
-                        KILN_MATH_FN(1 / (1 + std::exp(-v))));
+OpFoldResult ShrinkOp::fold(FoldAdaptor adaptor) {
+  // Float inputs only; on integers the float attributes make the result
+  // depend on how a runtime converts them.
+  float bias = getBias().convertToFloat(), lambd = getLambd().convertToFloat();
+  return KILN_FOLD_MATH(v < -lambd ? v + bias : v > lambd ? v - bias : T(0));
+}
+
+OpFoldResult BitwiseNotOp::fold(FoldAdaptor adaptor) {
+  return foldSplatUnary(*this, adaptor.getOperands(), {},
+                        [](const APInt &x, bool) -> std::optional<APInt> { return ~x; });
 }
 
 //===----------------------------------------------------------------------===//
@@ -284,49 +342,34 @@ OpFoldResult SigmoidOp::fold(FoldAdaptor adaptor) {
 
 static constexpr auto kRound = APFloat::rmNearestTiesToEven;
 
-static std::optional<APFloat> floatAdd(const APFloat &a, const APFloat &b) {
+/// a op b in the element type, for APFloat's add, subtract, multiply, divide.
+template <APFloat::opStatus (APFloat::*Op)(const APFloat &, APFloat::roundingMode)>
+static std::optional<APFloat> floatArith(const APFloat &a, const APFloat &b) {
   APFloat r = a;
-  r.add(b, kRound);
+  (r.*Op)(b, kRound);
   return r;
 }
-static std::optional<APInt> intAdd(const APInt &a, const APInt &b, bool) {
-  return a + b;
+static constexpr auto floatAdd = floatArith<&APFloat::add>;
+static constexpr auto floatDiv = floatArith<&APFloat::divide>;
+
+/// a op b with wrap-around, for std::plus, std::minus, std::bit_and, ... .
+template <typename Op>
+static std::optional<APInt> intArith(const APInt &a, const APInt &b, bool) {
+  return Op()(a, b);
 }
+static constexpr auto intAdd = intArith<std::plus<APInt>>;
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   return foldSplatNary(*this, adaptor.getOperands(), floatAdd, intAdd);
 }
-
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        APFloat r = a;
-        r.subtract(b, kRound);
-        return r;
-      },
-      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-        return a - b;
-      });
+  return foldSplatNary(*this, adaptor.getOperands(),
+                       floatArith<&APFloat::subtract>, intArith<std::minus<APInt>>);
 }
-
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        APFloat r = a;
-        r.multiply(b, kRound);
-        return r;
-      },
-      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-        return a * b;
-      });
-}
-
-static std::optional<APFloat> floatDiv(const APFloat &a, const APFloat &b) {
-  APFloat r = a;
-  r.divide(b, kRound);
-  return r;
+  return foldSplatNary(*this, adaptor.getOperands(),
+                       floatArith<&APFloat::multiply>,
+                       intArith<std::multiplies<APInt>>);
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
@@ -365,26 +408,26 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
       });
 }
 
-OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+/// Max or Min of splats; floats propagate NaN, as numpy's maximum/minimum.
+static OpFoldResult foldExtremum(Operation *op, ArrayRef<Attribute> operands,
+                                 bool isMax) {
   return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        return maximum(a, b);
+      op, operands,
+      [isMax](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return isMax ? maximum(a, b) : minimum(a, b);
       },
-      [](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
-        return isUnsigned ? llvm::APIntOps::umax(a, b) : llvm::APIntOps::smax(a, b);
+      [isMax](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
+        bool aWins = isMax ? (isUnsigned ? a.uge(b) : a.sge(b))
+                           : (isUnsigned ? a.ule(b) : a.sle(b));
+        return aWins ? a : b;
       });
 }
 
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldExtremum(*this, adaptor.getOperands(), /*isMax=*/true);
+}
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(
-      *this, adaptor.getOperands(),
-      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
-        return minimum(a, b);
-      },
-      [](const APInt &a, const APInt &b, bool isUnsigned) -> std::optional<APInt> {
-        return isUnsigned ? llvm::APIntOps::umin(a, b) : llvm::APIntOps::smin(a, b);
-      });
+  return foldExtremum(*this, adaptor.getOperands(), /*isMax=*/false);
 }
 
 OpFoldResult SumOp::fold(FoldAdaptor adaptor) {
@@ -406,47 +449,149 @@ OpFoldResult MeanOp::fold(FoldAdaptor adaptor) {
                                  floatDiv(value, floatOf(value, getNumOperands()))));
 }
 
+using Order = APFloat::cmpResult;
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(),
-                          [](APFloat::cmpResult r) { return r == APFloat::cmpEqual; });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpEqual});
 }
 OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(),
-                          [](APFloat::cmpResult r) { return r == APFloat::cmpLessThan; });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpLessThan});
 }
 OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpLessThan || r == APFloat::cmpEqual;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(),
+                          {Order::cmpLessThan, Order::cmpEqual});
 }
 OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpGreaterThan;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(), {Order::cmpGreaterThan});
 }
 OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
-  return foldSplatCompare(*this, adaptor.getOperands(), [](APFloat::cmpResult r) {
-    return r == APFloat::cmpGreaterThan || r == APFloat::cmpEqual;
-  });
+  return foldSplatCompare(*this, adaptor.getOperands(),
+                          {Order::cmpGreaterThan, Order::cmpEqual});
 }
 
-OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a & b;
-                       });
+/// Logic and bitwise ops: one APInt operator on integer (or i1) splats.
+#define KILN_INT_FOLDER(OpTy, Fn)                                              \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    return foldSplatNary(*this, adaptor.getOperands(), {}, intArith<Fn<APInt>>); \
+  }
+KILN_INT_FOLDER(AndOp, std::bit_and)
+KILN_INT_FOLDER(OrOp, std::bit_or)
+KILN_INT_FOLDER(XorOp, std::bit_xor)
+KILN_INT_FOLDER(BitwiseAndOp, std::bit_and)
+KILN_INT_FOLDER(BitwiseOrOp, std::bit_or)
+KILN_INT_FOLDER(BitwiseXorOp, std::bit_xor)
+#undef KILN_INT_FOLDER
+
+OpFoldResult BitShiftOp::fold(FoldAdaptor adaptor) {
+  bool left = getDirection() == "LEFT";
+  return foldSplatNary(
+      *this, adaptor.getOperands(), {},
+      [left](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        // Shifting by the bit width or more is undefined in C++ and ONNX.
+        if (y.uge(x.getBitWidth()))
+          return std::nullopt;
+        return left ? x.shl(y) : x.lshr(y);
+      });
 }
-OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a | b;
-                       });
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  // Float bases only: runtimes differ on integer powers.
+  auto splats = getSplatOperands(*this, adaptor.getOperands());
+  if (!splats || !isa<FloatType>((*splats)[0].getElementType()))
+    return {};
+  DenseElementsAttr exponent = (*splats)[1];
+  double e;
+  if (isa<FloatType>(exponent.getElementType()))
+    e = exponent.getSplatValue<APFloat>().convertToDouble();
+  else if (exponent.getElementType().isUnsignedInteger())
+    e = static_cast<double>(exponent.getSplatValue<APInt>().getZExtValue());
+  else
+    e = static_cast<double>(exponent.getSplatValue<APInt>().getSExtValue());
+  APFloat x = (*splats)[0].getSplatValue<APFloat>();
+  return makeSplat(*this, FloatAttr::get((*splats)[0].getElementType(),
+                                         applyMath(x, [e](auto v) {
+                                           return std::pow(v, static_cast<decltype(v)>(e));
+                                         })));
 }
-OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldSplatNary(*this, adaptor.getOperands(), {},
-                       [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
-                         return a ^ b;
-                       });
+
+OpFoldResult PReluOp::fold(FoldAdaptor adaptor) {
+  return foldSplatNary(
+      *this, adaptor.getOperands(),
+      [](const APFloat &x, const APFloat &slope) -> std::optional<APFloat> {
+        return x.isNegative() && !x.isZero() ? *floatArith<&APFloat::multiply>(x, slope)
+                                             : x;
+      },
+      [](const APInt &x, const APInt &slope, bool isUnsigned) -> std::optional<APInt> {
+        return !isUnsigned && x.isNegative() ? x * slope : x;
+      });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  // A splat condition selects one operand; it is the result when it already
+  // has the result type, or is itself a splat (then broadcast).
+  auto condition = dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
+  if (!condition || !condition.isSplat())
+    return {};
+  bool pick = condition.getSplatValue<bool>();
+  Value chosen = pick ? getX() : getY();
+  if (chosen.getType() == getType())
+    return chosen;
+  auto constant = dyn_cast_or_null<DenseElementsAttr>(pick ? adaptor.getX() : adaptor.getY());
+  if (!constant || !constant.isSplat() || !getType().hasStaticShape())
+    return {};
+  return makeSplat(*this, constant.getSplatValue<Attribute>());
+}
+
+OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
+  // No bounds: the identity. Otherwise a splat input with splat bounds.
+  if (isNone(getMin()) && isNone(getMax()))
+    return getInput();
+  auto input = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!input || !input.isSplat() || !getType().hasStaticShape())
+    return {};
+  bool isUnsigned = isUnsignedElement(input.getElementType());
+  auto less = [isUnsigned](Attribute a, Attribute b) {
+    if (auto f = dyn_cast<FloatAttr>(a))
+      return f.getValue() < cast<FloatAttr>(b).getValue();
+    APInt x = cast<IntegerAttr>(a).getValue(), y = cast<IntegerAttr>(b).getValue();
+    return isUnsigned ? x.ult(y) : x.slt(y);
+  };
+  // max(x, min) then min(.., max); a NaN input stays NaN.
+  Attribute value = input.getSplatValue<Attribute>();
+  for (auto [bound, boundAttr, isMin] :
+       {std::tuple(getMin(), adaptor.getMin(), true),
+        std::tuple(getMax(), adaptor.getMax(), false)}) {
+    if (isNone(bound))
+      continue;
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(boundAttr);
+    if (!dense)
+      return {};
+    Attribute b = dense.getSplatValue<Attribute>();
+    if (isMin ? less(value, b) : less(b, value))
+      value = b;
+  }
+  return makeSplat(*this, value);
+}
+
+/// IsNaN and IsInf of a splat.
+static OpFoldResult foldFloatClass(Operation *op, ArrayRef<Attribute> operands,
+                                   llvm::function_ref<bool(const APFloat &)> pred) {
+  auto splats = getSplatOperands(op, operands);
+  if (!splats)
+    return {};
+  return makeSplat(op, BoolAttr::get(op->getContext(),
+                                     pred(splats->front().getSplatValue<APFloat>())));
+}
+
+OpFoldResult IsNaNOp::fold(FoldAdaptor adaptor) {
+  return foldFloatClass(*this, adaptor.getOperands(),
+                        [](const APFloat &x) { return x.isNaN(); });
+}
+
+OpFoldResult IsInfOp::fold(FoldAdaptor adaptor) {
+  bool negative = getDetectNegative() == 1, positive = getDetectPositive() == 1;
+  return foldFloatClass(*this, adaptor.getOperands(), [&](const APFloat &x) {
+    return x.isInfinity() && (x.isNegative() ? negative : positive);
+  });
 }
 
 //===----------------------------------------------------------------------===//

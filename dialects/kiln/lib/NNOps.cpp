@@ -592,6 +592,10 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
   } else if (auto sizes = getKnownIntValues(operand);
              sizes && sizes->size() == n) {
     StringRef policy = adaptor.getKeepAspectRatioPolicy();
+    for (auto [i, size] : llvm::enumerate(*sizes))
+      if (!isDyn(size) && size < 1)
+        return emitOptionalError(loc, "sizes[", i, "] is ", size,
+                                 " but must be positive");
     if (policy == "stretch") {
       for (auto [axis, size] : llvm::zip(axes, *sizes))
         shape[axis] = size;

@@ -14,7 +14,8 @@ namespace {
 /// What is known about a reduction's axes: their values (kDynamic where
 /// unknown), or only their count, or nothing.
 struct ReductionAxes {
-  std::optional<SmallVector<int64_t>> values;
+  bool valuesKnown = false;
+  SmallVector<int64_t> values;
   std::optional<int64_t> count;
 };
 } // namespace
@@ -29,22 +30,24 @@ static FailureOr<ReductionAxes> getReductionAxes(std::optional<Location> loc,
         loc, "axes must be given as an attribute or as an operand, not both");
   ReductionAxes axes;
   if (axesAttr) {
-    axes.values = SmallVector<int64_t>(axesAttr.asArrayRef());
+    axes.valuesKnown = true;
+    llvm::append_range(axes.values, axesAttr.asArrayRef());
   } else if (!hasOperand) {
-    axes.values = SmallVector<int64_t>();
+    axes.valuesKnown = true;
   } else {
     auto type = cast<RankedTensorType>(axesInput.getType());
     if (type.getRank() != 1)
       return emitOptionalError(loc, "axes must be a 1-d tensor, got ", type);
-    axes.values = getKnownIntValues(axesInput);
-    if (!axes.values && !type.isDynamicDim(0))
+    if (std::optional<SmallVector<int64_t>> known = getKnownIntValues(axesInput)) {
+      axes.values = std::move(*known);
+      axes.valuesKnown = !llvm::any_of(axes.values, ShapedType::isDynamic);
+      axes.count = axes.values.size();
+    } else if (!type.isDynamicDim(0)) {
       axes.count = type.getDimSize(0);
+    }
   }
-  if (axes.values) {
-    axes.count = axes.values->size();
-    if (llvm::any_of(*axes.values, ShapedType::isDynamic))
-      axes.values.reset();
-  }
+  if (axes.valuesKnown)
+    axes.count = axes.values.size();
   return axes;
 }
 
@@ -60,7 +63,7 @@ static LogicalResult inferReduction(std::optional<Location> loc, Value data,
   if (failed(axes))
     return failure();
 
-  if (!axes->values) {
+  if (!axes->valuesKnown) {
     // Unknown axes. With keepdims each dim stays or becomes 1: only 1s are
     // certain. Without, only the rank is known, from the number of axes.
     if (keepdims) {
@@ -82,12 +85,12 @@ static LogicalResult inferReduction(std::optional<Location> loc, Value data,
     return success();
   }
 
-  if (axes->values->empty() && noopWithEmptyAxes) {
+  if (axes->values.empty() && noopWithEmptyAxes) {
     results.push_back(dataType);
     return success();
   }
-  llvm::SmallBitVector reduced(rank, axes->values->empty());
-  for (int64_t axis : *axes->values) {
+  llvm::SmallBitVector reduced(rank, axes->values.empty());
+  for (int64_t axis : axes->values) {
     FailureOr<int64_t> normalized = normalizeAxis(loc, axis, rank, "axes value");
     if (failed(normalized))
       return failure();

@@ -41,12 +41,13 @@ class Kiln_StrOneOf<list<string> values>
 
 /// A same-type unary op computing `math` elementwise.
 class Kiln_UnaryOp<string mnemonic, string onnx, Type t, string math,
-                   list<Trait> traits = []>
+                   string exampleType = "f32", list<Trait> traits = []>
     : Kiln_SameTypeUnaryOp<mnemonic, t, traits> {
   let summary = "ONNX " # onnx # ": y = " # math # ", elementwise";
   let description = "Computes `y = " # math # "` for each element of `X`; the "
     # "result has the type of `X`.\n\n```mlir\n%y = kiln." # mnemonic
-    # " %x : tensor<2x?xf32>\n```\n";
+    # " %x : tensor<2x?x" # exampleType # ">\n```\n";
+  let hasFolder = 1;
 }
 
 /// An op whose inferReturnTypes calls `inferFn(loc, operands, results)`, one
@@ -68,16 +69,18 @@ class Kiln_InferredByOp<string mnemonic, string inferFn, list<Trait> traits = []
 class Kiln_BroadcastOp<string mnemonic, string onnx, Type t, string math,
                        Type resultT = t,
                        string inferFn = "inferSameTypeBroadcast",
-                       list<Trait> traits = []>
+                       list<Trait> traits = [], string exampleType = "f32">
     : Kiln_InferredByOp<mnemonic, inferFn, traits> {
   let summary = "ONNX " # onnx # ": C = " # math # ", with numpy broadcasting";
   let description = "Computes `C = " # math # "` elementwise after numpy "
     # "(multidirectional) broadcasting of `A` and `B`, which have the same "
     # "element type.\n\n```mlir\n%c = kiln." # mnemonic # " %a, %b : "
-    # "(tensor<?x3xT>, tensor<3xT>) -> tensor<?x3x" # !if(!eq(inferFn,
-    "inferCompareBroadcast"), "i1", "T") # ">\n```\n";
+    # "(tensor<?x3x" # exampleType # ">, tensor<3x" # exampleType
+    # ">) -> tensor<?x3x" # !if(!eq(inferFn, "inferCompareBroadcast"), "i1",
+    exampleType) # ">\n```\n";
   let arguments = (ins t:$A, t:$B);
   let results = (outs resultT:$C);
+  let hasFolder = 1;
 }
 
 /// A variadic op (one or more operands) with numpy broadcasting.
@@ -90,13 +93,13 @@ class Kiln_VariadicOp<string mnemonic, string onnx, Type t, string what>
     # "tensor<3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>\n```\n";
   let arguments = (ins Variadic<t>:$data_0);
   let results = (outs t:$result);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
 // Unary ops
 //===----------------------------------------------------------------------===//
 
-let hasFolder = 1 in {
 def Kiln_AbsOp : Kiln_UnaryOp<"abs", "Abs", Kiln_NumericTensor, "|x|">;
 def Kiln_NegOp : Kiln_UnaryOp<"neg", "Neg", Kiln_SignedNumericTensor, "-x">;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "Exp", Kiln_FloatTensor, "exp(x)">;
@@ -116,9 +119,8 @@ def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "Ceil", Kiln_FloatTensor, "ceil(x)">;
 def Kiln_RoundOp : Kiln_UnaryOp<"round", "Round", Kiln_FloatTensor,
                                 "x rounded to the nearest integer, halves to even">;
 def Kiln_SignOp : Kiln_UnaryOp<"sign", "Sign", Kiln_NumericTensor, "sign(x)">;
-def Kiln_NotOp : Kiln_UnaryOp<"not", "Not", Kiln_BoolTensor, "!x">;
+def Kiln_NotOp : Kiln_UnaryOp<"not", "Not", Kiln_BoolTensor, "!x", "i1">;
 def Kiln_IdentityOp : Kiln_UnaryOp<"identity", "Identity", Kiln_Tensor, "x">;
-}
 
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "HardSwish", Kiln_FloatTensor,
                                     "x * max(0, min(1, x / 6 + 1 / 2))">;
@@ -138,7 +140,7 @@ def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "Asinh", Kiln_FloatTensor, "asinh(x)">;
 def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "Acosh", Kiln_FloatTensor, "acosh(x)">;
 def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "Atanh", Kiln_FloatTensor, "atanh(x)">;
 def Kiln_BitwiseNotOp
-    : Kiln_UnaryOp<"bitwise_not", "BitwiseNot", Kiln_IntTensor, "~x">;
+    : Kiln_UnaryOp<"bitwise_not", "BitwiseNot", Kiln_IntTensor, "~x", "i32">;
 
 // Unary ops with attributes: the attributes follow the operand in attr-dict.
 
@@ -151,6 +153,7 @@ def Kiln_LeakyReluOp : Kiln_SameTypeUnaryOp<"leaky_relu", Kiln_FloatTensor> {
   }];
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
+  let hasFolder = 1;
 }
 
 def Kiln_HardSigmoidOp : Kiln_SameTypeUnaryOp<"hard_sigmoid", Kiln_FloatTensor> {
@@ -163,6 +166,7 @@ def Kiln_HardSigmoidOp : Kiln_SameTypeUnaryOp<"hard_sigmoid", Kiln_FloatTensor> 
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<F32Attr, "0.2">:$alpha,
                    DefaultValuedAttr<F32Attr, "0.5">:$beta);
+  let hasFolder = 1;
 }
 
 def Kiln_EluOp : Kiln_SameTypeUnaryOp<"elu", Kiln_FloatTensor> {
@@ -174,6 +178,7 @@ def Kiln_EluOp : Kiln_SameTypeUnaryOp<"elu", Kiln_FloatTensor> {
   }];
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+  let hasFolder = 1;
 }
 
 def Kiln_SeluOp : Kiln_SameTypeUnaryOp<"selu", Kiln_FloatTensor> {
@@ -189,6 +194,7 @@ def Kiln_SeluOp : Kiln_SameTypeUnaryOp<"selu", Kiln_FloatTensor> {
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<F32Attr, "1.67326319217681884765625">:$alpha,
                    DefaultValuedAttr<F32Attr, "1.05070102214813232421875">:$gamma);
+  let hasFolder = 1;
 }
 
 def Kiln_CeluOp : Kiln_SameTypeUnaryOp<"celu", Kiln_F32Tensor> {
@@ -202,6 +208,7 @@ def Kiln_CeluOp : Kiln_SameTypeUnaryOp<"celu", Kiln_F32Tensor> {
   }];
   let arguments = (ins Kiln_F32Tensor:$X,
                    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+  let hasFolder = 1;
 }
 
 def Kiln_ThresholdedReluOp
@@ -214,6 +221,7 @@ def Kiln_ThresholdedReluOp
   }];
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+  let hasFolder = 1;
 }
 
 def Kiln_GeluOp : Kiln_SameTypeUnaryOp<"gelu", Kiln_FloatTensor> {
@@ -229,6 +237,7 @@ def Kiln_GeluOp : Kiln_SameTypeUnaryOp<"gelu", Kiln_FloatTensor> {
   let arguments = (ins Kiln_FloatTensor:$X,
                    DefaultValuedAttr<Kiln_StrOneOf<["none", "tanh"]>,
                                      "\"none\"">:$approximate);
+  let hasFolder = 1;
 }
 
 def Kiln_ShrinkOp : Kiln_SameTypeUnaryOp<"shrink", Kiln_NumericTensor> {
@@ -241,6 +250,7 @@ def Kiln_ShrinkOp : Kiln_SameTypeUnaryOp<"shrink", Kiln_NumericTensor> {
   let arguments = (ins Kiln_NumericTensor:$X,
                    DefaultValuedAttr<F32Attr, "0.0">:$bias,
                    DefaultValuedAttr<F32Attr, "0.5">:$lambd);
+  let hasFolder = 1;
 }
 
 def Kiln_IsNaNOp : Kiln_InferredByOp<"is_nan", "inferBoolOfSameShape"> {
@@ -252,6 +262,7 @@ def Kiln_IsNaNOp : Kiln_InferredByOp<"is_nan", "inferBoolOfSameShape"> {
   }];
   let arguments = (ins Kiln_FloatTensor:$X);
   let results = (outs Kiln_BoolTensor:$Y);
+  let hasFolder = 1;
 }
 
 def Kiln_IsInfOp : Kiln_InferredByOp<"is_inf", "inferBoolOfSameShape"> {
@@ -269,6 +280,7 @@ def Kiln_IsInfOp : Kiln_InferredByOp<"is_inf", "inferBoolOfSameShape"> {
                    DefaultValuedAttr<Kiln_FlagAttr, "1">:$detect_negative,
                    DefaultValuedAttr<Kiln_FlagAttr, "1">:$detect_positive);
   let results = (outs Kiln_BoolTensor:$Y);
+  let hasFolder = 1;
 }
 
 def Kiln_ClipOp : Kiln_InferredByOp<"clip", "inferClip"> {
@@ -286,6 +298,7 @@ def Kiln_ClipOp : Kiln_InferredByOp<"clip", "inferClip"> {
   let arguments = (ins Kiln_NumericTensor:$input, Kiln_ScalarBound:$min,
                    Kiln_ScalarBound:$max);
   let results = (outs Kiln_NumericTensor:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_CastOp : Kiln_OnnxOp<"cast"> {
@@ -325,7 +338,6 @@ def Kiln_CastLikeOp : Kiln_OnnxOp<"cast_like"> {
 // Binary and variadic ops with numpy broadcasting
 //===----------------------------------------------------------------------===//
 
-let hasFolder = 1 in {
 def Kiln_AddOp : Kiln_BroadcastOp<"add", "Add", Kiln_NumericTensor, "A + B",
     Kiln_NumericTensor, "inferSameTypeBroadcast", [Commutative]>;
 def Kiln_SubOp : Kiln_BroadcastOp<"sub", "Sub", Kiln_NumericTensor, "A - B">;
@@ -347,27 +359,26 @@ def Kiln_GreaterOrEqualOp : Kiln_BroadcastOp<"greater_or_equal",
     "inferCompareBroadcast">;
 
 def Kiln_AndOp : Kiln_BroadcastOp<"and", "And", Kiln_BoolTensor, "A && B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 def Kiln_OrOp : Kiln_BroadcastOp<"or", "Or", Kiln_BoolTensor, "A || B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 def Kiln_XorOp : Kiln_BroadcastOp<"xor", "Xor", Kiln_BoolTensor, "A != B",
-    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative]>;
+    Kiln_BoolTensor, "inferSameTypeBroadcast", [Commutative], "i1">;
 
 def Kiln_MaxOp : Kiln_VariadicOp<"max", "Max", Kiln_NumericTensor, "maximum">;
 def Kiln_MinOp : Kiln_VariadicOp<"min", "Min", Kiln_NumericTensor, "minimum">;
 def Kiln_SumOp : Kiln_VariadicOp<"sum", "Sum", Kiln_FloatTensor, "sum">;
 def Kiln_MeanOp : Kiln_VariadicOp<"mean", "Mean", Kiln_FloatTensor, "mean">;
-}
 
 def Kiln_BitwiseAndOp : Kiln_BroadcastOp<"bitwise_and", "BitwiseAnd",
     Kiln_IntTensor, "A & B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 def Kiln_BitwiseOrOp : Kiln_BroadcastOp<"bitwise_or", "BitwiseOr",
     Kiln_IntTensor, "A | B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 def Kiln_BitwiseXorOp : Kiln_BroadcastOp<"bitwise_xor", "BitwiseXor",
     Kiln_IntTensor, "A ^ B", Kiln_IntTensor, "inferSameTypeBroadcast",
-    [Commutative]>;
+    [Commutative], "i32">;
 
 def Kiln_ModOp : Kiln_BroadcastOp<"mod", "Mod", Kiln_NumericTensor, "A mod B"> {
   let description = [{
@@ -397,6 +408,7 @@ def Kiln_PowOp : Kiln_InferredByOp<"pow", "inferBaseTypeBroadcast"> {
   }];
   let arguments = (ins Kiln_PowBaseTensor:$X, Kiln_NumericTensor:$Y);
   let results = (outs Kiln_PowBaseTensor:$Z);
+  let hasFolder = 1;
 }
 
 def Kiln_BitShiftOp : Kiln_InferredByOp<"bit_shift", "inferSameTypeBroadcast"> {
@@ -409,6 +421,7 @@ def Kiln_BitShiftOp : Kiln_InferredByOp<"bit_shift", "inferSameTypeBroadcast"> {
   let arguments = (ins Kiln_UnsignedTensor:$X, Kiln_UnsignedTensor:$Y,
                    Kiln_StrOneOf<["LEFT", "RIGHT"]>:$direction);
   let results = (outs Kiln_UnsignedTensor:$Z);
+  let hasFolder = 1;
 }
 
 def Kiln_WhereOp : Kiln_InferredByOp<"where", "inferWhere"> {
@@ -423,6 +436,7 @@ def Kiln_WhereOp : Kiln_InferredByOp<"where", "inferWhere"> {
   }];
   let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$X, Kiln_Tensor:$Y);
   let results = (outs Kiln_Tensor:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_PReluOp : Kiln_InferredByOp<"prelu", "inferPRelu"> {
@@ -437,6 +451,7 @@ def Kiln_PReluOp : Kiln_InferredByOp<"prelu", "inferPRelu"> {
   }];
   let arguments = (ins Kiln_PReluTensor:$X, Kiln_PReluTensor:$slope);
   let results = (outs Kiln_PReluTensor:$Y);
+  let hasFolder = 1;
 }
 
 #endif // KILN_ELEMENTWISE_OPS_TD
