@@ -1,8 +1,10 @@
 // RUN: kiln-opt %s -split-input-file | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -canonicalize | FileCheck %s --check-prefix=CANON
 // Value-dependent result shapes: kiln-opt verifies that each declared type is
-// compatible with the inferred one, so a wrong inference fails to parse here;
-// the CHECKs pin the types, and -canonicalize shows the folded shape values.
+// compatible with the inferred one, so an inference that contradicts these
+// types fails here; shape-inference-pinned.mlir pins the inferred types
+// exactly (a declared type may be more static than the inferred one).
+// -canonicalize shows the shape values that fold.
 
 // PyTorch's view(x.size(0), -1, 64): the -1 is inferred because the unknown
 // dim is x's own dim 0 and cancels out: 128 * 8 / 64 = 16.
@@ -168,3 +170,71 @@ func.func @resource_shape(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
     }
   }
 #-}
+
+// -----
+
+// Attention's exported head split: the head dim is hidden / heads (kiln.div),
+// the merged dim a product (kiln.mul), through kiln.cast and kiln.identity.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x8x64xf32>
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x512xf32>
+// CANON-LABEL: func.func @attention_heads
+// CANON-DAG: kiln.constant dense<64> : tensor<1xi64>
+// CANON-DAG: kiln.constant dense<512> : tensor<1xi64>
+func.func @attention_heads(%x: tensor<?x?x512xf32>) -> tensor<?x?x512xf32> {
+  %s = kiln.shape %x : (tensor<?x?x512xf32>) -> tensor<3xi64>
+  %i01 = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %bs = kiln.gather %s, %i01 {axis = 0 : i64} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %i2 = kiln.constant dense<[2]> : tensor<1xi64>
+  %hidden = kiln.gather %s, %i2 {axis = 0 : i64} : (tensor<3xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %heads = kiln.constant dense<[8]> : tensor<1xi64>
+  %hd = kiln.div %hidden, %heads : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %hd32 = kiln.cast %hd {to = i32} : (tensor<1xi64>) -> tensor<1xi32>
+  %hd64 = kiln.cast %hd32 {to = i64} : (tensor<1xi32>) -> tensor<1xi64>
+  %split = kiln.concat %bs, %heads, %hd64 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %y = kiln.reshape %x, %split : (tensor<?x?x512xf32>, tensor<4xi64>) -> tensor<?x?x8x64xf32>
+  %merged = kiln.mul %heads, %hd64 : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %m = kiln.identity %merged : tensor<1xi64>
+  %back = kiln.concat %bs, %m {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %z = kiln.reshape %y, %back : (tensor<?x?x8x64xf32>, tensor<3xi64>) -> tensor<?x?x512xf32>
+  return %z : tensor<?x?x512xf32>
+}
+
+// -----
+
+// PyTorch's expand(-1, ...) exports Where(Equal(shape, -1), ones, shape).
+// CHECK-LABEL: func.func @expand_where_equal
+// CHECK: kiln.expand {{.*}} -> tensor<4x3x5xf32>
+func.func @expand_where_equal(%x: tensor<1x3x1xf32>) -> tensor<4x3x5xf32> {
+  %shape = kiln.constant dense<[4, -1, 5]> : tensor<3xi64>
+  %m1 = kiln.constant dense<-1> : tensor<i64>
+  %is = kiln.equal %shape, %m1 : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %ones = kiln.constant dense<1> : tensor<3xi64>
+  %t = kiln.where %is, %ones, %shape : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %y = kiln.expand %x, %t : (tensor<1x3x1xf32>, tensor<3xi64>) -> tensor<4x3x5xf32>
+  return %y : tensor<4x3x5xf32>
+}
+
+// -----
+
+// The heads are merged back with reshape(b, s, -1), b and s taken from the
+// shape of the layer's input: the -1 is inferred (8 * 64) because the dynamic
+// dims of the transposed tensor are known to be b and s (canonicalDim).
+// CHECK-LABEL: func.func @attention_merge
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x8x64xf32>
+// CHECK: kiln.reshape {{.*}} -> tensor<?x?x512xf32>
+func.func @attention_merge(%x: tensor<?x?x512xf32>) -> tensor<?x?x512xf32> {
+  %s = kiln.shape %x : (tensor<?x?x512xf32>) -> tensor<3xi64>
+  %i01 = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %bs = kiln.gather %s, %i01 {axis = 0 : i64} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %hd = kiln.constant dense<[8, 64]> : tensor<2xi64>
+  %split = kiln.concat %bs, %hd {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %q = kiln.reshape %x, %split : (tensor<?x?x512xf32>, tensor<4xi64>) -> tensor<?x?x8x64xf32>
+  %t = kiln.transpose %q {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x8x64xf32>) -> tensor<?x8x?x64xf32>
+  %a = kiln.relu %t : tensor<?x8x?x64xf32>
+  %back = kiln.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x8x?x64xf32>) -> tensor<?x?x8x64xf32>
+  %m1 = kiln.constant dense<[-1]> : tensor<1xi64>
+  %merged = kiln.concat %bs, %m1 {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %y = kiln.reshape %back, %merged : (tensor<?x?x8x64xf32>, tensor<3xi64>) -> tensor<?x?x512xf32>
+  return %y : tensor<?x?x512xf32>
+}

@@ -26,7 +26,7 @@ func.func @reshape_bad_count(%x: tensor<2x3xf32>) {
 func.func @reshape_count_mismatch(%x: tensor<2x3xf32>) {
   %c = kiln.constant dense<[5]> : tensor<1xi64>
   // expected-error @+2 {{failed to infer returned types}}
-  // expected-error @+1 {{into 5 elements}}
+  // expected-error @+1 {{the element counts differ (6 vs 5)}}
   %y = kiln.reshape %x, %c : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<5xf32>
   return
 }

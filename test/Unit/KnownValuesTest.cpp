@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "gtest/gtest.h"
 
@@ -260,6 +261,28 @@ TEST_F(KnownValues, NotShapeLike) {
   EXPECT_FALSE(kiln::getKnownIntValues(func.getArgument(1)).has_value());
   EXPECT_FALSE(kiln::getKnownFloatValues(func.getArgument(1)).has_value());
   EXPECT_FALSE(kiln::getKnownIntValues(Value()).has_value());
+}
+
+TEST_F(KnownValues, BuildWithInferredTypes) {
+  // How the importer builds ops: operands and attributes, types inferred.
+  parse("%x: tensor<?x128x8xf32>, %y: tensor<2x5xf32>", R"(
+    %s = kiln.shape %x : (tensor<?x128x8xf32>) -> tensor<3xi64>
+    %none = kiln.none)");
+  Location loc = builder->getUnknownLoc();
+  Value x = func.getArgument(0), y = func.getArgument(1);
+  Value shape = values[0], none = values[1];
+  auto reshape = kiln::ReshapeOp::create(*builder, loc, ValueRange{x, shape},
+                                         ArrayRef<NamedAttribute>{});
+  EXPECT_EQ(reshape.getType(),
+            RankedTensorType::get({kDyn, 128, 8}, builder->getF32Type()));
+  NamedAttribute attrs[] = {
+      builder->getNamedAttr("axis", builder->getI64IntegerAttr(1)),
+      builder->getNamedAttr("num_outputs", builder->getI64IntegerAttr(3))};
+  auto split = kiln::SplitOp::create(*builder, loc, ValueRange{y, none}, attrs);
+  ASSERT_EQ(split.getNumResults(), 3u);
+  EXPECT_EQ(cast<RankedTensorType>(split.getResult(2).getType()).getShape(),
+            (ArrayRef<int64_t>{2, 1}));
+  EXPECT_TRUE(succeeded(verify(func)));
 }
 
 TEST(ClampSliceAxis, OnnxRules) {

@@ -256,10 +256,12 @@ std::optional<Dims> Evaluator::evalShape(ShapeOp op) {
   Dims dims;
   for (int64_t i = begin; i < end; ++i) {
     int64_t d = type.getDimSize(i);
-    if (ShapedType::isDynamic(d))
-      dims.push_back(KnownDim{kDyn, op.getData(), i});
-    else
-      dims.push_back(KnownDim{d, Value(), -1});
+    if (ShapedType::isDynamic(d)) {
+      auto [source, dim] = canonicalDim(op.getData(), i);
+      dims.push_back(KnownDim{kDyn, source, dim});
+      continue;
+    }
+    dims.push_back(KnownDim{d, Value(), -1});
   }
   return dims;
 }
@@ -341,14 +343,16 @@ std::optional<Dims> Evaluator::evalElementwise(Operation *op, Value v,
       continue;
     }
     // Max and Min are variadic; the others have two operands.
-    std::optional<int64_t> acc = at(0).isKnown() ? std::optional(at(0).value)
-                                                 : std::nullopt;
-    for (size_t k = 1; k < operands.size() && acc; ++k)
-      acc = at(k).isKnown() ? applyBinary(name, *acc, at(k).value)
-                            : std::nullopt;
-    if (operands.size() == 1 && name != "kiln.max" && name != "kiln.min")
-      acc = std::nullopt;
-    result.push_back(acc ? KnownDim{*acc, Value(), -1} : KnownDim{});
+    bool isKnown = at(0).isKnown() &&
+                   (operands.size() > 1 || name == "kiln.max" || name == "kiln.min");
+    int64_t acc = at(0).value;
+    for (size_t k = 1; k < operands.size() && isKnown; ++k) {
+      std::optional<int64_t> next =
+          at(k).isKnown() ? applyBinary(name, acc, at(k).value) : std::nullopt;
+      isKnown = next.has_value();
+      acc = next.value_or(kDyn);
+    }
+    result.push_back(isKnown ? KnownDim{acc, Value(), -1} : KnownDim{});
   }
   return result;
 }
@@ -462,6 +466,45 @@ std::optional<Dims> Evaluator::evalOp(Operation *op, Value v, unsigned depth) {
 }
 
 } // namespace
+
+std::pair<Value, int64_t> canonicalDim(Value v, int64_t dim) {
+  for (unsigned step = 0; step < kMaxDepth; ++step) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      break;
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      auto type = cast<RankedTensorType>(transpose.getData().getType());
+      SmallVector<int64_t> perm =
+          transposePerm(transpose.getPerm(), type.getRank());
+      if (dim >= static_cast<int64_t>(perm.size()))
+        break;
+      v = transpose.getData();
+      dim = perm[dim];
+      continue;
+    }
+    if (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
+        op->getNumOperands() > 0) {
+      v = op->getOperand(0);
+      continue;
+    }
+    auto reshape = dyn_cast<ReshapeOp>(op);
+    if (!reshape)
+      break;
+    std::optional<SmallVector<KnownDim>> dims = getKnownDims(reshape.getShape());
+    if (!dims || dim >= static_cast<int64_t>(dims->size()))
+      break;
+    const KnownDim &d = (*dims)[dim];
+    if (d.isKnown() && d.value == 0 && reshape.getAllowzero() == 0) {
+      v = reshape.getData(); // A 0 copies the input dim.
+      continue;
+    }
+    if (d.isKnown() || !d.dimOf)
+      break;
+    // Already canonical: evalShape made it so.
+    return {d.dimOf, d.dim};
+  }
+  return {v, dim};
+}
 
 std::optional<SmallVector<KnownDim>> getKnownDims(Value v) {
   if (!v || isNone(v))

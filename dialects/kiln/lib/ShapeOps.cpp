@@ -25,6 +25,17 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 using Dims = SmallVector<KnownDim>;
 } // namespace
 
+/// `adaptor` with the ODS defaults of OpTy's attributes filled in: the
+/// adaptor that ODS builds for inferReturnTypes reads the bare attribute
+/// dictionary, and its builders infer before the defaults are populated.
+template <typename OpTy>
+static typename OpTy::Adaptor withDefaults(MLIRContext *ctx,
+                                           typename OpTy::Adaptor adaptor) {
+  NamedAttrList attrs(adaptor.getAttributes());
+  OpTy::populateDefaultAttrs(OperationName(OpTy::getOperationName(), ctx), attrs);
+  return typename OpTy::Adaptor(adaptor.getOperands(), attrs.getDictionary(ctx));
+}
+
 static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -172,8 +183,9 @@ SliceAxis kiln::clampSliceAxis(int64_t dim, int64_t start, int64_t end,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ShapeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>,
-                                        Adaptor adaptor,
+                                        Adaptor raw,
                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ShapeOp>(ctx, raw);
   int64_t rank = typeOf(adaptor.getData()).getRank();
   std::optional<int64_t> end;
   if (adaptor.getEnd())
@@ -194,17 +206,22 @@ LogicalResult SizeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>
 
 /// Infers Reshape's -1 from the element count. The input's dynamic dims
 /// must cancel against output dims known to be those same dims (a 0 copying
-/// one, or a dim taken from kiln.shape of the input).
+/// one, or a dim taken from kiln.shape of the input or of a tensor whose dim
+/// canonicalDim shows to be the same).
 static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value data,
                                           const Dims &target, bool allowZero,
                                           int64_t wildcard,
                                           SmallVectorImpl<int64_t> &shape) {
   ArrayRef<int64_t> input = typeOf(data).getShape();
   int64_t inProduct = 1, outProduct = 1;
-  SmallVector<bool> cancelled(input.size(), false);
-  for (auto [i, d] : llvm::enumerate(input))
-    if (!ShapedType::isDynamic(d))
+  // The input's dynamic dims, in canonical form, until an output dim cancels.
+  SmallVector<std::optional<std::pair<Value, int64_t>>> pending(input.size());
+  for (auto [i, d] : llvm::enumerate(input)) {
+    if (ShapedType::isDynamic(d))
+      pending[i] = canonicalDim(data, i);
+    else
       inProduct *= d;
+  }
   for (auto [i, t] : llvm::enumerate(target)) {
     if (static_cast<int64_t>(i) == wildcard)
       continue;
@@ -212,25 +229,23 @@ static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value dat
       outProduct *= shape[i];
       continue;
     }
-    // A dynamic output dim is one of the input's (a 0 copies dim i).
-    int64_t source = -1;
+    // A dynamic output dim must be one of the input's (a 0 copies dim i).
+    auto *match = pending.end();
     if (t.isKnown() && t.value == 0 && !allowZero)
-      source = i;
-    else if (!t.isKnown() && t.dimOf == data)
-      source = t.dim;
-    if (source < 0 || source >= static_cast<int64_t>(input.size()) ||
-        cancelled[source])
+      match = pending.begin() + i;
+    else if (!t.isKnown() && t.dimOf)
+      match = llvm::find(pending, std::make_pair(t.dimOf, t.dim));
+    if (match == pending.end() || !*match)
       return success(); // Unknown size: nothing to infer or check.
-    cancelled[source] = true;
+    *match = std::nullopt;
   }
-  for (auto [i, d] : llvm::enumerate(input))
-    if (ShapedType::isDynamic(d) && !cancelled[i])
-      return success();
+  if (llvm::any_of(pending, [](const auto &p) { return p.has_value(); }))
+    return success();
   if (wildcard < 0) {
     if (inProduct != outProduct)
-      return emitOptionalError(loc, "cannot reshape ", typeOf(data), " (",
-                               inProduct, " elements per dynamic dim) into ",
-                               outProduct, " elements");
+      return emitOptionalError(loc, "cannot reshape ", typeOf(data),
+                               ": the element counts differ (", inProduct,
+                               " vs ", outProduct, ")");
     return success();
   }
   if (outProduct == 0) {
@@ -247,9 +262,10 @@ static LogicalResult inferReshapeWildcard(std::optional<Location> loc, Value dat
   return success();
 }
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                          Adaptor adaptor,
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                          Adaptor raw,
                                           SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ReshapeOp>(ctx, raw);
   RankedTensorType dataType = typeOf(adaptor.getData());
   FailureOr<Dims> target = shapeOperand(loc, adaptor.getShape(), "shape");
   if (failed(target))
@@ -291,9 +307,10 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return pushTensor(results, shape, dataType.getElementType());
 }
 
-LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                          Adaptor adaptor,
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                          Adaptor raw,
                                           SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<FlattenOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   int64_t rank = type.getRank();
   int64_t axis = static_cast<int64_t>(adaptor.getAxis());
@@ -340,12 +357,12 @@ LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
 LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  RankedTensorType type = typeOf(adaptor.getData());
   auto axes = squeezeAxes(loc, adaptor.getAxesInput(), adaptor.getAxes());
   if (failed(axes))
     return failure();
   if (!*axes)
     return emitOptionalError(loc, "unsqueeze needs axes");
+  RankedTensorType type = typeOf(adaptor.getData());
   int64_t rank = type.getRank() + (*axes)->size();
   auto normalized = normalizeAxes(loc, **axes, rank);
   if (failed(normalized))
@@ -358,17 +375,6 @@ LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
       input = input.drop_front();
     }
   return pushTensor(results, shape, type.getElementType());
-}
-
-/// Transpose's permutation: `perm`, or the reversed dims.
-static SmallVector<int64_t> transposePerm(std::optional<ArrayRef<int64_t>> perm,
-                                          int64_t rank) {
-  if (perm)
-    return SmallVector<int64_t>(perm->begin(), perm->end());
-  SmallVector<int64_t> reversed;
-  for (int64_t i = rank - 1; i >= 0; --i)
-    reversed.push_back(i);
-  return reversed;
 }
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -526,9 +532,10 @@ splitSizes(std::optional<Location> loc, SplitOp::Adaptor adaptor, int64_t dim) {
   return sizes;
 }
 
-LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                        Adaptor adaptor,
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                        Adaptor raw,
                                         SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<SplitOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   FailureOr<int64_t> axis =
       normalizeAxis(loc, static_cast<int64_t>(adaptor.getAxis()), type.getRank());
@@ -611,9 +618,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
 // Gather and scatter
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         Adaptor adaptor,
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                         Adaptor raw,
                                          SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   if (type.getRank() < 1)
     return emitOptionalError(loc, "gather needs data of rank >= 1");
@@ -628,10 +636,11 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *ctx,
                                                  std::optional<Location> loc,
-                                                 Adaptor adaptor,
+                                                 Adaptor raw,
                                                  SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherElementsOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   if (indices.getRank() != type.getRank())
@@ -643,9 +652,10 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
   return pushTensor(results, indices.getShape(), type.getElementType());
 }
 
-LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                           Adaptor adaptor,
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                           Adaptor raw,
                                            SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<GatherNDOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   int64_t batchDims = static_cast<int64_t>(adaptor.getBatchDims());
@@ -667,10 +677,11 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *,
+LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *ctx,
                                                   std::optional<Location> loc,
-                                                  Adaptor adaptor,
+                                                  Adaptor raw,
                                                   SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ScatterElementsOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType updates = typeOf(adaptor.getUpdates());
   if (failed(checkReduction(loc, adaptor.getReduction())) ||
@@ -690,9 +701,10 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                            Adaptor adaptor,
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                            Adaptor raw,
                                             SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ScatterNDOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getData());
   RankedTensorType indices = typeOf(adaptor.getIndices());
   RankedTensorType updates = typeOf(adaptor.getUpdates());
@@ -790,9 +802,10 @@ LogicalResult EyeLikeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return pushTensor(results, type.getShape(), elementType);
 }
 
-LogicalResult OneHotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         Adaptor adaptor,
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                         Adaptor raw,
                                          SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<OneHotOp>(ctx, raw);
   RankedTensorType indices = typeOf(adaptor.getIndices());
   RankedTensorType values = typeOf(adaptor.getValues());
   if (failed(checkOneElement(loc, adaptor.getDepth(), "depth")))
@@ -846,10 +859,11 @@ LogicalResult CumSumOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
-LogicalResult ReverseSequenceOp::inferReturnTypes(MLIRContext *,
+LogicalResult ReverseSequenceOp::inferReturnTypes(MLIRContext *ctx,
                                                   std::optional<Location> loc,
-                                                  Adaptor adaptor,
+                                                  Adaptor raw,
                                                   SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<ReverseSequenceOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
   int64_t batch = static_cast<int64_t>(adaptor.getBatchAxis());
   int64_t time = static_cast<int64_t>(adaptor.getTimeAxis());
@@ -898,10 +912,11 @@ static LogicalResult inferBlockRearrange(std::optional<Location> loc, Value inpu
   return pushTensor(results, shape, type.getElementType());
 }
 
-LogicalResult DepthToSpaceOp::inferReturnTypes(MLIRContext *,
+LogicalResult DepthToSpaceOp::inferReturnTypes(MLIRContext *ctx,
                                                std::optional<Location> loc,
-                                               Adaptor adaptor,
+                                               Adaptor raw,
                                                SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<DepthToSpaceOp>(ctx, raw);
   StringRef mode = adaptor.getMode();
   if (mode != "DCR" && mode != "CRD")
     return emitOptionalError(loc, "mode \"", mode, "\" is not DCR or CRD");
@@ -924,8 +939,9 @@ LogicalResult SpaceToDepthOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
-                                       Adaptor adaptor,
+                                       Adaptor raw,
                                        SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<TopKOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getX());
   if (failed(checkOneElement(loc, adaptor.getK(), "K")))
     return failure();

@@ -13,6 +13,9 @@
 #include <optional>
 #include <utility>
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
 namespace kiln {
 
 /// The dims [first, second) that ONNX Shape with `start` and `end` (absent:
@@ -49,6 +52,17 @@ inline std::optional<int64_t> rangeLength(double start, double limit,
   if (!(n < 9.2e18))
     return std::nullopt;
   return n > 0 ? static_cast<int64_t>(n) : 0;
+}
+
+/// Transpose's permutation: `perm`, or the reversed dims.
+inline llvm::SmallVector<int64_t>
+transposePerm(std::optional<llvm::ArrayRef<int64_t>> perm, int64_t rank) {
+  if (perm)
+    return llvm::SmallVector<int64_t>(perm->begin(), perm->end());
+  llvm::SmallVector<int64_t> reversed;
+  for (int64_t i = rank - 1; i >= 0; --i)
+    reversed.push_back(i);
+  return reversed;
 }
 
 } // namespace kiln

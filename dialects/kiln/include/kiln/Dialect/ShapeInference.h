@@ -50,6 +50,20 @@ std::optional<llvm::SmallVector<int64_t>> getKnownIntValues(mlir::Value v);
 /// std::nullopt when any element is unknown.
 std::optional<llvm::SmallVector<double>> getKnownFloatValues(mlir::Value v);
 
+// Details of getKnownIntValues / getKnownDims (lib/KnownValues.cpp):
+// - Any statically shaped integer tensor of at most 256 elements gets a
+//   vector (all kDynamic when nothing is known), row-major for rank > 1;
+//   larger, dynamically shaped or non-integer tensors give std::nullopt.
+// - kDynamic (INT64_MIN) means unknown, so a constant INT64_MIN reads as
+//   unknown (exporters' "to the start" Slice end is usually -INT64_MAX).
+// - Integer kiln.div truncates toward zero, as ONNX Runtime's Div does
+//   (-7 / 2 = -3); division by zero and overflow give unknown elements.
+// - i1 and unsigned elements are zero-extended; kiln.cast wraps to the
+//   target width and truncates floats toward zero.
+// - Ops of other families are matched by name: kiln.identity, kiln.cast,
+//   kiln.add/sub/mul/div/max/min/equal/where. The walk is bounded (depth 32,
+//   1024 ops per query, memoized) and never creates IR.
+
 /// One element of a shape-like value as getKnownDims sees it: its value, or,
 /// when that is unknown (kDynamic), possibly the knowledge that it is the
 /// dynamic dim `dim` of the tensor `dimOf` (it came from a kiln.shape of
@@ -66,6 +80,13 @@ struct KnownDim {
 
 /// getKnownIntValues with the symbolic dims of KnownDim. Same contract.
 std::optional<llvm::SmallVector<KnownDim>> getKnownDims(mlir::Value v);
+
+/// The earliest (tensor, dim) known to have the same size as dim `dim` of
+/// `v`, following Transpose, ops with SameOperandsAndResultType, and Reshape
+/// dims copied (0) or taken from a kiln.shape. getKnownDims' `dimOf`/`dim`
+/// are in this form, so that equal dynamic dims of different tensors (x and
+/// transpose(reshape(x, ...))) compare equal.
+std::pair<mlir::Value, int64_t> canonicalDim(mlir::Value v, int64_t dim);
 
 /// One axis of ONNX Slice on a static dim: the first index, the step and the
 /// number of elements taken, after ONNX's clamping of `start` and `end`
