@@ -202,6 +202,7 @@ private:
   std::optional<Dims> evalElementwise(Operation *op, Value v, unsigned depth);
   std::optional<Dims> evalRange(Operation *op, unsigned depth);
   std::optional<Dims> evalCast(Operation *op, Value v, unsigned depth);
+  std::optional<Dims> evalNegOrAbs(Operation *op, bool negate, unsigned depth);
   /// All elements of `v` known, or std::nullopt.
   std::optional<SmallVector<int64_t>> evalAllKnown(Value v, unsigned depth);
 
@@ -462,7 +463,23 @@ std::optional<Dims> Evaluator::evalOp(Operation *op, Value v, unsigned depth) {
     return eval(op->getOperand(0), depth);
   if (isElementwiseName(name))
     return evalElementwise(op, v, depth);
+  if ((name == "kiln.neg" || name == "kiln.abs") && op->getNumOperands() == 1)
+    return evalNegOrAbs(op, name == "kiln.neg", depth);
   return std::nullopt;
+}
+
+/// Neg and Abs (the ONNX LayerNormalization function computes a rank from
+/// Neg(axis)); INT64_MIN has no negation and stays unknown.
+std::optional<Dims> Evaluator::evalNegOrAbs(Operation *op, bool negate,
+                                            unsigned depth) {
+  std::optional<Dims> input = eval(op->getOperand(0), depth);
+  if (!input)
+    return std::nullopt;
+  Dims result(input->size());
+  for (auto [in, out] : llvm::zip(*input, result))
+    if (in.isKnown() && in.value != INT64_MIN)
+      out = KnownDim{negate || in.value < 0 ? -in.value : in.value, Value(), -1};
+  return result;
 }
 
 } // namespace
