@@ -205,7 +205,10 @@ TEST_F(KnownValues, ElementwiseByName) {
   Value lt = make("kiln.equal", {s, a}, bools);
   EXPECT_EQ(known(make("kiln.where", {eq, s, a}, vec)), (Ints{kDyn, 6}));
   EXPECT_EQ(known(make("kiln.where", {lt, s, a}, vec)), (Ints{kDyn, 8}));
-  EXPECT_EQ(known(make("kiln.neg", {a}, vec)), (Ints{kDyn, kDyn}))
+  EXPECT_EQ(known(make("kiln.neg", {a}, vec)), (Ints{7, -8}));
+  EXPECT_EQ(known(make("kiln.abs", {a}, vec)), (Ints{7, 8}));
+  EXPECT_EQ(known(make("kiln.neg", {s}, vec)), (Ints{kDyn, -6}));
+  EXPECT_EQ(known(make("kiln.relu", {a}, vec)), (Ints{kDyn, kDyn}))
       << "an op the evaluator does not know";
 }
 
