@@ -13,24 +13,42 @@ using namespace kiln;
 #include "kiln/Dialect/KilnDialect.cpp.inc"
 
 void KilnDialect::initialize() {
+  // One call per op family: a family may be empty while it grows.
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnCoreOps.cpp.inc"
-      ,
+      >();
+  addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnElementwiseOps.cpp.inc"
-      ,
+      >();
+  addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnReductionOps.cpp.inc"
-      ,
+      >();
+  addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnNNOps.cpp.inc"
-      ,
+      >();
+  addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnShapeOps.cpp.inc"
-      ,
+      >();
+  addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnQuantOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnAttentionOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnFusedOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnLayoutOps.cpp.inc"
       >();
 }
 

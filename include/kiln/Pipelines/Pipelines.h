@@ -5,18 +5,57 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+#include <vector>
+
 namespace kiln {
 
+/// Options of Kiln's graph pipeline. Every `kiln-compile -O<n>` run is
+/// `kiln-graph-pipeline` with these options, so
+///   kiln-opt --pass-pipeline='builtin.module(kiln-graph-pipeline{opt-level=2})'
+/// replays it (and `kiln-compile --print-pipeline` prints the pass-by-pass
+/// form).
 struct GraphPipelineOptions
-    : public mlir::PassPipelineOptions<GraphPipelineOptions> {};
+    : public mlir::PassPipelineOptions<GraphPipelineOptions> {
+  Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("0: none; 1: canonicalize, constant folding, CSE, "
+                     "constant dedup, DCE; 2: 1 plus fusion and transpose "
+                     "sinking; 3: 2 plus NHWC convolutions"),
+      llvm::cl::init(2)};
+  ListOption<std::string> disabledPasses{
+      *this, "disable-passes",
+      llvm::cl::desc("Pass names (their kiln-opt flags, e.g. "
+                     "kiln-fuse-attention, cse) left out of the pipeline")};
+  Option<int64_t> foldSizeLimit{
+      *this, "fold-size-limit",
+      llvm::cl::desc("kiln-constant-fold's size-limit in bytes"),
+      llvm::cl::init(1 << 22)};
+  Option<bool> preferNHWC{
+      *this, "prefer-nhwc",
+      llvm::cl::desc("Channels-last convolution and pooling (on at -O3)"),
+      llvm::cl::init(false)};
+  Option<std::string> matmulWeightLayout{
+      *this, "matmul-weight-layout",
+      llvm::cl::desc("Constant matmul weights stored as kn (ONNX) or nk"),
+      llvm::cl::init("kn")};
+  Option<bool> decomposeFused{
+      *this, "decompose-fused",
+      llvm::cl::desc("Decompose the fused ops again at the end (for a "
+                     "backend without their kernels)"),
+      llvm::cl::init(false)};
+};
 
-/// The default graph-level pipeline on imported kiln IR (kiln-graph-pipeline
-/// in kiln-opt): canonicalization with the kiln folders, CSE and removal of
-/// dead ops.
+/// Builds the graph pipeline for `options` into `pm` (a module pass
+/// manager). Passes named in `options.disabledPasses` are left out.
 void buildGraphPipeline(mlir::OpPassManager &pm,
                         const GraphPipelineOptions &options);
 
-/// Registers Kiln's pipelines with the global pass registry.
+/// The names (kiln-opt flags) of every pass the graph pipeline can contain
+/// at any level: what `--disable-pass` accepts.
+std::vector<std::string> getGraphPipelinePassNames();
+
+/// Registers Kiln's passes and pipelines with the global registry.
 void registerPipelines();
 
 } // namespace kiln

@@ -26,5 +26,11 @@
 #include "kiln/Dialect/KilnShapeOps.h.inc"
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnQuantOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnAttentionOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnFusedOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnLayoutOps.h.inc"
 
 #endif // KILN_DIALECT_KILNOPS_H

@@ -1,0 +1,13 @@
+//===- KilnFusedOps.td - Fused normalizations, activations and matmul/conv epilogues ---*- tablegen -*-===//
+//
+// Kiln's own ops (no ONNX operator of this name): made by Kiln's passes, each
+// with a decomposition back into ONNX-level kiln ops (kiln-decompose-fused).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_FUSED_OPS_TD
+#define KILN_FUSED_OPS_TD
+
+include "kiln/Dialect/KilnBase.td"
+
+#endif // KILN_FUSED_OPS_TD

@@ -1,0 +1,12 @@
+//===- FusedOps.cpp - Fused normalizations, activations and matmul/conv epilogues ---===//
+
+#include "kiln/Dialect/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnFusedOps.cpp.inc"

@@ -1,0 +1,41 @@
+//===- Passes.h - Kiln's graph-level passes ---------------------*- C++ -*-===//
+#ifndef KILN_TRANSFORMS_PASSES_H
+#define KILN_TRANSFORMS_PASSES_H
+
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Transforms/Passes.h.inc"
+
+/// Registers every Kiln pass with the global registry (kiln-opt flags).
+#define GEN_PASS_REGISTRATION
+#include "kiln/Transforms/Passes.h.inc"
+
+//===----------------------------------------------------------------------===//
+// Pattern sets, reusable across passes
+//===----------------------------------------------------------------------===//
+
+/// Kiln's canonicalizations (kiln-canonicalize).
+void populateKilnCanonicalizationPatterns(mlir::RewritePatternSet &patterns);
+
+/// Transpose sinking and cancellation (part of kiln-optimize-layout).
+void populateTransposeSinkingPatterns(mlir::RewritePatternSet &patterns);
+
+/// Decompositions of the fused ops back into plain kiln ops
+/// (kiln-decompose-fused). Attention-family ops (kiln.attention,
+/// kiln.linear_attention) and the other fused ops (norms, activations,
+/// epilogues) live in separate files.
+void populateDecomposeAttentionPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeFusedOpPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_PASSES_H

@@ -1,0 +1,25 @@
+//===- Canonicalize.cpp - Kiln canonicalizations ---===//
+//
+// Skeleton: the pass is declared and registered; its rewrites land with the
+// work item that owns this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCANONICALIZE
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+struct CanonicalizePass : kiln::impl::KilnCanonicalizeBase<CanonicalizePass> {
+  using Base::Base;
+  void runOnOperation() override {}
+};
+} // namespace
+
+void kiln::populateKilnCanonicalizationPatterns(RewritePatternSet &) {}

@@ -1,0 +1,23 @@
+//===- FuseActivations.cpp - Fuse GELU, SiLU, SwiGLU ---===//
+//
+// Skeleton: the pass is declared and registered; its rewrites land with the
+// work item that owns this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSEACTIVATIONS
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+struct FuseActivationsPass : kiln::impl::KilnFuseActivationsBase<FuseActivationsPass> {
+  using Base::Base;
+  void runOnOperation() override {}
+};
+} // namespace

@@ -1,0 +1,23 @@
+//===- FuseLinearAttention.cpp - Fuse linear attention ---===//
+//
+// Skeleton: the pass is declared and registered; its rewrites land with the
+// work item that owns this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSELINEARATTENTION
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+struct FuseLinearAttentionPass : kiln::impl::KilnFuseLinearAttentionBase<FuseLinearAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {}
+};
+} // namespace
