@@ -22,6 +22,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
+#include <set>
 
 namespace kiln::import {
 
@@ -251,6 +252,45 @@ static bool inferShapes(onnx::ModelProto &model) {
   }
 }
 
+/// Replaces the declared dims of the inputs named in `shapes`.
+static void applyInputShapes(onnx::GraphProto &graph,
+                             const std::map<std::string, std::vector<int64_t>> &shapes) {
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::set<std::string> applied;
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    auto it = shapes.find(input.name());
+    if (it == shapes.end() || initializers.count(input.name()))
+      continue;
+    const std::vector<int64_t> &dims = it->second;
+    if (!input.type().has_tensor_type())
+      fail("--input-shapes: input '{0}' is not a tensor", input.name());
+    onnx::TypeProto_Tensor *tensor = input.mutable_type()->mutable_tensor_type();
+    if (tensor->has_shape() && tensor->shape().dim_size() != int(dims.size()))
+      fail("--input-shapes: input '{0}' has rank {1}, the given shape rank {2}",
+           input.name(), tensor->shape().dim_size(), dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] <= 0)
+        fail("--input-shapes: input '{0}': dim {1} must be positive, got {2}",
+             input.name(), i, dims[i]);
+      if (tensor->has_shape() && tensor->shape().dim(int(i)).has_dim_value() &&
+          tensor->shape().dim(int(i)).dim_value() != dims[i])
+        fail("--input-shapes: input '{0}': dim {1} is {2} in the model, not {3}",
+             input.name(), i, tensor->shape().dim(int(i)).dim_value(), dims[i]);
+    }
+    onnx::TensorShapeProto *shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+    applied.insert(input.name());
+  }
+  for (const auto &entry : shapes)
+    if (!applied.count(entry.first))
+      fail("--input-shapes: the model has no graph input named '{0}'",
+           entry.first);
+}
+
 LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
   LoadedModel loaded;
   onnx::ModelProto &model = loaded.model;
@@ -260,6 +300,8 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
     fail("the model imports no default-domain (ai.onnx) opset");
   inlineAllExternalData(model, path);
   checkSupportedConstructs(model);
+  if (!options.inputShapes.empty())
+    applyInputShapes(*model.mutable_graph(), options.inputShapes);
 
   loaded.knownToLibOnnx = isKnownToLibOnnx(model);
   if (loaded.knownToLibOnnx && options.runChecker) {

@@ -3,7 +3,8 @@
 // The -O levels, in order:
 //   O0  nothing: the graph as imported.
 //   O1  kiln-canonicalize, kiln-constant-fold, kiln-canonicalize, cse,
-//       kiln-dedup-constants, kiln-dce.
+//       kiln-dedup-constants, kiln-dce; then symbol-dce on the module
+//       (private functions no one calls).
 //   O2  O1, then the fusions (attention before the epilogues, so a mask add
 //       is never mistaken for a residual add), transpose sinking, and a
 //       final clean-up (kiln-canonicalize, cse, kiln-dce).
@@ -26,17 +27,21 @@ namespace {
 /// Adds function passes to `fn` unless their name is disabled.
 class PipelineBuilder {
 public:
-  PipelineBuilder(OpPassManager &fn, const kiln::GraphPipelineOptions &options,
+  PipelineBuilder(OpPassManager &module, const kiln::GraphPipelineOptions &options,
                   std::vector<std::string> *seen)
-      : fn(fn), options(options), seen(seen) {}
+      : module(module), fn(module.nest<func::FuncOp>()), options(options),
+        seen(seen) {}
 
+  /// Adds a function pass.
   void add(std::unique_ptr<Pass> pass) {
-    std::string name = pass->getArgument().str();
-    if (seen && !llvm::is_contained(*seen, name))
-      seen->push_back(name);
-    if (llvm::is_contained(options.disabledPasses, name))
-      return;
-    fn.addPass(std::move(pass));
+    if (isEnabled(*pass))
+      fn.addPass(std::move(pass));
+  }
+
+  /// Adds a module pass, after the function passes added so far.
+  void addToModule(std::unique_ptr<Pass> pass) {
+    if (isEnabled(*pass))
+      module.addPass(std::move(pass));
   }
 
   void cleanup() {
@@ -46,6 +51,14 @@ public:
   }
 
 private:
+  bool isEnabled(Pass &pass) {
+    std::string name = pass.getArgument().str();
+    if (seen && !llvm::is_contained(*seen, name))
+      seen->push_back(name);
+    return !llvm::is_contained(options.disabledPasses, name);
+  }
+
+  OpPassManager &module;
   OpPassManager &fn;
   const kiln::GraphPipelineOptions &options;
   std::vector<std::string> *seen;
@@ -58,8 +71,7 @@ static void buildPipeline(OpPassManager &pm,
   using namespace kiln;
   if (options.optLevel == 0)
     return;
-  OpPassManager &fn = pm.nest<func::FuncOp>();
-  PipelineBuilder b(fn, options, seen);
+  PipelineBuilder b(pm, options, seen);
 
   KilnConstantFoldOptions fold;
   fold.sizeLimit = options.foldSizeLimit;
@@ -69,8 +81,10 @@ static void buildPipeline(OpPassManager &pm,
   b.add(createCSEPass());
   b.add(createKilnDedupConstants());
   b.add(createKilnDCE());
-  if (options.optLevel == 1)
+  if (options.optLevel == 1) {
+    b.addToModule(createSymbolDCEPass());
     return;
+  }
 
   b.add(createKilnFuseAttention());
   b.add(createKilnFuseLinearAttention());
@@ -89,6 +103,7 @@ static void buildPipeline(OpPassManager &pm,
     b.add(createKilnDecomposeFused());
     b.cleanup();
   }
+  b.addToModule(createSymbolDCEPass());
 }
 
 void kiln::buildGraphPipeline(OpPassManager &pm,

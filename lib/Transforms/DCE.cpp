@@ -1,6 +1,7 @@
 //===- DCE.cpp - Erase dead, effect-free ops ------------------------------===//
 
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -15,6 +16,8 @@ using namespace mlir;
 namespace {
 struct DCEPass : kiln::impl::KilnDCEBase<DCEPass> {
   using Base::Base;
+
+  kiln::Statistic numErased{this, "ops-erased", "Dead ops erased"};
 
   void runOnOperation() override {
     // Walk each block backwards so a chain of dead ops goes in one sweep:

@@ -3,6 +3,8 @@
 //   kiln-compile model.onnx --emit=kiln -o -          the imported IR
 //   kiln-compile model.onnx --emit=graph -o f.mlir    after the graph pipeline
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
+//   kiln-compile model.onnx --emit=graph -O3 --disable-pass=kiln-fuse-attention
+//       --report=passes.json --print-pipeline -o f.mlir
 //
 // Output is written only when every step succeeded: a failed import leaves no
 // half-written file behind.
@@ -12,7 +14,9 @@
 #include "kiln/Analysis/ModelStats.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Import/OnnxImporter.h"
+#include "kiln/Pipelines/PassReport.h"
 #include "kiln/Pipelines/Pipelines.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +27,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -74,6 +79,57 @@ cl::opt<bool> noConvert(
     cl::desc("Do not upgrade opsets below 17 with libonnx's version "
              "converter (the importer normalizes older forms itself)"),
     cl::cat(category));
+cl::opt<unsigned> optLevel(
+    "O", cl::Prefix,
+    cl::desc("Graph optimization level for --emit=graph (-O0 none, -O1 "
+             "folding/CSE/DCE, -O2 (default) plus fusion and layout, -O3 "
+             "plus NHWC convolutions)"),
+    cl::init(2), cl::cat(category));
+cl::list<std::string> disabledPasses(
+    "disable-pass",
+    cl::desc("Leave this pass (its kiln-opt flag) out of the pipeline; "
+             "repeatable or comma-separated"),
+    cl::CommaSeparated, cl::value_desc("name"), cl::cat(category));
+cl::opt<bool> preferNHWC("prefer-nhwc",
+                         cl::desc("Channels-last convolution and pooling "
+                                  "(on at -O3)"),
+                         cl::cat(category));
+cl::opt<std::string> matmulWeightLayout(
+    "matmul-weight-layout",
+    cl::desc("How constant matmul weights are stored: kn (as in ONNX) or nk"),
+    cl::init("kn"), cl::cat(category));
+cl::opt<int64_t> foldSizeLimit(
+    "fold-size-limit",
+    cl::desc("Largest constant kiln-constant-fold creates, in bytes"),
+    cl::init(1 << 22), cl::cat(category));
+cl::opt<bool> decomposeFused(
+    "decompose-fused",
+    cl::desc("Decompose Kiln's fused ops back into plain ops at the end"),
+    cl::cat(category));
+cl::opt<std::string> reportPath(
+    "report",
+    cl::desc("Write per-pass op counts, FLOPs, weight bytes and statistics "
+             "as JSON"),
+    cl::value_desc("file.json"), cl::cat(category));
+cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the pass pipeline (replayable with kiln-opt "
+             "--pass-pipeline=...) to stderr"),
+    cl::cat(category));
+cl::opt<bool> printIRAfterAll("print-ir-after-all",
+                              cl::desc("Print the IR after every pass (stderr)"),
+                              cl::cat(category));
+cl::opt<bool> mlirTiming("mlir-timing",
+                         cl::desc("Print the time each pass took (stderr)"),
+                         cl::cat(category));
+cl::opt<bool> passStatistics(
+    "pass-statistics", cl::desc("Print every pass's statistics (stderr)"),
+    cl::cat(category));
+cl::list<std::string> inputShapes(
+    "input-shapes",
+    cl::desc("Static shapes for graph inputs, e.g. "
+             "hidden_states:2x16x256 (comma-separated for several)"),
+    cl::CommaSeparated, cl::value_desc("name:d0xd1x..."), cl::cat(category));
 cl::opt<int64_t> resourceThreshold(
     "resource-threshold",
     cl::desc("Initializers of at least this many bytes are held as "
@@ -99,7 +155,55 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context) {
   options.runChecker = !noCheck;
   options.convertVersion = !noConvert;
   options.resourceThresholdBytes = resourceThreshold;
+  for (const std::string &spec : inputShapes) {
+    auto [name, dims] = StringRef(spec).rsplit(':');
+    std::vector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    bool ok = !name.empty() && !dims.empty();
+    for (StringRef part : parts) {
+      int64_t d;
+      if (part.getAsInteger(10, d)) {
+        ok = false;
+        break;
+      }
+      shape.push_back(d);
+    }
+    if (!ok) {
+      llvm::errs() << "kiln-compile: --input-shapes: expected name:d0xd1x..., "
+                      "got '"
+                   << spec << "'\n";
+      return nullptr;
+    }
+    options.inputShapes[name.str()] = std::move(shape);
+  }
   return kiln::importOnnxFile(inputPath, context, options);
+}
+
+/// Checks --disable-pass names against the passes the pipeline can hold.
+static bool checkDisabledPasses() {
+  std::vector<std::string> known = kiln::getGraphPipelinePassNames();
+  for (const std::string &name : disabledPasses) {
+    if (llvm::is_contained(known, name))
+      continue;
+    llvm::errs() << "kiln-compile: --disable-pass: unknown pass '" << name
+                 << "'; the graph pipeline's passes are:";
+    for (const std::string &k : known)
+      llvm::errs() << " " << k;
+    llvm::errs() << "\n";
+    return false;
+  }
+  return true;
+}
+
+static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
+  options.optLevel = optLevel;
+  options.disabledPasses =
+      std::vector<std::string>(disabledPasses.begin(), disabledPasses.end());
+  options.preferNHWC = preferNHWC;
+  options.matmulWeightLayout = matmulWeightLayout;
+  options.foldSizeLimit = foldSizeLimit;
+  options.decomposeFused = decomposeFused;
 }
 
 int main(int argc, char **argv) {
@@ -112,6 +216,20 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
+  if (optLevel > 3) {
+    llvm::errs() << "kiln-compile: -O" << optLevel
+                 << ": the levels are -O0 to -O3\n";
+    return 1;
+  }
+  if (matmulWeightLayout != "kn" && matmulWeightLayout != "nk") {
+    llvm::errs() << "kiln-compile: --matmul-weight-layout must be kn or nk, "
+                    "got '"
+                 << matmulWeightLayout << "'\n";
+    return 1;
+  }
+  if (!checkDisabledPasses())
+    return 1;
+
   OwningOpRef<ModuleOp> module = loadInput(context);
   if (!module)
     return 1;
@@ -119,9 +237,36 @@ int main(int argc, char **argv) {
     return 1;
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
-  if (emit == Emit::Graph || summary) {
-    PassManager pm(&context);
-    kiln::buildGraphPipeline(pm, kiln::GraphPipelineOptions());
+  bool runPipeline = emit == Emit::Graph || summary || !reportPath.empty();
+  // Declared before the pass manager: it prints the timing report when
+  // destroyed, after the pipeline ran.
+  DefaultTimingManager timing;
+  TimingScope timingRoot;
+  kiln::PassReport report;
+  if (runPipeline) {
+    auto pm = PassManager::on<ModuleOp>(&context);
+    kiln::GraphPipelineOptions pipelineOptions;
+    setPipelineOptions(pipelineOptions);
+    kiln::buildGraphPipeline(pm, pipelineOptions);
+    if (printPipeline) {
+      llvm::errs() << "kiln-compile: pipeline: ";
+      pm.printAsTextualPipeline(llvm::errs());
+      llvm::errs() << "\n";
+    }
+    if (printIRAfterAll) {
+      context.disableMultithreading();
+      pm.enableIRPrinting(
+          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    }
+    if (mlirTiming) {
+      timing.setEnabled(true);
+      timingRoot = timing.getRootScope();
+      pm.enableTiming(timingRoot);
+    }
+    if (!reportPath.empty())
+      report.attach(pm);
     // --summary with --emit=kiln runs the pipeline on a copy, so the output
     // stays the imported IR.
     OwningOpRef<ModuleOp> optimized =
@@ -129,6 +274,22 @@ int main(int argc, char **argv) {
     ModuleOp target = optimized ? *optimized : *module;
     if (failed(pm.run(target)))
       return 1;
+    if (passStatistics)
+      kiln::printStatistics(llvm::errs());
+    if (!reportPath.empty()) {
+      std::string pipeline;
+      llvm::raw_string_ostream pipelineOs(pipeline);
+      pm.printAsTextualPipeline(pipelineOs);
+      std::string error;
+      auto file = openOutputFile(reportPath, &error);
+      if (!file) {
+        llvm::errs() << "kiln-compile: " << error << "\n";
+        return 1;
+      }
+      report.writeJson(file->os(), inputPath, pipeline, optLevel, before,
+                       kiln::collectModelStats(target));
+      file->keep();
+    }
     if (summary) {
       llvm::raw_ostream &os = outputPath == "-" ? llvm::errs() : llvm::outs();
       os << "model: " << inputPath << "\n";

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -21,10 +22,25 @@ struct ModelStats {
   int64_t numConstants = 0;
   int64_t constantElements = 0;
   int64_t constantBytes = 0;
+  /// Floating-point (or integer) operations of one run, by estimateFlops.
+  int64_t flops = 0;
+  /// Ops whose FLOPs are unknown (dynamic shapes): `flops` is then a lower
+  /// bound.
+  int64_t opsWithUnknownFlops = 0;
 };
 
-/// Counts the ops inside the module's functions and the constants' sizes.
-ModelStats collectModelStats(mlir::ModuleOp module);
+/// Counts the ops nested in `root` (a module or a function) and the
+/// constants' sizes.
+ModelStats collectModelStats(mlir::Operation *root);
+
+/// The operations one execution of `op` performs: 2·M·N·K for matrix
+/// products (MatMul, Gemm, fused and integer forms), 2 per multiply-add of
+/// convolutions, 2·B·H·Sq·Skv·(D+Dv) plus the softmax for attention, one
+/// per element of the largest operand or result for elementwise,
+/// reduction, normalization and activation ops, and zero for data movement
+/// (reshape, transpose, gather, ...) and constants. std::nullopt when a
+/// shape the count needs is dynamic.
+std::optional<int64_t> estimateFlops(mlir::Operation *op);
 
 /// Prints a table of op counts before and after a pipeline, then both
 /// stages' parameter counts.

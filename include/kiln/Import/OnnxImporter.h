@@ -8,6 +8,9 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -21,6 +24,10 @@ struct ImportOptions {
   bool convertVersion = true;
   /// Initializers of at least this many bytes become dense_resource blobs.
   int64_t resourceThresholdBytes = 1024;
+  /// Static shapes for graph inputs, by input name (what `kiln-compile
+  /// --input-shapes=name:2x16x256` sets): each replaces the input's declared
+  /// dims, which must have the same rank and agree where they are fixed.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 /// Imports the ONNX model at `path` (external data files are looked up
