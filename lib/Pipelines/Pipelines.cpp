@@ -86,6 +86,7 @@ static void buildPipeline(OpPassManager &pm,
     return;
   }
 
+  b.add(createKilnFuseRotaryEmbedding());
   b.add(createKilnFuseAttention());
   b.add(createKilnFuseLinearAttention());
   b.add(createKilnFuseNormalization());

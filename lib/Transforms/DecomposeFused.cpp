@@ -30,6 +30,7 @@ struct DecomposeFusedPass
     RewritePatternSet all(&getContext());
     kiln::populateDecomposeAttentionPatterns(all);
     kiln::populateDecomposeFusedOpPatterns(all);
+    kiln::populateDecomposeRotaryEmbeddingPatterns(all);
 
     // Keep the patterns whose root is a requested op (all when none named);
     // the roots are also what the statistic counts.

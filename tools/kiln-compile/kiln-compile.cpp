@@ -267,6 +267,8 @@ int main(int argc, char **argv) {
     }
     if (!reportPath.empty())
       report.attach(pm);
+    if (passStatistics)
+      kiln::trackPassesThatRan(pm);
     // --summary with --emit=kiln runs the pipeline on a copy, so the output
     // stays the imported IR.
     OwningOpRef<ModuleOp> optimized =

@@ -50,6 +50,10 @@ void KilnDialect::initialize() {
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnLayoutOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnEmbeddingOps.cpp.inc"
+      >();
 }
 
 Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -31,10 +31,11 @@ void populateTransposeSinkingPatterns(mlir::RewritePatternSet &patterns);
 
 /// Decompositions of the fused ops back into plain kiln ops
 /// (kiln-decompose-fused). Attention-family ops (kiln.attention,
-/// kiln.linear_attention) and the other fused ops (norms, activations,
-/// epilogues) live in separate files.
+/// kiln.linear_attention), the other fused ops (norms, activations,
+/// epilogues) and kiln.rotary_embedding live in separate files.
 void populateDecomposeAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeFusedOpPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeRotaryEmbeddingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

@@ -146,6 +146,21 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnFuseRotaryEmbedding
+    : Pass<"kiln-fuse-rotary-embedding", "mlir::func::FuncOp"> {
+  let summary = "x·cos + rotate_half(x)·sin into kiln.rotary_embedding";
+  let description = [{
+    Matches the rotary position embedding in the rotate-half form PyTorch
+    exports for Llama/GPT-NeoX-style models,
+    `Add(Mul(x, cos), Mul(Concat(Neg(Slice(x, D/2:)), Slice(x, :D/2)), sin))`
+    (operands of Add and Mul in either order), and replaces it by
+    `kiln.rotary_embedding x, cos, sin`. Only fuses when cos and sin
+    broadcast to x without enlarging it and the Muls and the Concat have no
+    other users. Statistic: rotary-embeddings-fused.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseLinearAttention
     : Pass<"kiln-fuse-linear-attention", "mlir::func::FuncOp"> {
   let summary = "φ(Q)·(φ(K)ᵀ·V) with its normaliser into kiln.linear_attention";

@@ -32,5 +32,7 @@
 #include "kiln/Dialect/KilnFusedOps.h.inc"
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnLayoutOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnEmbeddingOps.h.inc"
 
 #endif // KILN_DIALECT_KILNOPS_H
