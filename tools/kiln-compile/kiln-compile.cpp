@@ -13,6 +13,7 @@
 
 #include "kiln/Analysis/ModelStats.h"
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Export/OnnxExporter.h"
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/Pipelines/PassReport.h"
 #include "kiln/Pipelines/Pipelines.h"
@@ -39,7 +40,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Kiln, Graph };
+enum class Emit { Kiln, Graph, Onnx };
 
 cl::OptionCategory category("kiln-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -52,7 +53,10 @@ cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Kiln),
     cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln IR"),
                clEnumValN(Emit::Graph, "graph",
-                          "kiln IR after the default graph pipeline")),
+                          "kiln IR after the graph pipeline (-O<n>)"),
+               clEnumValN(Emit::Onnx, "onnx",
+                          "an ONNX model of the graph after the pipeline "
+                          "(use --decompose-fused when it has fused ops)")),
     cl::cat(category));
 cl::opt<bool> summary("summary",
                       cl::desc("Print ops by type before and after the graph "
@@ -237,7 +241,7 @@ int main(int argc, char **argv) {
     return 1;
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
-  bool runPipeline = emit == Emit::Graph || summary || !reportPath.empty();
+  bool runPipeline = emit != Emit::Kiln || summary || !reportPath.empty();
   // Declared before the pass manager: it prints the timing report when
   // destroyed, after the pipeline ran.
   DefaultTimingManager timing;
@@ -272,7 +276,7 @@ int main(int argc, char **argv) {
     // --summary with --emit=kiln runs the pipeline on a copy, so the output
     // stays the imported IR.
     OwningOpRef<ModuleOp> optimized =
-        emit == Emit::Graph ? OwningOpRef<ModuleOp>() : module->clone();
+        emit != Emit::Kiln ? OwningOpRef<ModuleOp>() : module->clone();
     ModuleOp target = optimized ? *optimized : *module;
     if (failed(pm.run(target)))
       return 1;
@@ -308,7 +312,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: " << error << "\n";
     return 1;
   }
-  if (emitBytecode) {
+  if (emit == Emit::Onnx) {
+    // Serialize first: a graph that has no ONNX form writes nothing.
+    std::string bytes;
+    llvm::raw_string_ostream bytesOs(bytes);
+    if (failed(kiln::exportOnnxModel(*module, bytesOs)))
+      return 1;
+    output->os() << bytes;
+  } else if (emitBytecode) {
     if (failed(writeBytecodeToFile(*module, output->os())))
       return 1;
   } else {

@@ -1,0 +1,22 @@
+//===- OnnxExporter.h - kiln IR back to an ONNX model -----------*- C++ -*-===//
+#ifndef KILN_EXPORT_ONNXEXPORTER_H
+#define KILN_EXPORT_ONNXEXPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln {
+
+/// Writes the module's public function (`main`, or its only public function)
+/// as a serialized ONNX ModelProto (opset 21, IR version 10): every kiln op
+/// with an ONNX operator of its name becomes a node, constants become
+/// initializers, argument and result names come from `kiln.name`. Kiln's own
+/// ops (attention, fused ops, channels-last ops) have no ONNX form: run
+/// kiln-decompose-fused first. On failure emits a diagnostic at the op and
+/// returns failure; nothing is written.
+mlir::LogicalResult exportOnnxModel(mlir::ModuleOp module,
+                                    llvm::raw_ostream &os);
+
+} // namespace kiln
+
+#endif // KILN_EXPORT_ONNXEXPORTER_H
