@@ -268,6 +268,9 @@ LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
       names[result] = name;
       node.add_output(name);
     }
+    // Split takes its sizes or num_outputs, not both (Kiln keeps both).
+    if (isa<SplitOp>(op) && !isNone(op.getOperand(1)))
+      movedAttribute = "num_outputs";
     for (NamedAttribute attr : op.getAttrs())
       if (attr.getName() != movedAttribute &&
           failed(addAttribute(node, attr.getName(), attr.getValue(),
