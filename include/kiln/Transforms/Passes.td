@@ -152,10 +152,10 @@ def KilnFuseLinearAttention
 
 def KilnFuseNormalization
     : Pass<"kiln-fuse-normalization", "mlir::func::FuncOp"> {
-  let summary = "LayerNorm and RMSNorm written out as plain ops into kiln.layer_norm / kiln.rms_norm";
+  let summary = "LayerNorm and RMSNorm written out as plain ops into kiln.layer_normalization / kiln.rms_norm";
   let dependentDialects = ["::kiln::KilnDialect"];
   let statistics = [
-    Statistic<"numLayerNorms", "layer-norms-fused", "kiln.layer_norm ops created">,
+    Statistic<"numLayerNorms", "layer-norms-fused", "kiln.layer_normalization ops created">,
     Statistic<"numRMSNorms", "rms-norms-fused", "kiln.rms_norm ops created">,
   ];
 }
