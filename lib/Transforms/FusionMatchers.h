@@ -47,25 +47,27 @@ inline std::optional<double> getScalarConstant(mlir::Value v) {
 }
 
 /// The relative tolerance for comparing a constant of `elementType` with a
-/// mathematical constant: a few ulps of the type (an exporter writes
-/// sqrt(2) rounded to f16 or bf16 in half-precision graphs).
+/// mathematical constant: about twice the type's rounding error (an
+/// exporter writes sqrt(2) rounded to f16 or bf16 in half-precision graphs;
+/// their relative rounding errors are at most 2^-11 and 2^-8), and 1e-5 for
+/// f32/f64, which tolerates constants written with 6 significant digits.
 inline double getTolerance(mlir::Type elementType) {
   if (elementType.isF16())
-    return 2e-3;
+    return 1e-3;
   if (elementType.isBF16())
-    return 1.6e-2;
+    return 8e-3;
   return 1e-5;
 }
 
-/// True when `v` is a one-element constant within the tolerance of
-/// `elementType` of `expected`.
+/// True when `v` is a one-element constant within the relative tolerance of
+/// `elementType` of `expected` (which is not 0).
 inline bool isScalarNear(mlir::Value v, double expected,
                          mlir::Type elementType) {
   std::optional<double> c = getScalarConstant(v);
   if (!c)
     return false;
   return std::abs(*c - expected) <=
-         getTolerance(elementType) * std::max(1.0, std::abs(expected));
+         getTolerance(elementType) * std::abs(expected);
 }
 
 /// A rank-0 constant of the float type `elementType` holding `value`.

@@ -111,6 +111,29 @@ func.func @gelu_tanh_hf(%x: tensor<2x32xf32>) -> tensor<2x32xf32> {
 
 // -----
 
+// bfloat16: the constants are rounded to bf16 (0.796875, 0.0446777).
+// CHECK-LABEL: func.func @gelu_tanh_bf16
+// CHECK-SAME: (%[[X:.+]]: tensor<2x32xbf16>)
+// CHECK-NEXT: %[[Y:.+]] = kiln.gelu %[[X]] {approximate = "tanh"} : tensor<2x32xbf16>
+func.func @gelu_tanh_bf16(%x: tensor<2x32xbf16>) -> tensor<2x32xbf16> {
+  %beta = kiln.constant dense<0.797884583> : tensor<bf16>
+  %kappa = kiln.constant dense<4.471500e-02> : tensor<bf16>
+  %three = kiln.constant dense<3.000000e+00> : tensor<bf16>
+  %one = kiln.constant dense<1.000000e+00> : tensor<bf16>
+  %half = kiln.constant dense<5.000000e-01> : tensor<bf16>
+  %h = kiln.mul %x, %half : (tensor<2x32xbf16>, tensor<bf16>) -> tensor<2x32xbf16>
+  %cube = kiln.pow %x, %three : (tensor<2x32xbf16>, tensor<bf16>) -> tensor<2x32xbf16>
+  %0 = kiln.mul %cube, %kappa : (tensor<2x32xbf16>, tensor<bf16>) -> tensor<2x32xbf16>
+  %1 = kiln.add %x, %0 : (tensor<2x32xbf16>, tensor<2x32xbf16>) -> tensor<2x32xbf16>
+  %2 = kiln.mul %1, %beta : (tensor<2x32xbf16>, tensor<bf16>) -> tensor<2x32xbf16>
+  %3 = kiln.tanh %2 : tensor<2x32xbf16>
+  %4 = kiln.add %3, %one : (tensor<2x32xbf16>, tensor<bf16>) -> tensor<2x32xbf16>
+  %5 = kiln.mul %h, %4 : (tensor<2x32xbf16>, tensor<2x32xbf16>) -> tensor<2x32xbf16>
+  return %5 : tensor<2x32xbf16>
+}
+
+// -----
+
 // Negative: 0.6 is not 0.5.
 // CHECK-LABEL: func.func @gelu_wrong_half
 // CHECK-NOT: kiln.gelu
