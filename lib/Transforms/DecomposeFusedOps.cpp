@@ -88,8 +88,8 @@ struct DecomposeRMSNorm : OpRewritePattern<RMSNormOp> {
     Value mean = ReduceMeanOp::create(
         rewriter, loc, square, none, /*keepdims=*/1, /*noop_with_empty_axes=*/0,
         rewriter.getDenseI64ArrayAttr(axes));
-    Value eps = createScalar(rewriter, loc, stash,
-                             op.getEpsilon().convertToDouble());
+    Value eps =
+        createScalar(rewriter, loc, stash, op.getEpsilon().convertToDouble());
     Value sum = AddOp::create(rewriter, loc, mean, eps);
     Value root = SqrtOp::create(rewriter, loc, sum);
     Value normalized = DivOp::create(rewriter, loc, x, root);
@@ -132,11 +132,10 @@ struct DecomposeFusedMatMul : OpRewritePattern<FusedMatMulOp> {
     Value p;
     if (aType.getRank() == 2 && bType.getRank() == 2) {
       // Gemm is the 2-D form every backend has, bias and transB included.
-      p = GemmOp::create(rewriter, loc, a, b, bias,
-                         rewriter.getF32FloatAttr(alpha),
-                         rewriter.getF32FloatAttr(1.0f),
-                         rewriter.getI64IntegerAttr(0),
-                         rewriter.getI64IntegerAttr(op.getTransB() ? 1 : 0));
+      p = GemmOp::create(
+          rewriter, loc, a, b, bias, rewriter.getF32FloatAttr(alpha),
+          rewriter.getF32FloatAttr(1.0f), rewriter.getI64IntegerAttr(0),
+          rewriter.getI64IntegerAttr(op.getTransB() ? 1 : 0));
     } else {
       if (op.getTransB()) {
         SmallVector<int64_t> perm =
@@ -147,9 +146,9 @@ struct DecomposeFusedMatMul : OpRewritePattern<FusedMatMulOp> {
       }
       p = MatMulOp::create(rewriter, loc, a, b);
       if (alpha != 1.0f)
-        p = MulOp::create(rewriter, loc, p,
-                          createScalar(rewriter, loc, aType.getElementType(),
-                                       alpha));
+        p = MulOp::create(
+            rewriter, loc, p,
+            createScalar(rewriter, loc, aType.getElementType(), alpha));
       if (!isNone(bias))
         p = AddOp::create(rewriter, loc, p, bias);
     }
@@ -165,10 +164,10 @@ struct DecomposeFusedConv : OpRewritePattern<FusedConvOp> {
   LogicalResult matchAndRewrite(FusedConvOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value conv = ConvOp::create(
-        rewriter, loc, op.getX(), op.getW(), op.getB(), op.getAutoPadAttr(),
-        op.getDilationsAttr(), op.getGroupAttr(), op.getKernelShapeAttr(),
-        op.getPadsAttr(), op.getStridesAttr());
+    Value conv = ConvOp::create(rewriter, loc, op.getX(), op.getW(), op.getB(),
+                                op.getAutoPadAttr(), op.getDilationsAttr(),
+                                op.getGroupAttr(), op.getKernelShapeAttr(),
+                                op.getPadsAttr(), op.getStridesAttr());
     rewriter.replaceOp(op, buildEpilogue(rewriter, loc, conv,
                                          op.getActivation(), op.getResidual(),
                                          op.getResidualBeforeActivation()));
@@ -180,6 +179,5 @@ struct DecomposeFusedConv : OpRewritePattern<FusedConvOp> {
 
 void kiln::populateDecomposeFusedOpPatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeRMSNorm, DecomposeSiLU, DecomposeSwiGLU,
-               DecomposeFusedMatMul, DecomposeFusedConv>(
-      patterns.getContext());
+               DecomposeFusedMatMul, DecomposeFusedConv>(patterns.getContext());
 }

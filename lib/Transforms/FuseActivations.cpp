@@ -4,7 +4,8 @@
 // become single ops.
 //   GELU, erf form   x * 0.5 * (1 + erf(x / sqrt 2))            -> kiln.gelu
 //   GELU, tanh form  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
-//                                                  -> kiln.gelu {approximate = "tanh"}
+//                                                  -> kiln.gelu {approximate =
+//                                                  "tanh"}
 //   SiLU             Mul(x, Sigmoid(x))                          -> kiln.silu
 //   SwiGLU           Mul(silu(gate), up)                         -> kiln.swiglu
 // The products may be associated and ordered in any way PyTorch emits them
@@ -93,7 +94,8 @@ bool isTanhArgument(Value v, Value x, Type elementType) {
       return false;
     for (auto [k, cube] : {std::pair(cubicMul.getA(), cubicMul.getB()),
                            std::pair(cubicMul.getB(), cubicMul.getA())})
-      if (isScalarNear(k, 0.044715, elementType) && isCube(cube, x, elementType))
+      if (isScalarNear(k, 0.044715, elementType) &&
+          isCube(cube, x, elementType))
         return true;
     return false;
   }
@@ -118,8 +120,8 @@ struct FuseGelu : OpRewritePattern<MulOp> {
       std::array<Value, 3> factors = {lone, inner.getA(), inner.getB()};
       if (auto match = matchFactors(root, factors)) {
         auto [approximate, x] = *match;
-        rewriter.replaceOpWithNewOp<GeluOp>(root, x,
-                                            rewriter.getStringAttr(approximate));
+        rewriter.replaceOpWithNewOp<GeluOp>(
+            root, x, rewriter.getStringAttr(approximate));
         ++counts.gelu;
         return success();
       }

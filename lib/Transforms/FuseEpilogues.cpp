@@ -124,8 +124,7 @@ Epilogue matchEpilogue(Value product, int64_t biasDim) {
   if (auto add = getSoleUser<AddOp>(cur)) {
     Value r = residualOf(add);
     Value sum = add.getResult();
-    if (r && sum.hasOneUse() &&
-        getActivationName(*sum.getUsers().begin()) &&
+    if (r && sum.hasOneUse() && getActivationName(*sum.getUsers().begin()) &&
         (*sum.getUsers().begin())->getResult(0).getType() == type) {
       e.residual = r;
       e.residualBeforeActivation = true;
@@ -212,8 +211,8 @@ struct FuseMatMulEpilogue : RewritePattern {
           llvm::to_vector(llvm::seq<int64_t>(0, rank));
       if (rank >= 2)
         std::swap(swapLast[rank - 1], swapLast[rank - 2]);
-      if (rank >= 2 && (perm ? *perm == ArrayRef<int64_t>(swapLast)
-                             : rank == 2)) {
+      if (rank >= 2 &&
+          (perm ? *perm == ArrayRef<int64_t>(swapLast) : rank == 2)) {
         b = transpose.getData();
         transB = true;
       }
@@ -229,7 +228,8 @@ struct FuseMatMulEpilogue : RewritePattern {
     int64_t n = type.getShape().back();
     Value biasVector = bias ? reshapeBias(rewriter, loc, bias, n)
                             : Value(NoneOp::create(rewriter, loc));
-    Value residual = e.residual ? e.residual : Value(NoneOp::create(rewriter, loc));
+    Value residual =
+        e.residual ? e.residual : Value(NoneOp::create(rewriter, loc));
     auto fused = FusedMatMulOp::create(
         rewriter, loc, a, b, biasVector, residual,
         rewriter.getStringAttr(e.activation),
@@ -263,7 +263,8 @@ struct FuseConvEpilogue : OpRewritePattern<ConvOp> {
     Value bias = conv.getB();
     if (e.bias)
       bias = reshapeBias(rewriter, loc, e.bias, type.getDimSize(1));
-    Value residual = e.residual ? e.residual : Value(NoneOp::create(rewriter, loc));
+    Value residual =
+        e.residual ? e.residual : Value(NoneOp::create(rewriter, loc));
     auto fused = FusedConvOp::create(
         rewriter, loc, conv.getX(), conv.getW(), bias, residual,
         conv.getAutoPadAttr(), conv.getDilationsAttr(), conv.getGroupAttr(),

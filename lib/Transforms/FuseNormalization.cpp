@@ -5,7 +5,8 @@
 //
 //   RMSNorm   N = x / sqrt(ReduceMean(x^2) + eps)        -> kiln.rms_norm
 //   LayerNorm d = x - ReduceMean(x)
-//             N = d / sqrt(ReduceMean(d^2) + eps)        -> kiln.layer_normalization
+//             N = d / sqrt(ReduceMean(d^2) + eps)        ->
+//             kiln.layer_normalization
 //
 // followed by an optional Mul by a weight (either side) and, for LayerNorm,
 // an optional Add of a bias. The core is matched with its variants: x^2 as
@@ -47,9 +48,9 @@ struct NormalizationCounts {
 
 /// The matched core `N = num / sqrt(ReduceMean(num^2) + eps)`.
 struct NormCore {
-  Value num;           ///< The value normalized (x, or x - mean).
-  Operation *square;   ///< Pow(num, 2) or Mul(num, num).
-  int64_t firstAxis;   ///< The reduction covers firstAxis .. rank-1.
+  Value num;         ///< The value normalized (x, or x - mean).
+  Operation *square; ///< Pow(num, 2) or Mul(num, num).
+  int64_t firstAxis; ///< The reduction covers firstAxis .. rank-1.
   double epsilon;
 };
 
@@ -72,8 +73,8 @@ std::optional<std::pair<Value, Value>> matchDivision(Operation *root) {
   auto mul = dyn_cast<MulOp>(root);
   if (!mul)
     return std::nullopt;
-  for (auto [num, inv] : {std::pair(mul.getA(), mul.getB()),
-                          std::pair(mul.getB(), mul.getA())}) {
+  for (auto [num, inv] :
+       {std::pair(mul.getA(), mul.getB()), std::pair(mul.getB(), mul.getA())}) {
     if (auto recip = getSingleUseDef<ReciprocalOp>(inv))
       return std::pair(num, recip.getX());
     if (auto div = getSingleUseDef<DivOp>(inv))
@@ -99,8 +100,8 @@ std::optional<NormCore> matchNormCore(Operation *root) {
   auto sum = sqrt ? getSingleUseDef<AddOp>(sqrt.getX()) : nullptr;
   if (!sum)
     return std::nullopt;
-  for (auto [m, e] : {std::pair(sum.getA(), sum.getB()),
-                      std::pair(sum.getB(), sum.getA())}) {
+  for (auto [m, e] :
+       {std::pair(sum.getA(), sum.getB()), std::pair(sum.getB(), sum.getA())}) {
     std::optional<double> eps = getScalarConstant(e);
     auto mean = getSingleUseDef<ReduceMeanOp>(m);
     if (!eps || *eps < 0.0 || !mean)
@@ -111,9 +112,8 @@ std::optional<NormCore> matchNormCore(Operation *root) {
     std::optional<int64_t> first = getTrailingMeanStart(mean);
     if (!first)
       return std::nullopt;
-    Operation *square = mean.getData().hasOneUse()
-                            ? mean.getData().getDefiningOp()
-                            : nullptr;
+    Operation *square =
+        mean.getData().hasOneUse() ? mean.getData().getDefiningOp() : nullptr;
     if (auto pow = dyn_cast_or_null<PowOp>(square)) {
       if (pow.getX() != num || !isScalarNear(pow.getY(), 2.0, et) ||
           pow.getType() != type)
@@ -205,7 +205,8 @@ Value createUnitScale(PatternRewriter &rewriter, Location loc,
   auto type = RankedTensorType::get(dims, xType.getElementType());
   return ConstantOp::create(
       rewriter, loc,
-      DenseElementsAttr::get(type, FloatAttr::get(xType.getElementType(), 1.0)));
+      DenseElementsAttr::get(type,
+                             FloatAttr::get(xType.getElementType(), 1.0)));
 }
 
 /// LayerNorm: the core over `x - ReduceMean(x)`, then weight and bias.
@@ -243,7 +244,8 @@ struct FuseLayerNorm : RewritePattern {
     Value scale = tail->scale ? tail->scale
                               : createUnitScale(rewriter, root->getLoc(), xType,
                                                 core->firstAxis);
-    Value bias = tail->bias ? tail->bias : NoneOp::create(rewriter, root->getLoc());
+    Value bias =
+        tail->bias ? tail->bias : NoneOp::create(rewriter, root->getLoc());
     // The axis counted from the end, as exporters write it (-1: the last).
     int64_t axis = core->firstAxis - xType.getRank();
     auto ln = LayerNormalizationOp::create(
@@ -282,9 +284,9 @@ struct FuseRMSNorm : RewritePattern {
                               : createUnitScale(rewriter, root->getLoc(), xType,
                                                 core->firstAxis);
     int64_t axis = core->firstAxis - xType.getRank();
-    auto rms = RMSNormOp::create(rewriter, last->getLoc(), tail->x, scale,
-                                 axis, APFloat(float(core->epsilon)),
-                                 tail->stashType);
+    auto rms =
+        RMSNormOp::create(rewriter, last->getLoc(), tail->x, scale, axis,
+                          APFloat(float(core->epsilon)), tail->stashType);
     rewriter.replaceOp(last, rms.getY());
     ++counts.rmsNorms;
     return success();

@@ -41,7 +41,8 @@ inline std::optional<double> getScalarConstant(mlir::Value v) {
     if (!values)
       return std::nullopt;
     llvm::APInt i = *values->begin();
-    return it.isUnsigned() ? double(i.getZExtValue()) : double(i.getSExtValue());
+    return it.isUnsigned() ? double(i.getZExtValue())
+                           : double(i.getSExtValue());
   }
   return std::nullopt;
 }
@@ -75,14 +76,15 @@ inline mlir::Value createScalar(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Type elementType, double value) {
   auto type = mlir::RankedTensorType::get({}, elementType);
   mlir::Attribute element = mlir::FloatAttr::get(elementType, value);
-  return ConstantOp::create(b, loc, mlir::DenseElementsAttr::get(type, element));
+  return ConstantOp::create(b, loc,
+                            mlir::DenseElementsAttr::get(type, element));
 }
 
 /// A 1-D i64 constant.
 inline mlir::Value createI64Vector(mlir::OpBuilder &b, mlir::Location loc,
                                    llvm::ArrayRef<int64_t> values) {
-  auto type = mlir::RankedTensorType::get({int64_t(values.size())},
-                                          b.getI64Type());
+  auto type =
+      mlir::RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
   return ConstantOp::create(b, loc, mlir::DenseElementsAttr::get(type, values));
 }
 
@@ -103,7 +105,8 @@ std::optional<llvm::SmallVector<int64_t>> getReductionAxes(ReduceOpT op) {
       return std::nullopt;
     axes = std::move(*known);
   }
-  int64_t rank = mlir::cast<mlir::RankedTensorType>(op.getData().getType()).getRank();
+  int64_t rank =
+      mlir::cast<mlir::RankedTensorType>(op.getData().getType()).getRank();
   if (axes.empty())
     return std::nullopt;
   for (int64_t &a : axes) {

@@ -1,4 +1,5 @@
-//===- FusedOps.cpp - Fused normalizations, activations and matmul/conv epilogues ---===//
+//===- FusedOps.cpp - Fused normalizations, activations and matmul/conv
+//epilogues ---===//
 //
 // Result-type inference and verifiers of kiln.rms_norm, kiln.fused_matmul
 // and kiln.fused_conv (kiln.silu and kiln.swiglu get theirs from ODS).
@@ -28,16 +29,18 @@ static LogicalResult verifyResidual(std::optional<Location> loc, Value like,
                                     Value residual, ArrayRef<int64_t> shape) {
   if (isNone(residual))
     return success();
-  if (failed(verifySameElementType(loc, like, "the input", residual, "residual")))
+  if (failed(
+          verifySameElementType(loc, like, "the input", residual, "residual")))
     return failure();
   ArrayRef<int64_t> r = rankedType(residual).getShape();
   FailureOr<SmallVector<int64_t>> sum = broadcastShapes(loc, {shape, r});
   if (failed(sum))
     return failure();
   if (ArrayRef<int64_t>(*sum) != shape)
-    return emitOptionalError(loc, "residual of shape ",
-                             RankedTensorType::get(r, getElementTypeOrSelf(like)),
-                             " would change the result's shape by broadcasting");
+    return emitOptionalError(
+        loc, "residual of shape ",
+        RankedTensorType::get(r, getElementTypeOrSelf(like)),
+        " would change the result's shape by broadcasting");
   return success();
 }
 
@@ -63,8 +66,8 @@ LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
   if (scale.getRank() > int64_t(normalized.size()))
     return emitOptionalError(loc, "scale of type ", scale,
                              " has more dims than the normalized dims of ", x);
-  for (auto [s, n] : llvm::zip(llvm::reverse(scale.getShape()),
-                               llvm::reverse(normalized)))
+  for (auto [s, n] :
+       llvm::zip(llvm::reverse(scale.getShape()), llvm::reverse(normalized)))
     if (s != 1 && !ShapedType::isDynamic(s) && !ShapedType::isDynamic(n) &&
         s != n)
       return emitOptionalError(loc, "scale of type ", scale,
