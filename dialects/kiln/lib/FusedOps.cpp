@@ -1,5 +1,4 @@
-//===- FusedOps.cpp - Fused normalizations, activations and matmul/conv
-//epilogues ---===//
+//===- FusedOps.cpp - Fused norms, activations, matmul/conv epilogues -----===//
 //
 // Result-type inference and verifiers of kiln.rms_norm, kiln.fused_matmul
 // and kiln.fused_conv (kiln.silu and kiln.swiglu get theirs from ODS).
