@@ -17,7 +17,8 @@
 // Each value along the chain must have exactly one user, the next op, so
 // that nothing else reads an intermediate the fused op no longer produces.
 // A MatMul whose B is Transpose(W) swapping the last two dims reads W with
-// trans_b. A Gemm folds in when transA = 0 and its C (if any) is a bias with
+// trans_b (and the MatMul is rewritten for that alone when the Transpose
+// has no other user: it disappears). A Gemm folds in when transA = 0 and its C (if any) is a bias with
 // beta = 1; alpha and transB carry over. MatMul and Conv are only rewritten
 // when at least one op follows them into the epilogue.
 //
@@ -190,6 +191,8 @@ struct FuseMatMulEpilogue : RewritePattern {
       return rewriter.notifyMatchFailure(op, "not a float matrix product");
     Value a = op->getOperand(0), b = op->getOperand(1), bias;
     bool transB = false;
+    // A single-use Transpose read through trans_b disappears with the fusion.
+    bool absorbsTranspose = false;
     float alpha = 1.0f;
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       if (gemm.getTransA() != 0)
@@ -215,10 +218,11 @@ struct FuseMatMulEpilogue : RewritePattern {
           (perm ? *perm == ArrayRef<int64_t>(swapLast) : rank == 2)) {
         b = transpose.getData();
         transB = true;
+        absorbsTranspose = transpose->hasOneUse();
       }
     }
     Epilogue e = matchEpilogue(product, bias ? -1 : type.getRank() - 1);
-    if (e.numOps == 0)
+    if (e.numOps == 0 && !absorbsTranspose)
       return rewriter.notifyMatchFailure(op, "no epilogue");
     if (e.bias)
       bias = e.bias;
@@ -236,7 +240,7 @@ struct FuseMatMulEpilogue : RewritePattern {
         rewriter.getBoolAttr(e.residualBeforeActivation),
         rewriter.getBoolAttr(transB), rewriter.getF32FloatAttr(alpha));
     rewriter.replaceOp(e.last, fused.getY());
-    numFused += e.numOps;
+    numFused += e.numOps + (absorbsTranspose ? 1 : 0);
     return success();
   }
 

@@ -71,6 +71,25 @@ func.func @matmul_transposed_weight(%a: tensor<4x8xf32>, %w: tensor<16x8xf32>) -
 
 // -----
 
+// A MatMul reading a weight stored N x K through a single-use Transpose is
+// rewritten for that alone; a Transpose with another user is kept, and
+// its MatMul with nothing after it is left alone.
+// CHECK-LABEL: func.func @matmul_transposed_weight_only
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[V:.+]]: tensor<2x16x8xf32>)
+// CHECK: %[[Y:.+]] = kiln.fused_matmul %[[A]], %[[W]], %{{.+}}, %{{.+}} {trans_b = true} : (tensor<2x4x8xf32>, tensor<16x8xf32>, none, none) -> tensor<2x4x16xf32>
+// CHECK: %[[VT:.+]] = kiln.transpose %[[V]] {perm = array<i64: 0, 2, 1>}
+// CHECK: %[[Z:.+]] = kiln.matmul %[[A]], %[[VT]]
+// CHECK: return %[[Y]], %[[Z]], %[[VT]]
+func.func @matmul_transposed_weight_only(%a: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %v: tensor<2x16x8xf32>) -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x8x16xf32>) {
+  %wt = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %0 = kiln.matmul %a, %wt : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %vt = kiln.transpose %v {perm = array<i64: 0, 2, 1>} : (tensor<2x16x8xf32>) -> tensor<2x8x16xf32>
+  %1 = kiln.matmul %a, %vt : (tensor<2x4x8xf32>, tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
+  return %0, %1, %vt : tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x8x16xf32>
+}
+
+// -----
+
 // Gemm: C is the bias, alpha and transB carry over; then Tanh and a residual.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: (%[[A:.+]]: tensor<4x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[C:.+]]: tensor<1x16xf32>, %[[R:.+]]: tensor<4x16xf32>)
