@@ -173,10 +173,19 @@ def KilnFuseLinearAttention
 
 def KilnFuseNormalization
     : Pass<"kiln-fuse-normalization", "mlir::func::FuncOp"> {
-  let summary = "LayerNorm and RMSNorm written out as plain ops into kiln.layer_norm / kiln.rms_norm";
+  let summary = "LayerNorm and RMSNorm written out as plain ops into kiln.layer_normalization / kiln.rms_norm";
+  let description = [{
+    Matches x / sqrt(ReduceMean(x^2) + eps) (x^2 as Pow or Mul; the division
+    as Div, Reciprocal or 1/s), with an optional weight, as kiln.rms_norm,
+    and the same over x - ReduceMean(x) with optional gamma and beta as
+    kiln.layer_normalization. A Cast of x up to f32 and back becomes the
+    op's stash_type. Reductions must cover the trailing dims with
+    keepdims = 1, eps must be a constant, intermediates single-use.
+    See docs/passes/kiln-fuse-normalization.md.
+  }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let statistics = [
-    Statistic<"numLayerNorms", "layer-norms-fused", "kiln.layer_norm ops created">,
+    Statistic<"numLayerNorms", "layer-norms-fused", "kiln.layer_normalization ops created">,
     Statistic<"numRMSNorms", "rms-norms-fused", "kiln.rms_norm ops created">,
   ];
 }
@@ -184,6 +193,13 @@ def KilnFuseNormalization
 def KilnFuseActivations
     : Pass<"kiln-fuse-activations", "mlir::func::FuncOp"> {
   let summary = "GELU (Erf and tanh forms), SiLU and SwiGLU written out into single ops";
+  let description = [{
+    x * 0.5 * (1 + erf(x / sqrt 2)) and 0.5 * x * (1 + tanh(sqrt(2/pi) *
+    (x + 0.044715 x^3))), factors in any order and association, become
+    kiln.gelu; Mul(x, Sigmoid(x)) becomes kiln.silu and Mul(silu(g), up)
+    kiln.swiglu. Constants are compared with a tolerance that fits their
+    element type. See docs/passes/kiln-fuse-activations.md.
+  }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let statistics = [
     Statistic<"numGelu", "gelus-fused", "kiln.gelu ops created">,
@@ -194,6 +210,14 @@ def KilnFuseActivations
 
 def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Bias add, activation and residual add folded into MatMul/Gemm/Conv";
+  let description = [{
+    After a MatMul, Gemm or Conv: a bias Add (broadcast over the last dim,
+    or the channels for Conv), a residual Add before an activation, the
+    activation (Relu, Gelu, SiLU, Sigmoid, Tanh), a residual Add after it,
+    each optional, each intermediate single-use, become one
+    kiln.fused_matmul or kiln.fused_conv. See
+    docs/passes/kiln-fuse-epilogues.md.
+  }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let statistics = [
     Statistic<"numFused", "epilogues-fused", "Ops folded into an epilogue">,
