@@ -9,6 +9,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -25,6 +26,8 @@ namespace {
 struct DecomposeFusedPass
     : kiln::impl::KilnDecomposeFusedBase<DecomposeFusedPass> {
   using Base::Base;
+
+  kiln::Statistic numDecomposed{this, "ops-decomposed", "Fused ops decomposed"};
 
   void runOnOperation() override {
     RewritePatternSet all(&getContext());

@@ -21,6 +21,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -218,6 +219,10 @@ struct FuseSwiGLU : OpRewritePattern<MulOp> {
 struct FuseActivationsPass
     : kiln::impl::KilnFuseActivationsBase<FuseActivationsPass> {
   using Base::Base;
+
+  kiln::Statistic numGelu{this, "gelus-fused", "kiln.gelu ops created"};
+  kiln::Statistic numSilu{this, "silus-fused", "kiln.silu ops created"};
+  kiln::Statistic numSwiGLU{this, "swiglus-fused", "kiln.swiglu ops created"};
 
   void runOnOperation() override {
     ActivationCounts counts;

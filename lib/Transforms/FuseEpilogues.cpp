@@ -28,6 +28,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -286,6 +287,8 @@ struct FuseConvEpilogue : OpRewritePattern<ConvOp> {
 struct FuseEpiloguesPass
     : kiln::impl::KilnFuseEpiloguesBase<FuseEpiloguesPass> {
   using Base::Base;
+
+  kiln::Statistic numFused{this, "epilogues-fused", "Ops folded into an epilogue"};
 
   void runOnOperation() override {
     int64_t fused = 0;

@@ -27,6 +27,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -298,6 +299,9 @@ struct FuseRMSNorm : RewritePattern {
 struct FuseNormalizationPass
     : kiln::impl::KilnFuseNormalizationBase<FuseNormalizationPass> {
   using Base::Base;
+
+  kiln::Statistic numLayerNorms{this, "layer-norms-fused", "kiln.layer_normalization ops created"};
+  kiln::Statistic numRMSNorms{this, "rms-norms-fused", "kiln.rms_norm ops created"};
 
   void runOnOperation() override {
     NormalizationCounts counts;

@@ -182,12 +182,10 @@ def KilnFuseNormalization
     op's stash_type. Reductions must cover the trailing dims with
     keepdims = 1, eps must be a constant, intermediates single-use.
     See docs/passes/kiln-fuse-normalization.md.
+
+    Statistics: `layer-norms-fused`, `rms-norms-fused`.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numLayerNorms", "layer-norms-fused", "kiln.layer_normalization ops created">,
-    Statistic<"numRMSNorms", "rms-norms-fused", "kiln.rms_norm ops created">,
-  ];
 }
 
 def KilnFuseActivations
@@ -199,13 +197,10 @@ def KilnFuseActivations
     kiln.gelu; Mul(x, Sigmoid(x)) becomes kiln.silu and Mul(silu(g), up)
     kiln.swiglu. Constants are compared with a tolerance that fits their
     element type. See docs/passes/kiln-fuse-activations.md.
+
+    Statistics: `gelus-fused`, `silus-fused`, `swiglus-fused`.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numGelu", "gelus-fused", "kiln.gelu ops created">,
-    Statistic<"numSilu", "silus-fused", "kiln.silu ops created">,
-    Statistic<"numSwiGLU", "swiglus-fused", "kiln.swiglu ops created">,
-  ];
 }
 
 def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
@@ -217,11 +212,10 @@ def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
     each optional, each intermediate single-use, become one
     kiln.fused_matmul or kiln.fused_conv. See
     docs/passes/kiln-fuse-epilogues.md.
+
+    Statistics: `epilogues-fused`.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numFused", "epilogues-fused", "Ops folded into an epilogue">,
-  ];
 }
 
 def KilnDecomposeFused : Pass<"kiln-decompose-fused", "mlir::func::FuncOp"> {
@@ -231,14 +225,13 @@ def KilnDecomposeFused : Pass<"kiln-decompose-fused", "mlir::func::FuncOp"> {
     SwiGLU, matmul/conv with epilogue) is rewritten into the plain ONNX-level
     ops it stands for, so a backend works before it has a kernel for it.
     `ops` limits the decomposition to the named op mnemonics.
+
+    Statistics: `ops-decomposed`.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let options = [
     ListOption<"ops", "ops", "std::string",
                "Only decompose these ops (e.g. attention,rms_norm); all when empty">,
-  ];
-  let statistics = [
-    Statistic<"numDecomposed", "ops-decomposed", "Fused ops decomposed">,
   ];
 }
 
