@@ -6,6 +6,7 @@
 //
 //   probs  = Softmax(masked, axis = -1)           one user: the root
 //   masked = Where(keep, scaled, c)               c <= -1e4 or -inf, or
+//          | Where(drop, c, scaled)                (masked_fill), or
 //          | Add(scaled, mask) | Add(mask, scaled) | scaled
 //   scaled = Div(s, c) | Mul(s, c) | Mul(c, s) ... (scalar constants) | s
 //   s      = MatMul(Q', Kt)                        Q' = Q scaled, Kt = Kᵀ
@@ -185,6 +186,7 @@ struct Mask {
   Value scores;            ///< the scaled scores under the mask
   Value operand;           ///< kept as the op's mask operand; null if none
   bool causal = false;
+  bool inverted = false;   ///< `operand` is true where keys are dropped
 };
 
 /// Recognises `masked` (the softmax input) as a masked or plain score.
@@ -195,24 +197,32 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
   bool staticSeq = !ShapedType::isDynamic(sq) && !ShapedType::isDynamic(skv);
 
   if (auto where = masked.getDefiningOp<WhereOp>()) {
-    if (!masked.hasOneUse() || where.getX().getType() != masked.getType())
+    if (!masked.hasOneUse() ||
+        !broadcastsInto(where.getCondition(), masked))
       return std::nullopt;
-    auto fill = getScalarConstant(where.getY());
-    if (!fill || *fill > kVeryNegative ||
-        cast<RankedTensorType>(where.getY().getType()).getRank() > 4 ||
-        !broadcastsInto(where.getCondition(), where.getX()))
-      return std::nullopt;
-    auto scores = matchScores(where.getX());
-    if (!scores)
-      return std::nullopt;
-    Mask mask{where.getX(), where.getCondition(), false};
-    if (staticSeq)
-      if (auto c = evaluateConstant(where.getCondition()))
-        if (isCausalPattern(
-                *c, sq, skv, [](double v) { return v != 0.0; },
-                [](double v) { return v == 0.0; }))
-          mask = Mask{where.getX(), Value(), true};
-    return std::pair(mask, *scores);
+    // Where(keep, scores, fill) as torch.where emits it, or
+    // Where(drop, fill, scores) as masked_fill(drop, fill) does.
+    for (bool inverted : {false, true}) {
+      Value x = inverted ? where.getY() : where.getX();
+      Value fillValue = inverted ? where.getX() : where.getY();
+      auto fill = getScalarConstant(fillValue);
+      if (x.getType() != masked.getType() || !fill || *fill > kVeryNegative ||
+          cast<RankedTensorType>(fillValue.getType()).getRank() > 4)
+        continue;
+      auto scores = matchScores(x);
+      if (!scores)
+        continue;
+      Mask mask{x, where.getCondition(), false, inverted};
+      if (staticSeq)
+        if (auto c = evaluateConstant(where.getCondition()))
+          if (isCausalPattern(
+                  *c, sq, skv,
+                  [&](double v) { return (v != 0.0) != inverted; },
+                  [&](double v) { return (v != 0.0) == inverted; }))
+            mask = Mask{x, Value(), true, false};
+      return std::pair(mask, *scores);
+    }
+    return std::nullopt;
   }
 
   if (auto add = masked.getDefiningOp<AddOp>()) {
@@ -225,13 +235,13 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
       auto scores = matchScores(x);
       if (!scores)
         continue;
-      Mask mask{x, m, false};
+      Mask mask{x, m, false, false};
       if (staticSeq)
         if (auto c = evaluateConstant(m))
           if (isCausalPattern(
                   *c, sq, skv, [](double v) { return v == 0.0; },
                   [](double v) { return v <= kVeryNegative; }))
-            mask = Mask{x, Value(), true};
+            mask = Mask{x, Value(), true, false};
       return std::pair(mask, *scores);
     }
     return std::nullopt;
@@ -240,7 +250,7 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
   auto scores = matchScores(masked);
   if (!scores)
     return std::nullopt;
-  return std::pair(Mask{masked, Value(), false}, *scores);
+  return std::pair(Mask{masked, Value(), false, false}, *scores);
 }
 
 struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
@@ -302,6 +312,8 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     Value maskOperand = mask.operand;
     if (!maskOperand)
       maskOperand = NoneOp::create(rewriter, loc);
+    else if (mask.inverted)
+      maskOperand = NotOp::create(rewriter, loc, maskOperand);
     auto fused = AttentionOp::create(
         rewriter, loc, pv.getType(), scores.q, k, v, maskOperand,
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),

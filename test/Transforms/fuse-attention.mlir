@@ -352,3 +352,30 @@ func.func @causal_dense_resource(%q: tensor<1x1x2x4xf32>, %k: tensor<1x1x2x4xf32
     }
   }
 #-}
+
+// -----
+
+// masked_fill(drop, -1e9): Where(drop, fill, scores). A constant strictly
+// upper triangle is the causal mask; any other mask is kept, negated, as the
+// op's keep-mask.
+
+// CHECK-LABEL: func.func @masked_fill
+// CHECK-SAME: %[[DROP:[^:]+]]: tensor<1x1x3x3xi1>
+// CHECK: kiln.attention {{.*}} {causal = true, num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 1.000000e+00 : f32}
+// CHECK: %[[KEEP:.+]] = kiln.not %[[DROP]] : tensor<1x1x3x3xi1>
+// CHECK: kiln.attention %{{.*}}, %{{.*}}, %{{.*}}, %[[KEEP]] {num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 1.000000e+00 : f32}
+func.func @masked_fill(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>, %drop: tensor<1x1x3x3xi1>) -> (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) {
+  %fill = kiln.constant dense<-1.0e+09> : tensor<f32>
+  %upper = kiln.constant dense<[[false, true, true], [false, false, true], [false, false, false]]> : tensor<3x3xi1>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x8x3xf32>
+  %s = kiln.matmul %q, %kt : (tensor<1x2x3x8xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x3x3xf32>
+  %m = kiln.where %upper, %fill, %s : (tensor<3x3xi1>, tensor<f32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %p = kiln.softmax %m {axis = -1 : i64} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %y = kiln.matmul %p, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
+  %kt2 = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x8x3xf32>
+  %s2 = kiln.matmul %q, %kt2 : (tensor<1x2x3x8xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x3x3xf32>
+  %m2 = kiln.where %drop, %fill, %s2 : (tensor<1x1x3x3xi1>, tensor<f32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %p2 = kiln.softmax %m2 {axis = -1 : i64} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %y2 = kiln.matmul %p2, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32>
+  return %y, %y2 : tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>
+}

@@ -70,6 +70,17 @@ func.func @additive_k_bshd(%q: tensor<2x2x4x8xf32>, %ks: tensor<2x4x2x8xf32>, %v
   return %y : tensor<2x2x4x8xf32>
 }
 
+// masked_fill(drop, -1e9) with a mask argument.
+func.func @masked_fill(%q: tensor<2x2x5x8xf32>, %k: tensor<2x2x5x8xf32>, %v: tensor<2x2x5x8xf32>, %drop: tensor<2x1x5x5xi1>) -> tensor<2x2x5x8xf32> {
+  %fill = kiln.constant dense<-1.0e+09> : tensor<f32>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x5x8xf32>) -> tensor<2x2x8x5xf32>
+  %s = kiln.matmul %q, %kt : (tensor<2x2x5x8xf32>, tensor<2x2x8x5xf32>) -> tensor<2x2x5x5xf32>
+  %m = kiln.where %drop, %fill, %s : (tensor<2x1x5x5xi1>, tensor<f32>, tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
+  %p = kiln.softmax %m {axis = -1 : i64} : (tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
+  %y = kiln.matmul %p, %v : (tensor<2x2x5x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x8xf32>
+  return %y : tensor<2x2x5x8xf32>
+}
+
 // Linear attention as models/generate_linear_attention.py builds it.
 func.func @linear_elu1_gqa(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x6xf32>) -> tensor<2x4x5x6xf32> {
   %axis2 = kiln.constant dense<2> : tensor<1xi64>
