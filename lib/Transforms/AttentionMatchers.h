@@ -1,4 +1,5 @@
-//===- AttentionMatchers.h - Shared matchers of the attention fusions -*- C++ -*-===//
+//===- AttentionMatchers.h - Shared matchers of the attention fusions -*- C++
+//-*-===//
 //
 // Helpers shared by kiln-fuse-attention and kiln-fuse-linear-attention (and
 // the decompositions): reading small constants (dense or dense_resource, and
@@ -294,9 +295,9 @@ struct RepeatedKV {
 /// Recognises `repeated` ([B, KV*rep, S, D]) as the head repetition that
 /// gives query head h the KV head h / rep (PyTorch's repeat_kv and
 /// repeat_interleave(x, rep, dim=1)), in the forms exporters emit:
-///   Reshape(Expand(Unsqueeze(x, axes=[2]), [B, KV, rep, S, D]), [B, KV*rep, S, D])
-///   Reshape(Tile(Unsqueeze(x, axes=[2]), [1, 1, rep, 1, 1]), [B, KV*rep, S, D])
-///   Reshape(Tile(x, [1, 1, rep, 1]), [B, KV*rep, S, D])
+///   Reshape(Expand(Unsqueeze(x, axes=[2]), [B, KV, rep, S, D]), [B, KV*rep, S,
+///   D]) Reshape(Tile(Unsqueeze(x, axes=[2]), [1, 1, rep, 1, 1]), [B, KV*rep,
+///   S, D]) Reshape(Tile(x, [1, 1, rep, 1]), [B, KV*rep, S, D])
 /// Tile(x, [1, rep, 1, 1]) repeats the other way round (head h reads h % KV)
 /// and is not matched. KV and rep must be static.
 inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
@@ -334,13 +335,13 @@ inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
         ShapedType::isDynamic(inType.getDimSize(1)))
       return std::nullopt;
     if (auto expand = dyn_cast<ExpandOp>(repeatOp)) {
-      if (!expandKeepsDim(expand, 0, x, 0) || !expandKeepsDim(expand, 1, x, 1) ||
+      if (!expandKeepsDim(expand, 0, x, 0) ||
+          !expandKeepsDim(expand, 1, x, 1) ||
           !expandKeepsDim(expand, 3, x, 2) || !expandKeepsDim(expand, 4, x, 3))
         return std::nullopt;
     } else {
       auto repeats = tileRepeats(cast<TileOp>(repeatOp));
-      if (!repeats ||
-          *repeats != llvm::ArrayRef<int64_t>({1, 1, rep, 1, 1}))
+      if (!repeats || *repeats != llvm::ArrayRef<int64_t>({1, 1, rep, 1, 1}))
         return std::nullopt;
     }
   } else if (inType.getRank() == 4) {
@@ -377,12 +378,6 @@ inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
     return std::nullopt;
   }
   return RepeatedKV{x, rep};
-}
-
-/// The most negative finite value of `type`, as a double.
-inline double lowestFinite(mlir::FloatType type) {
-  return llvm::APFloat::getLargest(type.getFloatSemantics(), /*Negative=*/true)
-      .convertToDouble();
 }
 
 } // namespace kiln::attention

@@ -29,8 +29,8 @@ namespace {
 /// A constant i64 vector.
 Value i64Vector(PatternRewriter &rewriter, Location loc,
                 ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({int64_t(values.size())},
-                                    rewriter.getI64Type());
+  auto type =
+      RankedTensorType::get({int64_t(values.size())}, rewriter.getI64Type());
   return ConstantOp::create(rewriter, loc,
                             DenseElementsAttr::get(type, values));
 }
@@ -67,8 +67,8 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value x,
   int64_t heads = type.getDimSize(1) * rep;
   Value u = UnsqueezeOp::create(rewriter, loc, x, i64Vector(rewriter, loc, {2}),
                                 /*axes=*/nullptr);
-  Value e =
-      ExpandOp::create(rewriter, loc, u, i64Vector(rewriter, loc, {1, 1, rep, 1, 1}));
+  Value e = ExpandOp::create(rewriter, loc, u,
+                             i64Vector(rewriter, loc, {1, 1, rep, 1, 1}));
   // 0 copies the batch dim; at most one -1 may stand for an unknown dim.
   Value target;
   int64_t seq = type.getDimSize(2), dim = type.getDimSize(3);
@@ -77,10 +77,12 @@ Value repeatHeads(PatternRewriter &rewriter, Location loc, Value x,
   } else if (!ShapedType::isDynamic(seq)) {
     target = i64Vector(rewriter, loc, {0, heads, seq, -1});
   } else {
-    Value batch = ShapeOp::create(rewriter, loc, x, rewriter.getI64IntegerAttr(0),
-                                  rewriter.getI64IntegerAttr(1));
-    Value rest = ShapeOp::create(rewriter, loc, x, rewriter.getI64IntegerAttr(2),
-                                 /*end=*/nullptr);
+    Value batch =
+        ShapeOp::create(rewriter, loc, x, rewriter.getI64IntegerAttr(0),
+                        rewriter.getI64IntegerAttr(1));
+    Value rest =
+        ShapeOp::create(rewriter, loc, x, rewriter.getI64IntegerAttr(2),
+                        /*end=*/nullptr);
     target = ConcatOp::create(
         rewriter, loc,
         ValueRange{batch, i64Vector(rewriter, loc, {heads}), rest},
@@ -105,7 +107,8 @@ Value causalKeepMask(PatternRewriter &rewriter, Location loc, Value q,
       for (int64_t j = 0; j < skv; ++j)
         keep.push_back(j <= i + (skv - sq));
     auto type = RankedTensorType::get({sq, skv}, rewriter.getI1Type());
-    return ConstantOp::create(rewriter, loc, DenseElementsAttr::get(type, keep));
+    return ConstantOp::create(rewriter, loc,
+                              DenseElementsAttr::get(type, keep));
   }
   auto scalarDim = [&](Value x) -> Value {
     Value dim = ShapeOp::create(rewriter, loc, x, rewriter.getI64IntegerAttr(2),
@@ -135,17 +138,18 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Value k = repeatHeads(rewriter, loc, op.getK(), rep);
     Value v = repeatHeads(rewriter, loc, op.getV(), rep);
 
-    Value scores =
-        MatMulOp::create(rewriter, loc, op.getQ(), transposeLastTwo(rewriter, loc, k));
+    Value scores = MatMulOp::create(rewriter, loc, op.getQ(),
+                                    transposeLastTwo(rewriter, loc, k));
     if (op.getScale().convertToDouble() != 1.0)
-      scores = MulOp::create(rewriter, loc, scores,
-                             floatScalar(rewriter, loc, element, op.getScale()));
+      scores =
+          MulOp::create(rewriter, loc, scores,
+                        floatScalar(rewriter, loc, element, op.getScale()));
     Value lowest;
     auto getLowest = [&] {
       if (!lowest)
-        lowest = floatScalar(
-            rewriter, loc, element,
-            APFloat::getLargest(element.getFloatSemantics(), /*Negative=*/true));
+        lowest = floatScalar(rewriter, loc, element,
+                             APFloat::getLargest(element.getFloatSemantics(),
+                                                 /*Negative=*/true));
       return lowest;
     };
     Value mask = op.getMask();
@@ -195,18 +199,19 @@ struct DecomposeLinearAttention : OpRewritePattern<LinearAttentionOp> {
     Value q = featureMap(rewriter, loc, map, op.getQ());
     // φ is elementwise, so it commutes with the repetition: apply it to the
     // fewer KV heads.
-    Value k = repeatHeads(rewriter, loc, featureMap(rewriter, loc, map, op.getK()),
-                          rep);
+    Value k = repeatHeads(rewriter, loc,
+                          featureMap(rewriter, loc, map, op.getK()), rep);
     Value v = repeatHeads(rewriter, loc, op.getV(), rep);
 
-    Value kv = MatMulOp::create(rewriter, loc, transposeLastTwo(rewriter, loc, k), v);
+    Value kv =
+        MatMulOp::create(rewriter, loc, transposeLastTwo(rewriter, loc, k), v);
     Value num = MatMulOp::create(rewriter, loc, q, kv);
-    Value ksum = ReduceSumOp::create(rewriter, loc, k, i64Vector(rewriter, loc, {2}),
-                                     rewriter.getI64IntegerAttr(1),
-                                     rewriter.getI64IntegerAttr(0),
-                                     /*axes=*/nullptr);
-    Value den =
-        MatMulOp::create(rewriter, loc, q, transposeLastTwo(rewriter, loc, ksum));
+    Value ksum = ReduceSumOp::create(
+        rewriter, loc, k, i64Vector(rewriter, loc, {2}),
+        rewriter.getI64IntegerAttr(1), rewriter.getI64IntegerAttr(0),
+        /*axes=*/nullptr);
+    Value den = MatMulOp::create(rewriter, loc, q,
+                                 transposeLastTwo(rewriter, loc, ksum));
     den = AddOp::create(rewriter, loc, den,
                         floatScalar(rewriter, loc, element, op.getEps()));
     rewriter.replaceOpWithNewOp<DivOp>(op, op.getType(), num, den);

@@ -66,8 +66,8 @@ static std::optional<Value> peelScale(Value v, double &scale) {
     return std::nullopt;
   auto sameType = [&](Value x) { return x.getType() == v.getType(); };
   if (auto mul = dyn_cast<MulOp>(op)) {
-    for (auto [x, c] : {std::pair(mul.getA(), mul.getB()),
-                        std::pair(mul.getB(), mul.getA())})
+    for (auto [x, c] :
+         {std::pair(mul.getA(), mul.getB()), std::pair(mul.getB(), mul.getA())})
       if (sameType(x))
         if (auto factor = getScaleConstant(c)) {
           scale *= *factor;
@@ -183,22 +183,22 @@ static bool isCausalPattern(const ConstTensor &c, int64_t sq, int64_t skv,
 
 /// The mask level of the pattern.
 struct Mask {
-  Value scores;            ///< the scaled scores under the mask
-  Value operand;           ///< kept as the op's mask operand; null if none
+  Value scores;  ///< the scaled scores under the mask
+  Value operand; ///< kept as the op's mask operand; null if none
   bool causal = false;
-  bool inverted = false;   ///< `operand` is true where keys are dropped
+  bool inverted = false; ///< `operand` is true where keys are dropped
 };
 
 /// Recognises `masked` (the softmax input) as a masked or plain score.
-/// Tries each reading in turn; `matchRest` checks the scores below.
+/// Tries each reading in turn (Where, either form; Add, either operand as
+/// the mask; no mask) until the scores below it match.
 static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
   auto scoresType = cast<RankedTensorType>(masked.getType());
   int64_t sq = scoresType.getDimSize(2), skv = scoresType.getDimSize(3);
   bool staticSeq = !ShapedType::isDynamic(sq) && !ShapedType::isDynamic(skv);
 
   if (auto where = masked.getDefiningOp<WhereOp>()) {
-    if (!masked.hasOneUse() ||
-        !broadcastsInto(where.getCondition(), masked))
+    if (!masked.hasOneUse() || !broadcastsInto(where.getCondition(), masked))
       return std::nullopt;
     // Where(keep, scores, fill) as torch.where emits it, or
     // Where(drop, fill, scores) as masked_fill(drop, fill) does.
@@ -216,8 +216,7 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
       if (staticSeq)
         if (auto c = evaluateConstant(where.getCondition()))
           if (isCausalPattern(
-                  *c, sq, skv,
-                  [&](double v) { return (v != 0.0) != inverted; },
+                  *c, sq, skv, [&](double v) { return (v != 0.0) != inverted; },
                   [&](double v) { return (v != 0.0) == inverted; }))
             mask = Mask{x, Value(), true, false};
       return std::pair(mask, *scores);
@@ -290,8 +289,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     int64_t kvHeads = heads;
     if (kIdentity) {
       auto rk = matchRepeatedKV(k), rv = matchRepeatedKV(v);
-      if (rk && rv && rk->repeats == rv->repeats &&
-          heads % rk->repeats == 0 &&
+      if (rk && rv && rk->repeats == rv->repeats && heads % rk->repeats == 0 &&
           cast<RankedTensorType>(rk->source.getType()).getDimSize(1) ==
               heads / rk->repeats &&
           cast<RankedTensorType>(rv->source.getType()).getDimSize(1) ==

@@ -5,11 +5,10 @@
 // one kiln.linear_attention. The pattern is rooted at the final Div:
 //
 //   fq   = φ(Q)                     φ: Add(Elu(x, alpha=1), 1) | Relu | Exp
-//   fk   = φ(K) | repeat(φ(K))      (repeat: the GQA forms of AttentionMatchers.h)
-//   kv   = MatMul(Transpose(fk, 0,1,3,2), V)
-//   num  = MatMul(fq, kv)
-//   ksum = ReduceSum(fk, axes=[-2], keepdims=1)
-//   z    = MatMul(fq, Transpose(ksum, 0,1,3,2))
+//   fk   = φ(K) | repeat(φ(K))      (repeat: the GQA forms of
+//   AttentionMatchers.h) kv   = MatMul(Transpose(fk, 0,1,3,2), V) num  =
+//   MatMul(fq, kv) ksum = ReduceSum(fk, axes=[-2], keepdims=1) z    =
+//   MatMul(fq, Transpose(ksum, 0,1,3,2))
 //        | ReduceSum(Mul(fq, ksum), axes=[-1], keepdims=1)
 //   out  = Div(num, Add(z, eps))    eps a scalar constant (either Add order)
 //
@@ -54,8 +53,8 @@ static std::optional<Featured> matchFeatureMap(Value v) {
   auto add = dyn_cast<AddOp>(op);
   if (!add)
     return std::nullopt;
-  for (auto [x, c] : {std::pair(add.getA(), add.getB()),
-                      std::pair(add.getB(), add.getA())}) {
+  for (auto [x, c] :
+       {std::pair(add.getA(), add.getB()), std::pair(add.getB(), add.getA())}) {
     auto elu = x.getDefiningOp<EluOp>();
     auto one = getScalarConstant(c);
     if (!elu || !x.hasOneUse() || !one || *one != 1.0 ||
@@ -234,7 +233,8 @@ struct FuseLinearAttentionPattern : OpRewritePattern<DivOp> {
         return rewriter.notifyMatchFailure(div, "different feature maps");
       k = phiK->input;
       auto rk = matchRepeatedKV(k);
-      if (rk && rv && rk->repeats == rv->repeats && groups(*rk) && groups(*rv)) {
+      if (rk && rv && rk->repeats == rv->repeats && groups(*rk) &&
+          groups(*rv)) {
         k = rk->source;
         v = rv->source;
         kvHeads = heads / rk->repeats;
@@ -251,10 +251,12 @@ struct FuseLinearAttentionPattern : OpRewritePattern<DivOp> {
     } else {
       return rewriter.notifyMatchFailure(div, "K has no feature map");
     }
-    Location loc = rewriter.getFusedLoc({num.getLoc(), den.getLoc(), div.getLoc()});
+    Location loc =
+        rewriter.getFusedLoc({num.getLoc(), den.getLoc(), div.getLoc()});
     auto fusedOp = LinearAttentionOp::create(
         rewriter, loc, div.getType(), phiQ->input, k, v,
-        rewriter.getStringAttr(phiQ->map), rewriter.getF32FloatAttr(float(*eps)),
+        rewriter.getStringAttr(phiQ->map),
+        rewriter.getF32FloatAttr(float(*eps)),
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads));
     rewriter.replaceOp(div, fusedOp.getResult());
     ++fused;

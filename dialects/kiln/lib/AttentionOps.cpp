@@ -23,9 +23,9 @@ static bool isDyn(int64_t d) { return ShapedType::isDynamic(d); }
 
 /// Fails unless the static ones among `dims` (named by `names`) agree; returns
 /// the common size, or kDynamic when every one is dynamic.
-static FailureOr<int64_t> commonDim(std::optional<Location> loc,
-                                    StringRef what,
-                                    ArrayRef<std::pair<int64_t, StringRef>> dims) {
+static FailureOr<int64_t>
+commonDim(std::optional<Location> loc, StringRef what,
+          ArrayRef<std::pair<int64_t, StringRef>> dims) {
   int64_t known = ShapedType::kDynamic;
   StringRef knownName;
   for (auto [d, name] : dims) {
@@ -43,20 +43,23 @@ static FailureOr<int64_t> commonDim(std::optional<Location> loc,
 /// The result type of kiln.attention / kiln.linear_attention: Q, K, V of
 /// rank 4 with one element type, the head counts consistent with the
 /// attributes, `[B, num_heads, Sq, Dv]`. `mask` may be null.
-static LogicalResult
-inferAttentionType(std::optional<Location> loc, Value q, Value k, Value v,
-                   Value mask, IntegerAttr numHeadsAttr,
-                   IntegerAttr numKvHeadsAttr, SmallVectorImpl<Type> &results) {
+static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
+                                        Value k, Value v, Value mask,
+                                        IntegerAttr numHeadsAttr,
+                                        IntegerAttr numKvHeadsAttr,
+                                        SmallVectorImpl<Type> &results) {
   if (!numHeadsAttr || !numKvHeadsAttr)
     return emitOptionalError(loc, "num_heads and num_kv_heads are required");
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
   auto vt = cast<RankedTensorType>(v.getType());
-  for (auto [t, name] : {std::pair(qt, "Q"), std::pair(kt, "K"),
-                         std::pair(vt, "V")})
+  for (auto [t, name] :
+       {std::pair(qt, "Q"), std::pair(kt, "K"), std::pair(vt, "V")})
     if (t.getRank() != 4)
-      return emitOptionalError(loc, name, " must have rank 4 ([B, heads, seq, "
-                               "head_dim]), got ", t);
+      return emitOptionalError(loc, name,
+                               " must have rank 4 ([B, heads, seq, "
+                               "head_dim]), got ",
+                               t);
   Type element = qt.getElementType();
   if (kt.getElementType() != element || vt.getElementType() != element)
     return emitOptionalError(loc, "Q, K and V must have one element type, got ",
@@ -77,14 +80,15 @@ inferAttentionType(std::optional<Location> loc, Value q, Value k, Value v,
       return emitOptionalError(loc, name, " has ", t.getDimSize(1),
                                " heads but num_kv_heads is ", kvHeads);
 
-  FailureOr<int64_t> batch =
-      commonDim(loc, "the batch dim",
-                {{qt.getDimSize(0), "Q"}, {kt.getDimSize(0), "K"},
-                 {vt.getDimSize(0), "V"}});
+  FailureOr<int64_t> batch = commonDim(loc, "the batch dim",
+                                       {{qt.getDimSize(0), "Q"},
+                                        {kt.getDimSize(0), "K"},
+                                        {vt.getDimSize(0), "V"}});
   FailureOr<int64_t> headDim = commonDim(
       loc, "the head dim", {{qt.getDimSize(3), "Q"}, {kt.getDimSize(3), "K"}});
-  FailureOr<int64_t> kvLen = commonDim(
-      loc, "the key length", {{kt.getDimSize(2), "K"}, {vt.getDimSize(2), "V"}});
+  FailureOr<int64_t> kvLen =
+      commonDim(loc, "the key length",
+                {{kt.getDimSize(2), "K"}, {vt.getDimSize(2), "V"}});
   if (failed(batch) || failed(headDim) || failed(kvLen))
     return failure();
 
@@ -107,8 +111,8 @@ inferAttentionType(std::optional<Location> loc, Value q, Value k, Value v,
     }
   }
 
-  results.push_back(tensorOf(
-      {*batch, heads, qt.getDimSize(2), vt.getDimSize(3)}, element));
+  results.push_back(
+      tensorOf({*batch, heads, qt.getDimSize(2), vt.getDimSize(3)}, element));
   return success();
 }
 
@@ -120,9 +124,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(),
-                            adaptor.getV(), adaptor.getMask(),
-                            adaptor.getNumHeadsAttr(),
+  return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
+                            adaptor.getMask(), adaptor.getNumHeadsAttr(),
                             adaptor.getNumKvHeadsAttr(), results);
 }
 
@@ -137,11 +140,12 @@ LogicalResult AttentionOp::verify() {
 // kiln.linear_attention
 //===----------------------------------------------------------------------===//
 
-LogicalResult LinearAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
-  return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(),
-                            adaptor.getV(), Value(), adaptor.getNumHeadsAttr(),
+LogicalResult
+LinearAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
+                            Value(), adaptor.getNumHeadsAttr(),
                             adaptor.getNumKvHeadsAttr(), results);
 }
 
