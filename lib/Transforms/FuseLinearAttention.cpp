@@ -11,6 +11,7 @@
 //   MatMul(fq, Transpose(ksum, 0,1,3,2))
 //        | ReduceSum(Mul(fq, ksum), axes=[-1], keepdims=1)
 //   out  = Div(num, Add(z, eps))    eps a scalar constant (either Add order)
+//        | Mul(num, Reciprocal(Add(z, eps))) | Mul(num, Div(1, Add(z, eps)))
 //
 // Every intermediate has no user outside the pattern (fq and fk exactly
 // the two above), so the fused op replaces all of it.
@@ -152,115 +153,152 @@ static std::optional<Normaliser> matchNormaliser(Value z, Value fq) {
   return std::nullopt;
 }
 
-struct FuseLinearAttentionPattern : OpRewritePattern<DivOp> {
-  FuseLinearAttentionPattern(MLIRContext *ctx, int64_t &fused)
+/// Replaces `root` = numValue / denValue (a Div, or a Mul by the
+/// reciprocal) by kiln.linear_attention when the rest of the pattern
+/// matches.
+static LogicalResult fuseLinearAttention(Operation *root, Value numValue,
+                                         Value denValue,
+                                         PatternRewriter &rewriter,
+                                         int64_t &fused) {
+  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  auto num = numValue.getDefiningOp<MatMulOp>();
+  auto den = denValue.getDefiningOp<AddOp>();
+  if (!num || !den || !numValue.hasOneUse() || !denValue.hasOneUse() ||
+      resultType != numValue.getType() || resultType.getRank() != 4)
+    return rewriter.notifyMatchFailure(root, "not num / (z + eps)");
+  Value z;
+  std::optional<double> eps;
+  for (auto [x, c] :
+       {std::pair(den.getA(), den.getB()), std::pair(den.getB(), den.getA())}) {
+    auto value = getScalarConstant(c);
+    if (value && std::isfinite(*value) && *value >= 0 &&
+        x.getType() == denValue.getType() &&
+        cast<RankedTensorType>(c.getType()).getRank() <= 4) {
+      z = x;
+      eps = value;
+      break;
+    }
+  }
+  if (!z)
+    return rewriter.notifyMatchFailure(root, "no constant eps");
+
+  // num = MatMul(φQ, MatMul(Transpose(φK), V))
+  Value fq = num.getA();
+  Value kvValue = num.getB();
+  auto kv = kvValue.getDefiningOp<MatMulOp>();
+  if (!kv || !kvValue.hasOneUse())
+    return rewriter.notifyMatchFailure(root, "no kv product");
+  auto kt = kv.getA().getDefiningOp<TransposeOp>();
+  if (!kt || !isSwapLastTwo(kt) || !kv.getA().hasOneUse())
+    return rewriter.notifyMatchFailure(root, "no φKᵀ");
+  Value fk = kt.getData();
+  Value vRep = kv.getB();
+
+  auto norm = matchNormaliser(z, fq);
+  if (!norm || norm->ksumInput != fk)
+    return rewriter.notifyMatchFailure(root, "no matching normaliser");
+  SmallVector<Operation *> fqUsers = {num};
+  fqUsers.append(norm->fqUses);
+  if (!usedOnlyBy(fq, fqUsers))
+    return rewriter.notifyMatchFailure(root, "φQ has other users");
+  if (!usedOnlyBy(fk, {kt, norm->ksum}))
+    return rewriter.notifyMatchFailure(root, "φK has other users");
+
+  // Shapes: [B, H, Sq, D] · [B, H, D, Skv] · [B, H, Skv, Dv], no batch
+  // broadcasting between the three.
+  for (Value x : {fq, fk, vRep})
+    if (cast<RankedTensorType>(x.getType()).getRank() != 4)
+      return rewriter.notifyMatchFailure(root, "not rank 4");
+  for (int64_t d : {0, 1})
+    if (!sameDim(fq, d, fk, d) || !sameDim(fk, d, vRep, d))
+      return rewriter.notifyMatchFailure(root, "batch dims broadcast");
+  int64_t heads = cast<RankedTensorType>(fq.getType()).getDimSize(1);
+  if (ShapedType::isDynamic(heads))
+    return rewriter.notifyMatchFailure(root, "dynamic number of heads");
+
+  // The feature maps, and K/V before a grouped-query repetition.
+  auto phiQ = matchFeatureMap(fq);
+  if (!phiQ)
+    return rewriter.notifyMatchFailure(root, "Q has no feature map");
+  Value k, v = vRep;
+  int64_t kvHeads = heads;
+  auto rv = matchRepeatedKV(vRep);
+  auto groups = [&](const RepeatedKV &r) {
+    return heads % r.repeats == 0 &&
+           cast<RankedTensorType>(r.source.getType()).getDimSize(1) ==
+               heads / r.repeats;
+  };
+  if (auto phiK = matchFeatureMap(fk)) {
+    // φ after the repetition, if any.
+    if (phiK->map != phiQ->map)
+      return rewriter.notifyMatchFailure(root, "different feature maps");
+    k = phiK->input;
+    auto rk = matchRepeatedKV(k);
+    if (rk && rv && rk->repeats == rv->repeats && groups(*rk) && groups(*rv)) {
+      k = rk->source;
+      v = rv->source;
+      kvHeads = heads / rk->repeats;
+    }
+  } else if (auto rk = matchRepeatedKV(fk)) {
+    // φ before the repetition: V must be repeated alike.
+    auto phiK = matchFeatureMap(rk->source);
+    if (!phiK || phiK->map != phiQ->map || !rv || rv->repeats != rk->repeats ||
+        !groups(*rk) || !groups(*rv))
+      return rewriter.notifyMatchFailure(root, "φ(K) repeated unlike V");
+    k = phiK->input;
+    v = rv->source;
+    kvHeads = heads / rk->repeats;
+  } else {
+    return rewriter.notifyMatchFailure(root, "K has no feature map");
+  }
+  Location loc =
+      rewriter.getFusedLoc({num.getLoc(), den.getLoc(), root->getLoc()});
+  auto fusedOp = LinearAttentionOp::create(
+      rewriter, loc, resultType, phiQ->input, k, v,
+      rewriter.getStringAttr(phiQ->map), rewriter.getF32FloatAttr(float(*eps)),
+      rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads));
+  rewriter.replaceOp(root, fusedOp.getResult());
+  ++fused;
+  return success();
+}
+
+/// out = num / (z + eps)
+struct FuseLinearAttentionDiv : OpRewritePattern<DivOp> {
+  FuseLinearAttentionDiv(MLIRContext *ctx, int64_t &fused)
       : OpRewritePattern<DivOp>(ctx), fused(fused) {}
 
   LogicalResult matchAndRewrite(DivOp div,
                                 PatternRewriter &rewriter) const override {
-    // out = num / (z + eps)
-    Value numValue = div.getA(), denValue = div.getB();
-    auto num = numValue.getDefiningOp<MatMulOp>();
-    auto den = denValue.getDefiningOp<AddOp>();
-    if (!num || !den || !numValue.hasOneUse() || !denValue.hasOneUse() ||
-        div.getType() != numValue.getType() || div.getType().getRank() != 4)
-      return rewriter.notifyMatchFailure(div, "not num / (z + eps)");
-    Value z;
-    std::optional<double> eps;
-    for (auto [x, c] : {std::pair(den.getA(), den.getB()),
-                        std::pair(den.getB(), den.getA())}) {
-      auto value = getScalarConstant(c);
-      if (value && std::isfinite(*value) && *value >= 0 &&
-          x.getType() == denValue.getType() &&
-          cast<RankedTensorType>(c.getType()).getRank() <= 4) {
-        z = x;
-        eps = value;
-        break;
+    return fuseLinearAttention(div, div.getA(), div.getB(), rewriter, fused);
+  }
+
+  int64_t &fused;
+};
+
+/// out = num * Reciprocal(z + eps) or num * (1 / (z + eps)), either order
+/// (the paper's code computes Z = 1 / (...) and multiplies).
+struct FuseLinearAttentionMul : OpRewritePattern<MulOp> {
+  FuseLinearAttentionMul(MLIRContext *ctx, int64_t &fused)
+      : OpRewritePattern<MulOp>(ctx), fused(fused) {}
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (auto [num, r] : {std::pair(mul.getA(), mul.getB()),
+                          std::pair(mul.getB(), mul.getA())}) {
+      if (!r.hasOneUse() || !num.getDefiningOp<MatMulOp>())
+        continue;
+      Value den;
+      if (auto reciprocal = r.getDefiningOp<ReciprocalOp>()) {
+        den = reciprocal->getOperand(0);
+      } else if (auto div = r.getDefiningOp<DivOp>()) {
+        auto one = getScalarConstant(div.getA());
+        if (one && *one == 1.0 && div.getType() == div.getB().getType())
+          den = div.getB();
       }
+      if (den && den.getType() == r.getType())
+        return fuseLinearAttention(mul, num, den, rewriter, fused);
     }
-    if (!z)
-      return rewriter.notifyMatchFailure(div, "no constant eps");
-
-    // num = MatMul(φQ, MatMul(Transpose(φK), V))
-    Value fq = num.getA();
-    Value kvValue = num.getB();
-    auto kv = kvValue.getDefiningOp<MatMulOp>();
-    if (!kv || !kvValue.hasOneUse())
-      return rewriter.notifyMatchFailure(div, "no kv product");
-    auto kt = kv.getA().getDefiningOp<TransposeOp>();
-    if (!kt || !isSwapLastTwo(kt) || !kv.getA().hasOneUse())
-      return rewriter.notifyMatchFailure(div, "no φKᵀ");
-    Value fk = kt.getData();
-    Value vRep = kv.getB();
-
-    auto norm = matchNormaliser(z, fq);
-    if (!norm || norm->ksumInput != fk)
-      return rewriter.notifyMatchFailure(div, "no matching normaliser");
-    SmallVector<Operation *> fqUsers = {num};
-    fqUsers.append(norm->fqUses);
-    if (!usedOnlyBy(fq, fqUsers))
-      return rewriter.notifyMatchFailure(div, "φQ has other users");
-    if (!usedOnlyBy(fk, {kt, norm->ksum}))
-      return rewriter.notifyMatchFailure(div, "φK has other users");
-
-    // Shapes: [B, H, Sq, D] · [B, H, D, Skv] · [B, H, Skv, Dv], no batch
-    // broadcasting between the three.
-    for (Value x : {fq, fk, vRep})
-      if (cast<RankedTensorType>(x.getType()).getRank() != 4)
-        return rewriter.notifyMatchFailure(div, "not rank 4");
-    for (int64_t d : {0, 1})
-      if (!sameDim(fq, d, fk, d) || !sameDim(fk, d, vRep, d))
-        return rewriter.notifyMatchFailure(div, "batch dims broadcast");
-    int64_t heads = cast<RankedTensorType>(fq.getType()).getDimSize(1);
-    if (ShapedType::isDynamic(heads))
-      return rewriter.notifyMatchFailure(div, "dynamic number of heads");
-
-    // The feature maps, and K/V before a grouped-query repetition.
-    auto phiQ = matchFeatureMap(fq);
-    if (!phiQ)
-      return rewriter.notifyMatchFailure(div, "Q has no feature map");
-    Value k, v = vRep;
-    int64_t kvHeads = heads;
-    auto rv = matchRepeatedKV(vRep);
-    auto groups = [&](const RepeatedKV &r) {
-      return heads % r.repeats == 0 &&
-             cast<RankedTensorType>(r.source.getType()).getDimSize(1) ==
-                 heads / r.repeats;
-    };
-    if (auto phiK = matchFeatureMap(fk)) {
-      // φ after the repetition, if any.
-      if (phiK->map != phiQ->map)
-        return rewriter.notifyMatchFailure(div, "different feature maps");
-      k = phiK->input;
-      auto rk = matchRepeatedKV(k);
-      if (rk && rv && rk->repeats == rv->repeats && groups(*rk) &&
-          groups(*rv)) {
-        k = rk->source;
-        v = rv->source;
-        kvHeads = heads / rk->repeats;
-      }
-    } else if (auto rk = matchRepeatedKV(fk)) {
-      // φ before the repetition: V must be repeated alike.
-      auto phiK = matchFeatureMap(rk->source);
-      if (!phiK || phiK->map != phiQ->map || !rv ||
-          rv->repeats != rk->repeats || !groups(*rk) || !groups(*rv))
-        return rewriter.notifyMatchFailure(div, "φ(K) repeated unlike V");
-      k = phiK->input;
-      v = rv->source;
-      kvHeads = heads / rk->repeats;
-    } else {
-      return rewriter.notifyMatchFailure(div, "K has no feature map");
-    }
-    Location loc =
-        rewriter.getFusedLoc({num.getLoc(), den.getLoc(), div.getLoc()});
-    auto fusedOp = LinearAttentionOp::create(
-        rewriter, loc, div.getType(), phiQ->input, k, v,
-        rewriter.getStringAttr(phiQ->map),
-        rewriter.getF32FloatAttr(float(*eps)),
-        rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads));
-    rewriter.replaceOp(div, fusedOp.getResult());
-    ++fused;
-    return success();
+    return rewriter.notifyMatchFailure(mul, "not num * (1 / den)");
   }
 
   int64_t &fused;
@@ -273,7 +311,8 @@ struct FuseLinearAttentionPass
   void runOnOperation() override {
     int64_t fused = 0;
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseLinearAttentionPattern>(&getContext(), fused);
+    patterns.add<FuseLinearAttentionDiv, FuseLinearAttentionMul>(&getContext(),
+                                                                 fused);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("kiln-fuse-linear-attention did not converge");
       return signalPassFailure();

@@ -165,3 +165,41 @@ func.func @not_linear_attention(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>
   %y4 = kiln.div %num4, %den4 : (tensor<1x2x6x4xf32>, tensor<1x2x6x1xf32>) -> tensor<1x2x6x4xf32>
   return %y, %y2, %y3, %y4 : tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>
 }
+
+// -----
+
+// The normaliser inverted and multiplied (Z = 1 / (...) in the paper's
+// code): Mul(num, Reciprocal(z + eps)) and Mul(Div(1, z + eps), num).
+
+// CHECK-LABEL: func.func @reciprocal_forms
+// CHECK-NEXT: %[[Y:.+]] = kiln.linear_attention %{{.*}}, %{{.*}}, %{{.*}} {feature_map = "relu", num_heads = 2 : i64, num_kv_heads = 2 : i64}
+// CHECK-NEXT: %[[Z:.+]] = kiln.linear_attention %{{.*}}, %{{.*}}, %{{.*}} {feature_map = "relu", num_heads = 2 : i64, num_kv_heads = 2 : i64}
+// CHECK-NEXT: return %[[Y]], %[[Z]]
+func.func @reciprocal_forms(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x4xf32>) -> (tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>) {
+  %axes = kiln.constant dense<2> : tensor<1xi64>
+  %eps = kiln.constant dense<1.0e-6> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %fq = kiln.relu %q : tensor<1x2x6x8xf32>
+  %fk = kiln.relu %k : tensor<1x2x6x8xf32>
+  %fkt = kiln.transpose %fk {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x6x8xf32>) -> tensor<1x2x8x6xf32>
+  %kv = kiln.matmul %fkt, %v : (tensor<1x2x8x6xf32>, tensor<1x2x6x4xf32>) -> tensor<1x2x8x4xf32>
+  %num = kiln.matmul %fq, %kv : (tensor<1x2x6x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x6x4xf32>
+  %ksum = kiln.reduce_sum %fk, %axes {keepdims = 1 : i64} : (tensor<1x2x6x8xf32>, tensor<1xi64>) -> tensor<1x2x1x8xf32>
+  %ksumt = kiln.transpose %ksum {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x1x8xf32>) -> tensor<1x2x8x1xf32>
+  %z = kiln.matmul %fq, %ksumt : (tensor<1x2x6x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x6x1xf32>
+  %den = kiln.add %z, %eps : (tensor<1x2x6x1xf32>, tensor<f32>) -> tensor<1x2x6x1xf32>
+  %r = kiln.reciprocal %den : tensor<1x2x6x1xf32>
+  %y = kiln.mul %num, %r : (tensor<1x2x6x4xf32>, tensor<1x2x6x1xf32>) -> tensor<1x2x6x4xf32>
+  %fq2 = kiln.relu %q : tensor<1x2x6x8xf32>
+  %fk2 = kiln.relu %k : tensor<1x2x6x8xf32>
+  %fkt2 = kiln.transpose %fk2 {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x6x8xf32>) -> tensor<1x2x8x6xf32>
+  %kv2 = kiln.matmul %fkt2, %v : (tensor<1x2x8x6xf32>, tensor<1x2x6x4xf32>) -> tensor<1x2x8x4xf32>
+  %num2 = kiln.matmul %fq2, %kv2 : (tensor<1x2x6x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x6x4xf32>
+  %ksum2 = kiln.reduce_sum %fk2, %axes {keepdims = 1 : i64} : (tensor<1x2x6x8xf32>, tensor<1xi64>) -> tensor<1x2x1x8xf32>
+  %ksumt2 = kiln.transpose %ksum2 {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x1x8xf32>) -> tensor<1x2x8x1xf32>
+  %z2 = kiln.matmul %fq2, %ksumt2 : (tensor<1x2x6x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x6x1xf32>
+  %den2 = kiln.add %eps, %z2 : (tensor<f32>, tensor<1x2x6x1xf32>) -> tensor<1x2x6x1xf32>
+  %r2 = kiln.div %one, %den2 : (tensor<f32>, tensor<1x2x6x1xf32>) -> tensor<1x2x6x1xf32>
+  %y2 = kiln.mul %r2, %num2 : (tensor<1x2x6x1xf32>, tensor<1x2x6x4xf32>) -> tensor<1x2x6x4xf32>
+  return %y, %y2 : tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>
+}

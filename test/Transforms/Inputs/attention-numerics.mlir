@@ -129,6 +129,24 @@ func.func @linear_relu(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: ten
   return %y : tensor<1x2x6x4xf32>
 }
 
+// exp, the normaliser inverted by Reciprocal and multiplied.
+func.func @linear_exp_reciprocal(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x9x8xf32>, %v: tensor<1x2x9x4xf32>) -> tensor<1x2x6x4xf32> {
+  %axes = kiln.constant dense<2> : tensor<1xi64>
+  %eps = kiln.constant dense<1.0e-3> : tensor<f32>
+  %fq = kiln.exp %q : tensor<1x2x6x8xf32>
+  %fk = kiln.exp %k : tensor<1x2x9x8xf32>
+  %fkt = kiln.transpose %fk {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x9x8xf32>) -> tensor<1x2x8x9xf32>
+  %kv = kiln.matmul %fkt, %v : (tensor<1x2x8x9xf32>, tensor<1x2x9x4xf32>) -> tensor<1x2x8x4xf32>
+  %num = kiln.matmul %fq, %kv : (tensor<1x2x6x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x6x4xf32>
+  %ksum = kiln.reduce_sum %fk, %axes {keepdims = 1 : i64} : (tensor<1x2x9x8xf32>, tensor<1xi64>) -> tensor<1x2x1x8xf32>
+  %ksumt = kiln.transpose %ksum {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x1x8xf32>) -> tensor<1x2x8x1xf32>
+  %z = kiln.matmul %fq, %ksumt : (tensor<1x2x6x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x6x1xf32>
+  %den = kiln.add %z, %eps : (tensor<1x2x6x1xf32>, tensor<f32>) -> tensor<1x2x6x1xf32>
+  %r = kiln.reciprocal %den : tensor<1x2x6x1xf32>
+  %y = kiln.mul %num, %r : (tensor<1x2x6x4xf32>, tensor<1x2x6x1xf32>) -> tensor<1x2x6x4xf32>
+  return %y : tensor<1x2x6x4xf32>
+}
+
 // The ops themselves with dynamic dims: the decompositions' dynamic paths
 // (causal mask from Range/LessOrEqual, repetition through Shape).
 // DIMS @dynamic_attention: 2, 3, 2, 5, 2, 5, 2, 5

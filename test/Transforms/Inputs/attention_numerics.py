@@ -251,6 +251,8 @@ def evaluate(op, args):
         return np.concatenate(args, axis=a["axis"])
     if k == "range":
         return np.arange(args[0], args[1], args[2]).astype(args[0].dtype)
+    if k == "reciprocal":
+        return (1 / x).astype(x.dtype)
     if k == "not":
         return np.logical_not(x)
     if k == "less_or_equal":
