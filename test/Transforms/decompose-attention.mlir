@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-decompose-fused | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-decompose-fused -kiln-fuse-attention -kiln-fuse-linear-attention | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: kiln-opt %s -split-input-file -kiln-decompose-fused=ops=linear_attention | FileCheck %s --check-prefix=ONLY
 
 // kiln.attention: K and V repeated to the query heads, scores scaled, the
 // causal mask a constant lower triangle with Where to the lowest f32.
@@ -26,6 +27,9 @@
 // CHECK: %[[P:.+]] = kiln.softmax %[[M]] : (tensor<2x4x3x3xf32>)
 // CHECK: %[[Y:.+]] = kiln.matmul %[[P]], %[[VR]] : (tensor<2x4x3x3xf32>, tensor<2x4x3x16xf32>) -> tensor<2x4x3x16xf32>
 // CHECK: return %[[Y]]
+
+// ONLY-LABEL: func.func @gqa_causal
+// ONLY: kiln.attention
 
 // ROUNDTRIP-LABEL: func.func @gqa_causal
 // ROUNDTRIP: kiln.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.353553385 : f32}
@@ -110,6 +114,10 @@ func.func @dynamic_causal_bool_mask(%q: tensor<?x4x?x?xf16>, %k: tensor<?x2x?x?x
 // CHECK: %[[DENE:.+]] = kiln.add %[[DEN]], %[[EPS]]
 // CHECK: %[[Y:.+]] = kiln.div %[[NUM]], %[[DENE]] : (tensor<2x4x5x16xf32>, tensor<2x4x5x1xf32>) -> tensor<2x4x5x16xf32>
 // CHECK: return %[[Y]]
+
+// ONLY-LABEL: func.func @linear_elu1_gqa
+// ONLY-NOT: kiln.linear_attention
+// ONLY: kiln.div
 
 // ROUNDTRIP-LABEL: func.func @linear_elu1_gqa
 // ROUNDTRIP: kiln.linear_attention %{{.*}}, %{{.*}}, %{{.*}} {feature_map = "elu1", num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x16xf32>) -> tensor<2x4x5x16xf32>
