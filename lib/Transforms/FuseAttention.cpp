@@ -1,12 +1,30 @@
-//===- FuseAttention.cpp - Fuse softmax attention ---===//
+//===- FuseAttention.cpp - Fuse softmax attention into kiln.attention -----===//
 //
-// Skeleton: the pass is declared and registered; its rewrites land with the
-// work item that owns this file.
+// kiln-fuse-attention: MatMul(Q, Kᵀ) · scale (+ mask) → Softmax → MatMul(·, V)
+// in the form PyTorch exports it becomes one kiln.attention. The pattern is
+// rooted at the last MatMul and walks up:
+//
+//   probs  = Softmax(masked, axis = -1)           one user: the root
+//   masked = Where(keep, scaled, c)               c <= -1e4 or -inf, or
+//          | Where(drop, c, scaled)                (masked_fill), or
+//          | Add(scaled, mask) | Add(mask, scaled) | scaled
+//   scaled = Div(s, c) | Mul(s, c) | Mul(c, s) ... (scalar constants) | s
+//   s      = MatMul(Q', Kt)                        Q' = Q scaled, Kt = Kᵀ
+//                                                  (Transpose, maybe scaled)
+//
+// Every value between the first MatMul and the root has one user, so the
+// fused op replaces all of it. K and V repeated for grouped-query attention
+// (AttentionMatchers.h) are read before the repetition. A constant mask
+// that is exactly the causal pattern becomes causal = true.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionMatchers.h"
+
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNFUSEATTENTION
@@ -14,10 +32,317 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using namespace kiln;
+using namespace kiln::attention;
 
 namespace {
-struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> {
-  using Base::Base;
-  void runOnOperation() override {}
+
+/// Counts of what the patterns did, copied into the pass statistics.
+struct FuseAttentionCounts {
+  int64_t fused = 0, gqa = 0, causal = 0;
 };
+
+/// A masked score is "very negative" when its softmax weight is 0 in any
+/// float type: -inf, the lowest finite value, or at most -1e4.
+constexpr double kVeryNegative = -1e4;
+
+/// Reads a scalar float constant usable as a scale: one element, rank <= 4
+/// (so it never enlarges the scores), finite and nonzero.
+static std::optional<double> getScaleConstant(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() > 4 || !isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  auto c = getScalarConstant(v);
+  if (!c || !std::isfinite(*c) || *c == 0.0)
+    return std::nullopt;
+  return c;
+}
+
+/// If `v` is `x * c`, `c * x` or `x / c` with a scalar constant `c` and the
+/// type of `x`, returns x and multiplies `scale` by c (or 1/c).
+static std::optional<Value> peelScale(Value v, double &scale) {
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumOperands() != 2)
+    return std::nullopt;
+  auto sameType = [&](Value x) { return x.getType() == v.getType(); };
+  if (auto mul = dyn_cast<MulOp>(op)) {
+    for (auto [x, c] :
+         {std::pair(mul.getA(), mul.getB()), std::pair(mul.getB(), mul.getA())})
+      if (sameType(x))
+        if (auto factor = getScaleConstant(c)) {
+          scale *= *factor;
+          return x;
+        }
+  } else if (auto div = dyn_cast<DivOp>(op)) {
+    if (sameType(div.getA()))
+      if (auto divisor = getScaleConstant(div.getB())) {
+        scale /= *divisor;
+        return div.getA();
+      }
+  }
+  return std::nullopt;
+}
+
+/// Follows single-use scale ops down from `v`, accumulating into `scale`.
+static Value peelScales(Value v, double &scale, bool requireOneUse) {
+  while (true) {
+    if (requireOneUse && !v.hasOneUse())
+      return v;
+    double s = scale;
+    auto inner = peelScale(v, s);
+    if (!inner)
+      return v;
+    scale = s;
+    v = *inner;
+  }
+}
+
+/// The matched scores: Q, the value holding K (transposed by `kPerm` into
+/// [B, H, S, D]) and the product of every scale on the way.
+struct Scores {
+  Value q;
+  Value kSource;
+  SmallVector<int64_t, 4> kPerm;
+  double scale = 1.0;
+};
+
+/// Matches `scaled` = (scales of) MatMul(Q', Kt) with one user at each step.
+static std::optional<Scores> matchScores(Value scaled) {
+  Scores m;
+  if (!scaled.hasOneUse())
+    return std::nullopt;
+  Value s = peelScales(scaled, m.scale, /*requireOneUse=*/true);
+  auto qk = s.getDefiningOp<MatMulOp>();
+  if (!qk || !s.hasOneUse())
+    return std::nullopt;
+  auto qType = dyn_cast<RankedTensorType>(qk.getA().getType());
+  auto ktType = dyn_cast<RankedTensorType>(qk.getB().getType());
+  if (!qType || !ktType || qType.getRank() != 4 || ktType.getRank() != 4 ||
+      !isa<FloatType>(qType.getElementType()))
+    return std::nullopt;
+  // No broadcasting of the batch and head dims between Q and Kᵀ.
+  if (!sameDim(qk.getA(), 0, qk.getB(), 0) ||
+      !sameDim(qk.getA(), 1, qk.getB(), 1))
+    return std::nullopt;
+
+  // Q: scales on Q alone are part of the attention when Q' is not shared.
+  m.q = peelScales(qk.getA(), m.scale, /*requireOneUse=*/true);
+
+  // Kᵀ: K = transpose(cur, perm), starting from the swap of the last two
+  // dims, composed with each single-use Transpose and scale on the way.
+  Value cur = qk.getB();
+  m.kPerm = {0, 1, 3, 2};
+  while (cur.hasOneUse()) {
+    double s2 = m.scale;
+    if (auto inner = peelScale(cur, s2)) {
+      m.scale = s2;
+      cur = *inner;
+      continue;
+    }
+    auto transpose = cur.getDefiningOp<TransposeOp>();
+    if (!transpose)
+      break;
+    SmallVector<int64_t, 4> p;
+    if (auto perm = transpose.getPermAttr())
+      p.assign(perm.asArrayRef().begin(), perm.asArrayRef().end());
+    else
+      p = {3, 2, 1, 0};
+    SmallVector<int64_t, 4> composed;
+    for (int64_t i : m.kPerm)
+      composed.push_back(p[i]);
+    m.kPerm = composed;
+    cur = transpose.getData();
+  }
+  m.kSource = cur;
+  return m;
+}
+
+/// True when element (i, j) of the last two dims of `c` (shape [..., Sq,
+/// Skv] with leading 1s) is "kept" exactly when j <= i + (Skv - Sq).
+/// `kept(value)` says whether an element keeps its score; `masked(value)`
+/// whether it masks it; every element must be one or the other.
+template <typename KeptFn, typename MaskedFn>
+static bool isCausalPattern(const ConstTensor &c, int64_t sq, int64_t skv,
+                            KeptFn kept, MaskedFn masked) {
+  size_t rank = c.shape.size();
+  if (rank < 2 || rank > 4 || c.shape[rank - 2] != sq ||
+      c.shape[rank - 1] != skv)
+    return false;
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (c.shape[i] != 1)
+      return false;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < skv; ++j) {
+      double v = c.values[i * skv + j];
+      bool keep = j <= i + (skv - sq);
+      if (keep ? !kept(v) : !masked(v))
+        return false;
+    }
+  return true;
+}
+
+/// The mask level of the pattern.
+struct Mask {
+  Value scores;  ///< the scaled scores under the mask
+  Value operand; ///< kept as the op's mask operand; null if none
+  bool causal = false;
+  bool inverted = false; ///< `operand` is true where keys are dropped
+};
+
+/// Recognises `masked` (the softmax input) as a masked or plain score.
+/// Tries each reading in turn (Where, either form; Add, either operand as
+/// the mask; no mask) until the scores below it match.
+static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
+  auto scoresType = cast<RankedTensorType>(masked.getType());
+  int64_t sq = scoresType.getDimSize(2), skv = scoresType.getDimSize(3);
+  bool staticSeq = !ShapedType::isDynamic(sq) && !ShapedType::isDynamic(skv);
+
+  if (auto where = masked.getDefiningOp<WhereOp>()) {
+    if (!masked.hasOneUse() || !broadcastsInto(where.getCondition(), masked))
+      return std::nullopt;
+    // Where(keep, scores, fill) as torch.where emits it, or
+    // Where(drop, fill, scores) as masked_fill(drop, fill) does.
+    for (bool inverted : {false, true}) {
+      Value x = inverted ? where.getY() : where.getX();
+      Value fillValue = inverted ? where.getX() : where.getY();
+      auto fill = getScalarConstant(fillValue);
+      if (x.getType() != masked.getType() || !fill || *fill > kVeryNegative ||
+          cast<RankedTensorType>(fillValue.getType()).getRank() > 4)
+        continue;
+      auto scores = matchScores(x);
+      if (!scores)
+        continue;
+      Mask mask{x, where.getCondition(), false, inverted};
+      if (staticSeq)
+        if (auto c = evaluateConstant(where.getCondition()))
+          if (isCausalPattern(
+                  *c, sq, skv, [&](double v) { return (v != 0.0) != inverted; },
+                  [&](double v) { return (v != 0.0) == inverted; }))
+            mask = Mask{x, Value(), true, false};
+      return std::pair(mask, *scores);
+    }
+    return std::nullopt;
+  }
+
+  if (auto add = masked.getDefiningOp<AddOp>()) {
+    if (!masked.hasOneUse())
+      return std::nullopt;
+    for (auto [x, m] : {std::pair(add.getA(), add.getB()),
+                        std::pair(add.getB(), add.getA())}) {
+      if (x.getType() != masked.getType() || !broadcastsInto(m, x))
+        continue;
+      auto scores = matchScores(x);
+      if (!scores)
+        continue;
+      Mask mask{x, m, false, false};
+      if (staticSeq)
+        if (auto c = evaluateConstant(m))
+          if (isCausalPattern(
+                  *c, sq, skv, [](double v) { return v == 0.0; },
+                  [](double v) { return v <= kVeryNegative; }))
+            mask = Mask{x, Value(), true, false};
+      return std::pair(mask, *scores);
+    }
+    return std::nullopt;
+  }
+
+  auto scores = matchScores(masked);
+  if (!scores)
+    return std::nullopt;
+  return std::pair(Mask{masked, Value(), false, false}, *scores);
+}
+
+struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
+  FuseAttentionPattern(MLIRContext *ctx, FuseAttentionCounts &counts)
+      : OpRewritePattern<MatMulOp>(ctx), counts(counts) {}
+
+  LogicalResult matchAndRewrite(MatMulOp pv,
+                                PatternRewriter &rewriter) const override {
+    auto softmax = pv.getA().getDefiningOp<SoftmaxOp>();
+    if (!softmax || !pv.getA().hasOneUse())
+      return rewriter.notifyMatchFailure(pv, "A is not a single-use Softmax");
+    auto probsType = softmax.getType();
+    auto vType = cast<RankedTensorType>(pv.getB().getType());
+    if (probsType.getRank() != 4 || vType.getRank() != 4)
+      return rewriter.notifyMatchFailure(pv, "not rank 4");
+    int64_t axis = softmax.getAxis();
+    if (axis != -1 && axis != 3)
+      return rewriter.notifyMatchFailure(pv, "softmax is not over the keys");
+    if (!sameDim(pv.getA(), 0, pv.getB(), 0) ||
+        !sameDim(pv.getA(), 1, pv.getB(), 1))
+      return rewriter.notifyMatchFailure(pv, "probs and V broadcast");
+
+    auto matched = matchMaskAndScores(softmax.getInput());
+    if (!matched)
+      return rewriter.notifyMatchFailure(pv, "no attention scores");
+    auto &[mask, scores] = *matched;
+
+    auto qType = cast<RankedTensorType>(scores.q.getType());
+    int64_t heads = qType.getDimSize(1);
+    if (ShapedType::isDynamic(heads))
+      return rewriter.notifyMatchFailure(pv, "dynamic number of heads");
+
+    // K and V before a grouped-query repetition, when both are repeated
+    // alike; otherwise the repeated tensors themselves (kv-heads = heads).
+    bool kIdentity = scores.kPerm == ArrayRef<int64_t>({0, 1, 2, 3});
+    Value k = scores.kSource, v = pv.getB();
+    int64_t kvHeads = heads;
+    if (kIdentity) {
+      auto rk = matchRepeatedKV(k), rv = matchRepeatedKV(v);
+      if (rk && rv && rk->repeats == rv->repeats && heads % rk->repeats == 0 &&
+          cast<RankedTensorType>(rk->source.getType()).getDimSize(1) ==
+              heads / rk->repeats &&
+          cast<RankedTensorType>(rv->source.getType()).getDimSize(1) ==
+              heads / rk->repeats) {
+        k = rk->source;
+        v = rv->source;
+        kvHeads = heads / rk->repeats;
+      }
+    }
+
+    Location loc = rewriter.getFusedLoc(
+        {scores.q.getLoc(), softmax.getLoc(), pv.getLoc()});
+    if (!kIdentity) {
+      auto permuted = TransposeOp::create(
+          rewriter, loc, k, rewriter.getDenseI64ArrayAttr(scores.kPerm));
+      k = permuted.getResult();
+    }
+    Value maskOperand = mask.operand;
+    if (!maskOperand)
+      maskOperand = NoneOp::create(rewriter, loc);
+    else if (mask.inverted)
+      maskOperand = NotOp::create(rewriter, loc, maskOperand);
+    auto fused = AttentionOp::create(
+        rewriter, loc, pv.getType(), scores.q, k, v, maskOperand,
+        rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),
+        rewriter.getF32FloatAttr(float(scores.scale)),
+        rewriter.getBoolAttr(mask.causal));
+    rewriter.replaceOp(pv, fused.getResult());
+    ++counts.fused;
+    counts.gqa += kvHeads < heads;
+    counts.causal += mask.causal;
+    return success();
+  }
+
+  FuseAttentionCounts &counts;
+};
+
+struct FuseAttentionPass
+    : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FuseAttentionCounts counts;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseAttentionPattern>(&getContext(), counts);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError("kiln-fuse-attention did not converge");
+      return signalPassFailure();
+    }
+    numFused += counts.fused;
+    numGQA += counts.gqa;
+    numCausal += counts.causal;
+  }
+};
+
 } // namespace
