@@ -23,6 +23,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -330,6 +331,12 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
 struct FuseAttentionPass
     : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
+
+  kiln::Statistic numFused{this, "attentions-fused",
+                           "kiln.attention ops created"};
+  kiln::Statistic numGQA{this, "gqa-recognised",
+                         "Fused attentions with kv-heads < heads"};
+  kiln::Statistic numCausal{this, "causal-masks", "Masks recognised as causal"};
 
   void runOnOperation() override {
     FuseAttentionCounts counts;

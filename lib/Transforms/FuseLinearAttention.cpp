@@ -22,6 +22,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -307,6 +308,9 @@ struct FuseLinearAttentionMul : OpRewritePattern<MulOp> {
 struct FuseLinearAttentionPass
     : kiln::impl::KilnFuseLinearAttentionBase<FuseLinearAttentionPass> {
   using Base::Base;
+
+  kiln::Statistic numFused{this, "linear-attentions-fused",
+                           "kiln.linear_attention ops created"};
 
   void runOnOperation() override {
     int64_t fused = 0;

@@ -136,14 +136,11 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
     attention (Unsqueeze/Expand/Reshape, or Tile) are matched through, so the
     fused op reads the un-repeated K/V and records `num_kv_heads`. A constant
     lower-triangular mask becomes `causal = true`; any other mask is kept as
-    an operand.
+    an operand. See docs/passes/kiln-fuse-attention.md.
+
+    Statistics: `attentions-fused`, `gqa-recognised`, `causal-masks`.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numFused", "attentions-fused", "kiln.attention ops created">,
-    Statistic<"numGQA", "gqa-recognised", "Fused attentions with kv-heads < heads">,
-    Statistic<"numCausal", "causal-masks", "Masks recognised as causal">,
-  ];
 }
 
 def KilnFuseRotaryEmbedding
@@ -164,11 +161,16 @@ def KilnFuseRotaryEmbedding
 def KilnFuseLinearAttention
     : Pass<"kiln-fuse-linear-attention", "mlir::func::FuncOp"> {
   let summary = "φ(Q)·(φ(K)ᵀ·V) with its normaliser into kiln.linear_attention";
+  let description = [{
+    Matches non-causal linear attention (Katharopoulos et al., 2020) in the
+    form a PyTorch module exports it: feature maps elu+1, relu or exp on Q
+    and K, kv = φKᵀ·V, num = φQ·kv, the normaliser φQ·(ΣφK)ᵀ, num / (z + eps),
+    K and V possibly repeated for grouped-query attention. See
+    docs/passes/kiln-fuse-linear-attention.md.
+
+    Statistics: `linear-attentions-fused`.
+  }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numFused", "linear-attentions-fused",
-              "kiln.linear_attention ops created">,
-  ];
 }
 
 def KilnFuseNormalization
