@@ -1,12 +1,32 @@
-//===- ConstantFold.cpp - Evaluate ops on constants ---===//
+//===- ConstantFold.cpp - Evaluate ops on constants -----------------------===//
 //
-// Skeleton: the pass is declared and registered; its rewrites land with the
-// work item that owns this file.
+// kiln-constant-fold: a greedy rewrite with the kiln ops' folders and two
+// kinds of patterns:
+//  - EvaluateOnConstants: an op whose operands are all constant (or `none`)
+//    and whose result type is static is replaced by the constant it
+//    computes, through the evaluators of FoldElementwise.cpp,
+//    FoldDataMovement.cpp and FoldLinearAlgebra.cpp. Results above
+//    size-limit bytes are left computed (statistic skipped-by-size).
+//  - FoldBatchNormInto{Conv,Gemm}: an inference BatchNormalization whose
+//    input is a single-use Conv or Gemm with constant weights becomes that
+//    Conv/Gemm with scaled weights and a new bias.
+// The ops' folders (kiln.shape of a static tensor, identities, ...) run as
+// part of the greedy driver, so exported shape arithmetic (Shape -> Gather
+// -> Unsqueeze -> Concat -> Reshape's shape) folds completely in one run.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldUtils.h"
+
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCONSTANTFOLD
@@ -14,10 +34,381 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using namespace kiln;
+using namespace kiln::fold;
 
 namespace {
+
+/// The constant attribute behind `v`, or null.
+ElementsAttr getConstantAttr(Value v) {
+  ElementsAttr attr;
+  if (v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return {};
+}
+
+/// The bytes of constant data `attr` holds (a splat holds one element).
+int64_t getAttrBytes(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  int64_t bytes = getElementBytes(type.getElementType());
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr); dense && dense.isSplat())
+    return bytes;
+  return bytes * type.getNumElements();
+}
+
+/// A resource key for a constant computed from `op`: its ONNX node name
+/// when it has one, with the characters MLIR cannot print bare replaced.
+std::string getResourceName(Operation *op, StringRef suffix) {
+  std::string key = "folded";
+  if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
+    key = name.getName().str();
+  key += suffix;
+  for (char &c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.')
+      c = '_';
+  if (llvm::isDigit(key.front()) || key.front() == '.')
+    key.insert(key.begin(), '_');
+  return key;
+}
+
+/// State shared by the patterns of one pass run.
+struct FoldState {
+  int64_t sizeLimit;
+  /// Live ops whose fold was refused by the size limit, not tried again.
+  llvm::DenseSet<Operation *> skippedBySize;
+  int64_t numSkippedBySize = 0;
+  int64_t batchNormsFolded = 0;
+};
+
+/// Counts the driver's rewrites for the statistics: ops replaced by
+/// constants (by the patterns or the ops' folders) and constant bytes made.
+struct StatisticsListener : RewriterBase::Listener {
+  explicit StatisticsListener(FoldState &state) : state(state) {}
+  FoldState &state;
+  int64_t folded = 0, bytesCreated = 0;
+
+  void notifyOperationErased(Operation *op) override {
+    // Its address may be reused by a new op, which must be tried.
+    state.skippedBySize.erase(op);
+  }
+
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (auto constant = dyn_cast<ConstantOp>(op))
+      bytesCreated += getAttrBytes(constant.getValue());
+  }
+  void notifyOperationReplaced(Operation *op, ValueRange values) override {
+    if (op->hasTrait<OpTrait::ConstantLike>() || values.empty())
+      return;
+    if (llvm::all_of(values, [](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && def->hasTrait<OpTrait::ConstantLike>();
+        }))
+      ++folded;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Evaluation of ops on constants
+//===----------------------------------------------------------------------===//
+
+struct EvaluateOnConstants : RewritePattern {
+  EvaluateOnConstants(MLIRContext *context, FoldState &state)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context),
+        state(state) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<KilnDialect>(op->getDialect()) ||
+        op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() != 1 ||
+        op->getNumOperands() == 0 || state.skippedBySize.contains(op))
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "result type is not static");
+    // Every operand constant (or none) before reading any.
+    SmallVector<ElementsAttr> attrs;
+    for (Value operand : op->getOperands()) {
+      if (isNone(operand)) {
+        attrs.push_back({});
+        continue;
+      }
+      ElementsAttr attr = getConstantAttr(operand);
+      if (!attr)
+        return rewriter.notifyMatchFailure(op, "operand is not constant");
+      attrs.push_back(attr);
+    }
+    SmallVector<std::optional<ConstTensor>> values;
+    values.reserve(attrs.size());
+    SmallVector<const ConstTensor *> operands;
+    for (ElementsAttr attr : attrs) {
+      if (!attr) {
+        values.emplace_back();
+        continue;
+      }
+      values.push_back(ConstTensor::read(attr));
+      if (!values.back())
+        return rewriter.notifyMatchFailure(op, "operand cannot be read");
+    }
+    for (std::optional<ConstTensor> &value : values)
+      operands.push_back(value ? &*value : nullptr);
+
+    EvalContext ctx{state.sizeLimit};
+    std::optional<ConstTensor> result = evaluateElementwise(op, operands, ctx);
+    if (!result && !ctx.tooLarge)
+      result = evaluateDataMovement(op, operands, ctx);
+    if (!result && !ctx.tooLarge)
+      result = evaluateLinearAlgebra(op, operands, ctx);
+    if (!result) {
+      if (ctx.tooLarge && state.skippedBySize.insert(op).second)
+        ++state.numSkippedBySize;
+      return rewriter.notifyMatchFailure(op, "not evaluated");
+    }
+    if (result->getType() != type)
+      return rewriter.notifyMatchFailure(op, "evaluated to another type");
+    if (result->getStoredBytes() > state.sizeLimit) {
+      if (state.skippedBySize.insert(op).second)
+        ++state.numSkippedBySize;
+      return rewriter.notifyMatchFailure(op, "result exceeds size-limit");
+    }
+    ElementsAttr value = result->toAttr(getResourceName(op, ".folded"));
+    rewriter.replaceOpWithNewOp<ConstantOp>(op, type, value);
+    return success();
+  }
+
+  FoldState &state;
+};
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization into the Conv or Gemm before it
+//===----------------------------------------------------------------------===//
+
+/// The per-channel affine map y = x * scale + shift that an inference
+/// BatchNormalization with `channels` channels computes, in the element
+/// type's precision as ONNX Runtime's fusion does: scale = gamma /
+/// sqrt(var + epsilon), shift = beta - mean * scale.
+struct ChannelAffine {
+  ConstTensor scale, mean, beta;
+  Type elementType;
+
+  static std::optional<ChannelAffine> get(BatchNormalizationOp bn,
+                                          int64_t channels) {
+    if (bn.getTrainingMode() != 0)
+      return std::nullopt;
+    std::optional<ConstTensor> gamma, b, mean, var;
+    for (auto [value, out] : {std::pair(bn.getScale(), &gamma),
+                              std::pair(bn.getB(), &b),
+                              std::pair(bn.getInputMean(), &mean),
+                              std::pair(bn.getInputVar(), &var)}) {
+      ElementsAttr attr = getConstantAttr(value);
+      if (!attr)
+        return std::nullopt;
+      *out = ConstTensor::read(attr);
+      if (!*out || (*out)->getNumElements() != channels || !(*out)->isFloat())
+        return std::nullopt;
+    }
+    Type elementType = gamma->getElementType();
+    ChannelAffine affine{ConstTensor::getDense(gamma->getType()), *mean, *b,
+                         elementType};
+    double epsilon = bn.getEpsilon().convertToDouble();
+    for (int64_t c = 0; c < channels; ++c) {
+      double s;
+      if (elementType.isF64()) {
+        s = gamma->getFloat(c) / std::sqrt(var->getFloat(c) + epsilon);
+      } else {
+        float denom = std::sqrt(static_cast<float>(var->getFloat(c)) +
+                                static_cast<float>(epsilon));
+        s = roundToType(elementType, static_cast<float>(gamma->getFloat(c)) / denom);
+      }
+      affine.scale.setFloat(c, s);
+    }
+    return affine;
+  }
+
+  /// x * scale[c] in the element type.
+  double scaled(double x, int64_t c) const {
+    if (elementType.isF64())
+      return x * scale.getFloat(c);
+    float r = static_cast<float>(x) * static_cast<float>(scale.getFloat(c));
+    return roundToType(elementType, r);
+  }
+  /// (bias - mean[c]) * scale[c] + beta[c] in the element type.
+  double shifted(double bias, int64_t c) const {
+    if (elementType.isF64())
+      return (bias - mean.getFloat(c)) * scale.getFloat(c) + beta.getFloat(c);
+    float centred = static_cast<float>(bias) - static_cast<float>(mean.getFloat(c));
+    float product = centred * static_cast<float>(scale.getFloat(c));
+    float sum = product + static_cast<float>(beta.getFloat(c));
+    return roundToType(elementType, sum);
+  }
+};
+
+/// BN(Conv(x, W, B)) -> Conv(x, W * s, (B - mean) * s + beta).
+struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormalizationOp> {
+  FoldBatchNormIntoConv(MLIRContext *context, FoldState &state)
+      : OpRewritePattern(context), state(state) {}
+
+  LogicalResult matchAndRewrite(BatchNormalizationOp bn,
+                                PatternRewriter &rewriter) const override {
+    auto conv = bn.getX().getDefiningOp<ConvOp>();
+    if (!conv || !conv->hasOneUse() || conv.getType() != bn.getType())
+      return rewriter.notifyMatchFailure(bn, "input is not a single-use Conv");
+    ElementsAttr weightAttr = getConstantAttr(conv.getW());
+    ElementsAttr biasAttr = isNone(conv.getB()) ? ElementsAttr()
+                                                : getConstantAttr(conv.getB());
+    if (!weightAttr || (!isNone(conv.getB()) && !biasAttr))
+      return rewriter.notifyMatchFailure(bn, "Conv weights are not constant");
+    auto weightType = cast<RankedTensorType>(conv.getW().getType());
+    if (!weightType.hasStaticShape() || weightType.getRank() < 1 ||
+        weightType.getElementType() != bn.getType().getElementType())
+      return failure();
+    int64_t channels = weightType.getDimSize(0);
+    std::optional<ChannelAffine> affine = ChannelAffine::get(bn, channels);
+    std::optional<ConstTensor> weight = ConstTensor::read(weightAttr);
+    std::optional<ConstTensor> bias;
+    if (biasAttr)
+      bias = ConstTensor::read(biasAttr);
+    if (!affine || !weight || (biasAttr && !bias) ||
+        affine->elementType != weightType.getElementType() ||
+        (bias && bias->getNumElements() != channels))
+      return rewriter.notifyMatchFailure(bn, "BatchNormalization parameters");
+
+    ConstTensor newWeight = ConstTensor::getDense(weightType);
+    int64_t perChannel = weightType.getNumElements() / std::max<int64_t>(channels, 1);
+    for (int64_t i = 0, e = weightType.getNumElements(); i < e; ++i)
+      newWeight.setFloat(i, affine->scaled(weight->getFloat(i), i / perChannel));
+    auto biasType = RankedTensorType::get({channels}, weightType.getElementType());
+    ConstTensor newBias = ConstTensor::getDense(biasType);
+    for (int64_t c = 0; c < channels; ++c)
+      newBias.setFloat(c, affine->shifted(bias ? bias->getFloat(c) : 0.0, c));
+
+    rewriter.setInsertionPoint(conv);
+    Value w = ConstantOp::create(rewriter, conv.getW().getLoc(), weightType,
+                                 newWeight.toAttr(getResourceName(conv, ".weight")));
+    Value b = ConstantOp::create(rewriter, bn.getLoc(), biasType,
+                                 newBias.toAttr(getResourceName(conv, ".bias")));
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getWMutable().assign(w);
+      conv.getBMutable().assign(b);
+      conv->setLoc(rewriter.getFusedLoc({conv.getLoc(), bn.getLoc()}));
+    });
+    rewriter.replaceOp(bn, conv.getResult());
+    ++state.batchNormsFolded;
+    return success();
+  }
+
+  FoldState &state;
+};
+
+/// BN(Gemm(A, B, C)) over the Gemm's N columns -> Gemm(A, B * s, C') with
+/// C' = (beta_gemm * C - mean) * s + beta and beta_gemm = 1.
+struct FoldBatchNormIntoGemm : OpRewritePattern<BatchNormalizationOp> {
+  FoldBatchNormIntoGemm(MLIRContext *context, FoldState &state)
+      : OpRewritePattern(context), state(state) {}
+
+  LogicalResult matchAndRewrite(BatchNormalizationOp bn,
+                                PatternRewriter &rewriter) const override {
+    auto gemm = bn.getX().getDefiningOp<GemmOp>();
+    if (!gemm || !gemm->hasOneUse() || gemm.getType() != bn.getType())
+      return rewriter.notifyMatchFailure(bn, "input is not a single-use Gemm");
+    auto resultType = cast<RankedTensorType>(gemm.getType());
+    auto weightType = cast<RankedTensorType>(gemm.getB().getType());
+    Type elementType = resultType.getElementType();
+    if (!isa<FloatType>(elementType) || !weightType.hasStaticShape() ||
+        weightType.getRank() != 2)
+      return failure();
+    bool transB = gemm.getTransB() != 0;
+    int64_t channels = weightType.getDimSize(transB ? 0 : 1);
+    ElementsAttr weightAttr = getConstantAttr(gemm.getB());
+    bool hasC = !isNone(gemm.getC());
+    ElementsAttr cAttr = hasC ? getConstantAttr(gemm.getC()) : ElementsAttr();
+    if (!weightAttr || (hasC && !cAttr))
+      return rewriter.notifyMatchFailure(bn, "Gemm B or C is not constant");
+    std::optional<ChannelAffine> affine = ChannelAffine::get(bn, channels);
+    std::optional<ConstTensor> weight = ConstTensor::read(weightAttr);
+    std::optional<ConstTensor> c;
+    if (hasC) {
+      // C must broadcast along the rows: a scalar, [N], [1, N] or [1, 1].
+      auto cType = cast<RankedTensorType>(gemm.getC().getType());
+      if (!cType.hasStaticShape() || cType.getRank() > 2 ||
+          (cType.getRank() == 2 && cType.getDimSize(0) != 1))
+        return rewriter.notifyMatchFailure(bn, "Gemm C varies along the rows");
+      c = ConstTensor::read(cAttr);
+      if (!c || (c->getNumElements() != 1 && c->getNumElements() != channels))
+        return failure();
+    }
+    if (!affine || !weight || affine->elementType != elementType ||
+        weight->getElementType() != elementType)
+      return rewriter.notifyMatchFailure(bn, "BatchNormalization parameters");
+
+    ConstTensor newWeight = ConstTensor::getDense(weightType);
+    int64_t cols = weightType.getDimSize(1);
+    for (int64_t i = 0, e = weightType.getNumElements(); i < e; ++i) {
+      int64_t channel = transB ? i / cols : i % cols;
+      newWeight.setFloat(i, affine->scaled(weight->getFloat(i), channel));
+    }
+    auto biasType = RankedTensorType::get({channels}, elementType);
+    ConstTensor newBias = ConstTensor::getDense(biasType);
+    double beta = gemm.getBeta().convertToDouble();
+    for (int64_t j = 0; j < channels; ++j) {
+      double bias = 0;
+      if (c) {
+        double cj = c->getFloat(c->getNumElements() == 1 ? 0 : j);
+        bias = elementType.isF64()
+                   ? beta * cj
+                   : roundToType(elementType, static_cast<float>(beta) *
+                                                  static_cast<float>(cj));
+      }
+      newBias.setFloat(j, affine->shifted(bias, j));
+    }
+
+    rewriter.setInsertionPoint(gemm);
+    Value w = ConstantOp::create(rewriter, gemm.getB().getLoc(), weightType,
+                                 newWeight.toAttr(getResourceName(gemm, ".weight")));
+    Value b = ConstantOp::create(rewriter, bn.getLoc(), biasType,
+                                 newBias.toAttr(getResourceName(gemm, ".bias")));
+    rewriter.modifyOpInPlace(gemm, [&] {
+      gemm.getBMutable().assign(w);
+      gemm.getCMutable().assign(b);
+      gemm.setBetaAttr(rewriter.getF32FloatAttr(1.0f));
+      gemm->setLoc(rewriter.getFusedLoc({gemm.getLoc(), bn.getLoc()}));
+    });
+    rewriter.replaceOp(bn, gemm.getResult());
+    ++state.batchNormsFolded;
+    return success();
+  }
+
+  FoldState &state;
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
 struct ConstantFoldPass : kiln::impl::KilnConstantFoldBase<ConstantFoldPass> {
   using Base::Base;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    FoldState state{sizeLimit};
+    RewritePatternSet patterns(context);
+    patterns.add<EvaluateOnConstants>(context, state);
+    if (foldBatchNorm)
+      patterns.add<FoldBatchNormIntoConv, FoldBatchNormIntoGemm>(context, state);
+
+    StatisticsListener listener(state);
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true).setListener(&listener);
+    // Not converging within the iteration limit only means some folds were
+    // left for a later run; the IR is valid either way.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns), config);
+
+    numFolded += listener.folded;
+    bytesCreated += listener.bytesCreated;
+    numBatchNormsFolded += state.batchNormsFolded;
+    numSkippedBySize += state.numSkippedBySize;
+  }
 };
+
 } // namespace
