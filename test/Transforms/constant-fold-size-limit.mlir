@@ -1,0 +1,33 @@
+// RUN: kiln-opt %s -split-input-file -kiln-constant-fold=size-limit=64 | FileCheck %s
+// size-limit is in bytes of stored constant data: 16 f32 fit, 32 do not; a
+// splat is stored as one element whatever its shape.
+
+// CHECK-LABEL: func.func @within_limit
+// CHECK: %[[C:.+]] = kiln.constant dense<{{.+}}> : tensor<4x4xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[C]]
+func.func @within_limit() -> tensor<4x4xf32> {
+  %r = kiln.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+  %f = kiln.cast %r {to = f32} : (tensor<16xi64>) -> tensor<16xf32>
+  %s = kiln.constant dense<[4, 4]> : tensor<2xi64>
+  %m = kiln.reshape %f, %s : (tensor<16xf32>, tensor<2xi64>) -> tensor<4x4xf32>
+  %t = kiln.transpose %m {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %t : tensor<4x4xf32>
+}
+
+// -----
+
+// A result of 128 bytes stays computed; its splat-producing neighbour folds.
+// CHECK-LABEL: func.func @above_limit_stays
+// CHECK-DAG: kiln.constant dense<2.000000e+00> : tensor<32x32xf32>
+// CHECK-DAG: kiln.tile
+// CHECK-NOT: kiln.mul
+func.func @above_limit_stays() -> (tensor<32xf32>, tensor<32x32xf32>) {
+  %v = kiln.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf32>
+  %rep = kiln.constant dense<4> : tensor<1xi64>
+  %0 = kiln.tile %v, %rep : (tensor<8xf32>, tensor<1xi64>) -> tensor<32xf32>
+  %one = kiln.constant dense<1.0> : tensor<32x32xf32>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %1 = kiln.mul %one, %two : (tensor<32x32xf32>, tensor<f32>) -> tensor<32x32xf32>
+  return %0, %1 : tensor<32xf32>, tensor<32x32xf32>
+}
