@@ -13,6 +13,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -284,6 +285,9 @@ int64_t countOps(Operation *root) {
 
 struct CanonicalizePass : kiln::impl::KilnCanonicalizeBase<CanonicalizePass> {
   using Base::Base;
+
+  kiln::Statistic numOpsRemoved{this, "ops-removed",
+                                "Net number of ops removed"};
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());

@@ -20,6 +20,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -388,6 +389,16 @@ struct FoldBatchNormIntoGemm : OpRewritePattern<BatchNormalizationOp> {
 
 struct ConstantFoldPass : kiln::impl::KilnConstantFoldBase<ConstantFoldPass> {
   using Base::Base;
+
+  kiln::Statistic numFolded{this, "ops-folded", "Ops replaced by constants"};
+  kiln::Statistic numBatchNormsFolded{
+      this, "batch-norms-folded",
+      "BatchNormalizations folded into a Conv or Gemm"};
+  kiln::Statistic bytesCreated{this, "constant-bytes-created",
+                               "Bytes of constant data created by folding"};
+  kiln::Statistic numSkippedBySize{
+      this, "skipped-by-size",
+      "Folds not done because the result exceeds size-limit"};
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();

@@ -13,6 +13,7 @@
 
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -71,6 +72,12 @@ struct ConstantContents {
 struct DedupConstantsPass
     : kiln::impl::KilnDedupConstantsBase<DedupConstantsPass> {
   using Base::Base;
+
+  kiln::Statistic numDeduplicated{
+      this, "constants-deduplicated",
+      "Constants replaced by an identical earlier one"};
+  kiln::Statistic bytesSaved{this, "bytes-saved",
+                             "Bytes of constant data removed"};
 
   void runOnOperation() override {
     int64_t deduplicated = 0, saved = 0;

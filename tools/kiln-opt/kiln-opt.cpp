@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Pipelines/Pipelines.h"
+#include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -15,6 +16,13 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+// MLIR's -mlir-pass-statistics prints nothing with a release LLVM (see
+// kiln/Transforms/Statistics.h); this prints Kiln's own counters.
+static llvm::cl::opt<bool> kilnPassStatistics(
+    "kiln-pass-statistics",
+    llvm::cl::desc("Print the statistics of Kiln's passes to stderr"));
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -26,6 +34,9 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect>();
   mlir::registerTransformsPasses();
   kiln::registerPipelines();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+  mlir::LogicalResult result =
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry);
+  if (kilnPassStatistics)
+    kiln::printStatistics(llvm::errs());
+  return mlir::asMainReturnCode(result);
 }
