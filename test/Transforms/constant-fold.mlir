@@ -227,3 +227,34 @@ func.func @dense_resource_operands() -> (tensor<4xf32>, tensor<256xf32>) {
     }
   }
 #-}
+
+// -----
+
+// bf16 rounds to nearest even after the float add (1 + 2^-8 -> 1); f64 is
+// computed in double (0.1 + 0.2 is not 0.3).
+// CHECK-LABEL: func.func @bf16_and_f64
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<[1.000000e+00, 6.000000e+00]> : tensor<2xbf16>
+// CHECK-DAG: %[[D:.+]] = kiln.constant dense<[0.30000000000000004, 4.000000e+00]> : tensor<2xf64>
+// CHECK: return %[[B]], %[[D]]
+func.func @bf16_and_f64() -> (tensor<2xbf16>, tensor<2xf64>) {
+  %a = kiln.constant dense<[1.0, 3.0]> : tensor<2xbf16>
+  %b = kiln.constant dense<[0.00390625, 3.0]> : tensor<2xbf16>
+  %0 = kiln.add %a, %b : (tensor<2xbf16>, tensor<2xbf16>) -> tensor<2xbf16>
+  %c = kiln.constant dense<[0.1, 1.0]> : tensor<2xf64>
+  %d = kiln.constant dense<[0.2, 3.0]> : tensor<2xf64>
+  %1 = kiln.add %c, %d : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+  return %0, %1 : tensor<2xbf16>, tensor<2xf64>
+}
+
+// -----
+
+// A dense_resource whose blob is not in the IR (printed without
+// --keep-constants) has unknown contents: left alone.
+// CHECK-LABEL: func.func @elided_blob_stays
+// CHECK: kiln.add
+func.func @elided_blob_stays() -> tensor<4xf32> {
+  %r = kiln.constant dense_resource<not_loaded> : tensor<4xf32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %0 = kiln.add %r, %one : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
