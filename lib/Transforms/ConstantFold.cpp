@@ -122,11 +122,13 @@ struct EvaluateOnConstants : RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<KilnDialect>(op->getDialect()) ||
-        op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() != 1 ||
+        op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() == 0 ||
         op->getNumOperands() == 0 || state.skippedBySize.contains(op))
       return failure();
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || !type.hasStaticShape())
+    if (llvm::any_of(op->getResultTypes(), [](Type t) {
+          auto type = dyn_cast<RankedTensorType>(t);
+          return !type || !type.hasStaticShape();
+        }))
       return rewriter.notifyMatchFailure(op, "result type is not static");
     // Every operand constant (or none) before reading any.
     SmallVector<ElementsAttr> attrs;
@@ -156,26 +158,50 @@ struct EvaluateOnConstants : RewritePattern {
       operands.push_back(value ? &*value : nullptr);
 
     EvalContext ctx{state.sizeLimit};
+    std::optional<SmallVector<ConstTensor>> results = evaluate(op, operands, ctx);
+    if (!results) {
+      if (ctx.tooLarge && state.skippedBySize.insert(op).second)
+        ++state.numSkippedBySize;
+      return rewriter.notifyMatchFailure(op, "not evaluated");
+    }
+    int64_t bytes = 0;
+    for (auto [result, type] : llvm::zip(*results, op->getResultTypes())) {
+      if (result.getType() != type)
+        return rewriter.notifyMatchFailure(op, "evaluated to another type");
+      bytes += result.getStoredBytes();
+    }
+    if (bytes > state.sizeLimit) {
+      if (state.skippedBySize.insert(op).second)
+        ++state.numSkippedBySize;
+      return rewriter.notifyMatchFailure(op, "result exceeds size-limit");
+    }
+    SmallVector<Value> constants;
+    for (const ConstTensor &result : *results) {
+      ElementsAttr value = result.toAttr(getResourceName(op, ".folded"));
+      constants.push_back(
+          ConstantOp::create(rewriter, op->getLoc(), result.getType(), value));
+    }
+    rewriter.replaceOp(op, constants);
+    return success();
+  }
+
+  /// The results of `op` on constant `operands`, or std::nullopt.
+  static std::optional<SmallVector<ConstTensor>>
+  evaluate(Operation *op, ConstOperands operands, EvalContext &ctx) {
+    if (isa<SplitOp>(op))
+      return operands[0] ? evaluateSplit(op, *operands[0], ctx) : std::nullopt;
+    if (op->getNumResults() != 1)
+      return std::nullopt;
     std::optional<ConstTensor> result = evaluateElementwise(op, operands, ctx);
     if (!result && !ctx.tooLarge)
       result = evaluateDataMovement(op, operands, ctx);
     if (!result && !ctx.tooLarge)
       result = evaluateLinearAlgebra(op, operands, ctx);
-    if (!result) {
-      if (ctx.tooLarge && state.skippedBySize.insert(op).second)
-        ++state.numSkippedBySize;
-      return rewriter.notifyMatchFailure(op, "not evaluated");
-    }
-    if (result->getType() != type)
-      return rewriter.notifyMatchFailure(op, "evaluated to another type");
-    if (result->getStoredBytes() > state.sizeLimit) {
-      if (state.skippedBySize.insert(op).second)
-        ++state.numSkippedBySize;
-      return rewriter.notifyMatchFailure(op, "result exceeds size-limit");
-    }
-    ElementsAttr value = result->toAttr(getResourceName(op, ".folded"));
-    rewriter.replaceOpWithNewOp<ConstantOp>(op, type, value);
-    return success();
+    if (!result)
+      return std::nullopt;
+    SmallVector<ConstTensor> results;
+    results.push_back(std::move(*result));
+    return results;
   }
 
   FoldState &state;

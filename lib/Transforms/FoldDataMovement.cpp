@@ -346,4 +346,41 @@ std::optional<ConstTensor> evaluateDataMovement(Operation *op,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+std::optional<SmallVector<ConstTensor>>
+evaluateSplit(Operation *op, const ConstTensor &input, EvalContext &ctx) {
+  auto split = dyn_cast<SplitOp>(op);
+  if (!split)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = input.getType().getShape();
+  int64_t rank = shape.size();
+  int64_t axis = static_cast<int64_t>(split.getAxis());
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  SmallVector<int64_t> in = getStrides(shape);
+  SmallVector<ConstTensor> results;
+  int64_t offset = 0;
+  for (Value result : split.getOutputs()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() != rank)
+      return std::nullopt;
+    std::optional<ConstTensor> part =
+        remap(input, type, ctx, [&](ArrayRef<int64_t> c) {
+          int64_t index = 0;
+          for (int64_t d = 0; d < rank; ++d)
+            index += (c[d] + (d == axis ? offset : 0)) * in[d];
+          return index;
+        });
+    if (!part)
+      return std::nullopt;
+    results.push_back(std::move(*part));
+    offset += type.getDimSize(axis);
+  }
+  // The parts must cover the input exactly, as ONNX requires.
+  if (offset != shape[axis])
+    return std::nullopt;
+  return results;
+}
+
 } // namespace kiln::fold

@@ -250,11 +250,17 @@ std::optional<ConstTensor> evalUnaryOp(Operation *op, const ConstTensor &x,
       .Case([&](AbsOp) {
         return unary(KILN_FLOAT_FN(std::abs(v)),
                      +[](Type t, int64_t a) -> std::optional<int64_t> {
-                       return a < 0 ? wrapToType(t, 0 - static_cast<uint64_t>(a)) : a;
+                       // ui64 values above INT64_MAX are held negative.
+                       if (isZeroExtended(t) || a >= 0)
+                         return a;
+                       return wrapToType(t, 0 - static_cast<uint64_t>(a));
                      });
       })
       .Case([&](ReluOp) {
-        return unary(+[](Type, double a) { return a < 0 ? 0.0 : a; },
+        // max(x, +0): -0 gives +0 as ONNX Runtime's maxps does; NaN stays.
+        return unary(+[](Type, double a) {
+                       return std::isnan(a) || a > 0 ? a : 0.0;
+                     },
                      +[](Type, int64_t a) -> std::optional<int64_t> {
                        return a < 0 ? 0 : a;
                      });

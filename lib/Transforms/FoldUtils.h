@@ -124,6 +124,11 @@ std::optional<ConstTensor> evaluateLinearAlgebra(mlir::Operation *op,
                                                  ConstOperands operands,
                                                  EvalContext &ctx);
 
+/// Split: one tensor per result, each a slice of `input` along the axis
+/// whose size is that result's dim (the result types must be static).
+std::optional<llvm::SmallVector<ConstTensor>>
+evaluateSplit(mlir::Operation *op, const ConstTensor &input, EvalContext &ctx);
+
 /// Casts one element as ONNX Cast does (see FoldElementwise.cpp); false
 /// when the result is undefined (NaN or out-of-range float to integer).
 bool castElement(const ConstTensor &src, int64_t from, ConstTensor &dst,

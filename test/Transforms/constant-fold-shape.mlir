@@ -157,3 +157,19 @@ func.func @matmul() -> (tensor<2x2xf32>, tensor<2x1x2xi32>, tensor<2xf32>) {
   %2 = kiln.matmul %a, %v : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0, %1, %2 : tensor<2x2xf32>, tensor<2x1x2xi32>, tensor<2xf32>
 }
+
+// -----
+
+// Split of a constant: each result is a constant.
+// CHECK-LABEL: func.func @split
+// CHECK-DAG: %[[A:.+]] = kiln.constant dense<{{\[}}[1, 2], [5, 6]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[B:.+]] = kiln.constant dense<{{\[}}[3], [7]]> : tensor<2x1xi64>
+// CHECK-DAG: %[[C:.+]] = kiln.constant dense<{{\[}}[4], [8]]> : tensor<2x1xi64>
+// CHECK-NOT: kiln.split
+// CHECK: return %[[A]], %[[B]], %[[C]]
+func.func @split() -> (tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>) {
+  %x = kiln.constant dense<[[1, 2, 3, 4], [5, 6, 7, 8]]> : tensor<2x4xi64>
+  %sizes = kiln.constant dense<[2, 1, 1]> : tensor<3xi64>
+  %0:3 = kiln.split %x, %sizes {axis = -1 : i64} : (tensor<2x4xi64>, tensor<3xi64>) -> (tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>)
+  return %0#0, %0#1, %0#2 : tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>
+}
