@@ -79,6 +79,10 @@ struct FoldState {
   int64_t sizeLimit;
   /// Live ops whose fold was refused by the size limit, not tried again.
   llvm::DenseSet<Operation *> skippedBySize;
+  /// Live ops on constants that no evaluator folds (an op without one, an
+  /// undefined result), not read again until modified: the driver revisits
+  /// ops, and reading large constants each time would cost.
+  llvm::DenseSet<Operation *> notEvaluable;
   int64_t numSkippedBySize = 0;
   int64_t batchNormsFolded = 0;
 };
@@ -93,6 +97,10 @@ struct StatisticsListener : RewriterBase::Listener {
   void notifyOperationErased(Operation *op) override {
     // Its address may be reused by a new op, which must be tried.
     state.skippedBySize.erase(op);
+    state.notEvaluable.erase(op);
+  }
+  void notifyOperationModified(Operation *op) override {
+    state.notEvaluable.erase(op);
   }
 
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
@@ -123,7 +131,8 @@ struct EvaluateOnConstants : RewritePattern {
                                 PatternRewriter &rewriter) const override {
     if (!isa<KilnDialect>(op->getDialect()) ||
         op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() == 0 ||
-        op->getNumOperands() == 0 || state.skippedBySize.contains(op))
+        op->getNumOperands() == 0 || state.skippedBySize.contains(op) ||
+        state.notEvaluable.contains(op))
       return failure();
     if (llvm::any_of(op->getResultTypes(), [](Type t) {
           auto type = dyn_cast<RankedTensorType>(t);
@@ -151,8 +160,10 @@ struct EvaluateOnConstants : RewritePattern {
         continue;
       }
       values.push_back(ConstTensor::read(attr));
-      if (!values.back())
+      if (!values.back()) {
+        state.notEvaluable.insert(op);
         return rewriter.notifyMatchFailure(op, "operand cannot be read");
+      }
     }
     for (std::optional<ConstTensor> &value : values)
       operands.push_back(value ? &*value : nullptr);
@@ -160,7 +171,9 @@ struct EvaluateOnConstants : RewritePattern {
     EvalContext ctx{state.sizeLimit};
     std::optional<SmallVector<ConstTensor>> results = evaluate(op, operands, ctx);
     if (!results) {
-      if (ctx.tooLarge && state.skippedBySize.insert(op).second)
+      if (!ctx.tooLarge)
+        state.notEvaluable.insert(op);
+      else if (state.skippedBySize.insert(op).second)
         ++state.numSkippedBySize;
       return rewriter.notifyMatchFailure(op, "not evaluated");
     }
