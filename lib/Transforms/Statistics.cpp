@@ -2,11 +2,13 @@
 
 #include "kiln/Transforms/Statistics.h"
 
+#include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/Support/Format.h"
 
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 
 using namespace kiln;
 
@@ -21,6 +23,7 @@ struct Registry {
   std::mutex mutex;
   std::deque<Entry> entries;
   std::map<std::pair<std::string, std::string>, Entry *> index;
+  std::set<std::string> ran;
 };
 
 Registry &getRegistry() {
@@ -56,8 +59,33 @@ std::vector<StatisticValue> kiln::getStatistics(llvm::StringRef pass) {
   return values;
 }
 
+namespace {
+struct RanInstrumentation : mlir::PassInstrumentation {
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *) override {
+    Registry &registry = getRegistry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    registry.ran.insert(pass->getArgument().str());
+  }
+};
+} // namespace
+
+void kiln::trackPassesThatRan(mlir::PassManager &pm) {
+  pm.addInstrumentation(std::make_unique<RanInstrumentation>());
+}
+
 void kiln::printStatistics(llvm::raw_ostream &os) {
-  std::vector<StatisticValue> values = getStatistics();
+  std::vector<StatisticValue> values;
+  {
+    std::set<std::string> ran;
+    {
+      Registry &registry = getRegistry();
+      std::lock_guard<std::mutex> lock(registry.mutex);
+      ran = registry.ran;
+    }
+    for (StatisticValue &v : getStatistics())
+      if (ran.count(v.pass))
+        values.push_back(std::move(v));
+  }
   os << "===" << std::string(73, '-') << "===\n"
      << "                         ... Kiln pass statistics ...\n"
      << "===" << std::string(73, '-') << "===\n";

@@ -14,7 +14,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -34,9 +37,32 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect>();
   mlir::registerTransformsPasses();
   kiln::registerPipelines();
-  mlir::LogicalResult result =
-      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry);
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Kiln optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  // Keep the pipeline the command line asked for; add the tracking that
+  // --kiln-pass-statistics prints from.
+  mlir::MlirOptMainConfig cliConfig = config;
+  config.setPassPipelineSetupFn([cliConfig](mlir::PassManager &pm) {
+    kiln::trackPassesThatRan(pm);
+    return cliConfig.setupPassPipeline(pm);
+  });
+  std::string error;
+  auto input = mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
+                                     config)))
+    return EXIT_FAILURE;
+  output->keep();
   if (kilnPassStatistics)
     kiln::printStatistics(llvm::errs());
-  return mlir::asMainReturnCode(result);
+  return EXIT_SUCCESS;
 }

@@ -14,6 +14,7 @@
 #define KILN_TRANSFORMS_STATISTICS_H
 
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -55,8 +56,13 @@ struct StatisticValue {
 /// order they were declared.
 std::vector<StatisticValue> getStatistics(llvm::StringRef pass = "");
 
-/// Prints the statistics of every pass that declared some, as
-/// -mlir-pass-statistics would with a statistics-enabled LLVM.
+/// Makes `pm` note which passes ran, so printStatistics lists those (and
+/// not passes that were only constructed, e.g. to register their options).
+void trackPassesThatRan(mlir::PassManager &pm);
+
+/// Prints the statistics of every pass that ran under a tracked pass manager
+/// and declared statistics, as -mlir-pass-statistics would with a
+/// statistics-enabled LLVM.
 void printStatistics(llvm::raw_ostream &os);
 
 } // namespace kiln
