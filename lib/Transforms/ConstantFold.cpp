@@ -225,11 +225,14 @@ struct EvaluateOnConstants : RewritePattern {
 //===----------------------------------------------------------------------===//
 
 /// The per-channel affine map y = x * scale + shift that an inference
-/// BatchNormalization with `channels` channels computes, in the element
-/// type's precision as ONNX Runtime's fusion does: scale = gamma /
-/// sqrt(var + epsilon), shift = beta - mean * scale.
+/// BatchNormalization with `channels` channels computes: scale = gamma /
+/// sqrt(var + epsilon), shift = beta - mean * scale. Folding it into weights
+/// is not an ONNX op with a reference result: the new weights and biases
+/// are computed in double and rounded once to the element type, the most
+/// accurate form (the folded Conv then differs from Conv + BN by the
+/// reassociation of the convolution's sums only).
 struct ChannelAffine {
-  ConstTensor scale, mean, beta;
+  SmallVector<double> scale, mean, beta;
   Type elementType;
 
   static std::optional<ChannelAffine> get(BatchNormalizationOp bn,
@@ -248,39 +251,25 @@ struct ChannelAffine {
       if (!*out || (*out)->getNumElements() != channels || !(*out)->isFloat())
         return std::nullopt;
     }
-    Type elementType = gamma->getElementType();
-    ChannelAffine affine{ConstTensor::getDense(gamma->getType()), *mean, *b,
-                         elementType};
+    ChannelAffine affine;
+    affine.elementType = gamma->getElementType();
     double epsilon = bn.getEpsilon().convertToDouble();
     for (int64_t c = 0; c < channels; ++c) {
-      double s;
-      if (elementType.isF64()) {
-        s = gamma->getFloat(c) / std::sqrt(var->getFloat(c) + epsilon);
-      } else {
-        float denom = std::sqrt(static_cast<float>(var->getFloat(c)) +
-                                static_cast<float>(epsilon));
-        s = roundToType(elementType, static_cast<float>(gamma->getFloat(c)) / denom);
-      }
-      affine.scale.setFloat(c, s);
+      affine.scale.push_back(gamma->getFloat(c) /
+                             std::sqrt(var->getFloat(c) + epsilon));
+      affine.mean.push_back(mean->getFloat(c));
+      affine.beta.push_back(b->getFloat(c));
     }
     return affine;
   }
 
-  /// x * scale[c] in the element type.
+  /// x * scale[c], rounded to the element type.
   double scaled(double x, int64_t c) const {
-    if (elementType.isF64())
-      return x * scale.getFloat(c);
-    float r = static_cast<float>(x) * static_cast<float>(scale.getFloat(c));
-    return roundToType(elementType, r);
+    return roundToType(elementType, x * scale[c]);
   }
-  /// (bias - mean[c]) * scale[c] + beta[c] in the element type.
+  /// (bias - mean[c]) * scale[c] + beta[c], rounded to the element type.
   double shifted(double bias, int64_t c) const {
-    if (elementType.isF64())
-      return (bias - mean.getFloat(c)) * scale.getFloat(c) + beta.getFloat(c);
-    float centred = static_cast<float>(bias) - static_cast<float>(mean.getFloat(c));
-    float product = centred * static_cast<float>(scale.getFloat(c));
-    float sum = product + static_cast<float>(beta.getFloat(c));
-    return roundToType(elementType, sum);
+    return roundToType(elementType, (bias - mean[c]) * scale[c] + beta[c]);
   }
 };
 
@@ -394,11 +383,7 @@ struct FoldBatchNormIntoGemm : OpRewritePattern<BatchNormalizationOp> {
     for (int64_t j = 0; j < channels; ++j) {
       double bias = 0;
       if (c) {
-        double cj = c->getFloat(c->getNumElements() == 1 ? 0 : j);
-        bias = elementType.isF64()
-                   ? beta * cj
-                   : roundToType(elementType, static_cast<float>(beta) *
-                                                  static_cast<float>(cj));
+        bias = beta * c->getFloat(c->getNumElements() == 1 ? 0 : j);
       }
       newBias.setFloat(j, affine->shifted(bias, j));
     }
