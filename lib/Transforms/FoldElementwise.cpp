@@ -532,22 +532,18 @@ std::optional<ConstTensor> evaluateElementwise(Operation *op,
       !operands[0])
     return std::nullopt;
   const ConstTensor &x = *operands[0];
-  auto binary = [&]() -> std::optional<std::pair<const ConstTensor *, const ConstTensor *>> {
-    if (operands.size() != 2 || !operands[1])
-      return std::nullopt;
-    return std::make_pair(operands[0], operands[1]);
-  };
+  bool isBinary = operands.size() == 2 && operands[1];
+  bool allPresent = llvm::all_of(operands, [](const ConstTensor *t) { return t; });
   auto arith = [&](Arith kind) -> std::optional<ConstTensor> {
-    if (!binary())
+    if (!isBinary)
       return std::nullopt;
     return evalArith(kind, resultType, operands, ctx);
   };
   auto compare = [&](Compare kind) -> std::optional<ConstTensor> {
-    if (!binary())
+    if (!isBinary)
       return std::nullopt;
     return evalCompare(kind, resultType, x, *operands[1], ctx);
   };
-  auto allPresent = llvm::all_of(operands, [](const ConstTensor *t) { return t; });
   return llvm::TypeSwitch<Operation *, std::optional<ConstTensor>>(op)
       .Case([&](AddOp) { return arith(Arith::Add); })
       .Case([&](SubOp) { return arith(Arith::Sub); })
@@ -600,7 +596,7 @@ std::optional<ConstTensor> evaluateElementwise(Operation *op,
       .Case([&](GreaterOp) { return compare(Compare::Gt); })
       .Case([&](GreaterOrEqualOp) { return compare(Compare::Ge); })
       .Case([&](PowOp) -> std::optional<ConstTensor> {
-        if (!binary())
+        if (!isBinary)
           return std::nullopt;
         return evalPow(resultType, x, *operands[1], ctx);
       })
