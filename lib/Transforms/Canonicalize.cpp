@@ -165,6 +165,8 @@ Value getReshapeInput(Operation *op) {
 /// A chain of Reshape/Flatten/Squeeze/Unsqueeze ending in `op` with a
 /// static result becomes one Reshape of the chain's input to that shape
 /// (row-major order is kept by each of them, so only the final shape counts).
+/// With a dynamic result, a final Reshape by a constant shape that copies no
+/// input dim reads the chain's input instead.
 template <typename OpTy>
 struct CollapseReshapeChain : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -180,12 +182,26 @@ struct CollapseReshapeChain : OpRewritePattern<OpTy> {
       source = earlier;
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     // A 0 in the shape would copy a dim under ONNX's allowzero = 0 rule.
-    if (!type.hasStaticShape() || llvm::is_contained(type.getShape(), 0))
-      return rewriter.notifyMatchFailure(op, "result shape is not static");
-    Value shape = createI64Constant(rewriter, op.getLoc(), type.getShape());
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, source, shape,
-                                           rewriter.getI64IntegerAttr(0));
-    return success();
+    if (type.hasStaticShape() && !llvm::is_contained(type.getShape(), 0)) {
+      Value shape = createI64Constant(rewriter, op.getLoc(), type.getShape());
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, source, shape,
+                                             rewriter.getI64IntegerAttr(0));
+      return success();
+    }
+    // Dynamic result: a Reshape whose constant shape copies no dim (no 0, or
+    // allowzero = 1) depends only on the element count, which the chain
+    // keeps, so it can read the chain's input directly.
+    if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
+      DenseIntElementsAttr shape;
+      if (matchPattern(op.getShape(), m_Constant(&shape)) &&
+          (op.getAllowzero() != 0 ||
+           llvm::none_of(shape.getValues<APInt>(),
+                         [](const APInt &d) { return d.isZero(); }))) {
+        rewriter.modifyOpInPlace(op, [&] { op.getDataMutable().assign(source); });
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "result shape is not static");
   }
 };
 

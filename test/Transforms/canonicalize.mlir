@@ -55,6 +55,26 @@ func.func @reshape_chains(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3
 
 // -----
 
+// Dynamic shapes: the last Reshape of a chain reads the chain's input when
+// its constant shape copies no dim; a 0 (copy the dim) keeps the chain.
+// CHECK-LABEL: func.func @dynamic_reshape_chain
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4xf32>)
+// CHECK-DAG: %[[U:.+]] = kiln.unsqueeze %[[X]]
+// CHECK-DAG: %[[R:.+]] = kiln.reshape %[[X]], %{{.+}} : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x2xf32>
+// CHECK-DAG: %[[Z:.+]] = kiln.reshape %[[U]], %{{.+}} : (tensor<1x?x4xf32>, tensor<2xi64>) -> tensor<1x?xf32>
+// CHECK: return %[[R]], %[[Z]]
+func.func @dynamic_reshape_chain(%x: tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<1x?xf32>) {
+  %ax = kiln.constant dense<0> : tensor<1xi64>
+  %u = kiln.unsqueeze %x, %ax : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<1x?x4xf32>
+  %s = kiln.constant dense<[-1, 2]> : tensor<2xi64>
+  %0 = kiln.reshape %u, %s : (tensor<1x?x4xf32>, tensor<2xi64>) -> tensor<?x2xf32>
+  %z = kiln.constant dense<[0, -1]> : tensor<2xi64>
+  %1 = kiln.reshape %u, %z : (tensor<1x?x4xf32>, tensor<2xi64>) -> tensor<1x?xf32>
+  return %0, %1 : tensor<?x2xf32>, tensor<1x?xf32>
+}
+
+// -----
+
 // A Reshape with a static result gets a constant shape; a dynamic one keeps
 // its computed shape, and a single Unsqueeze is not rewritten.
 // CHECK-LABEL: func.func @constant_reshape_shape
