@@ -18,8 +18,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <cstring>
-
 namespace kiln {
 #define GEN_PASS_DEF_KILNCANONICALIZE
 #include "kiln/Transforms/Passes.h.inc"
