@@ -25,6 +25,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -168,7 +169,11 @@ struct EvaluateOnConstants : RewritePattern {
     for (std::optional<ConstTensor> &value : values)
       operands.push_back(value ? &*value : nullptr);
 
-    EvalContext ctx{state.sizeLimit};
+    // The limit keeps folding from growing the artifact: constants that die
+    // with the op (used by it alone) free their bytes, so a Transpose,
+    // Reshape or Cast of a single-use weight is folded whatever its size.
+    int64_t limit = std::max(state.sizeLimit, getBytesFreedBy(op));
+    EvalContext ctx{limit};
     std::optional<SmallVector<ConstTensor>> results = evaluate(op, operands, ctx);
     if (!results) {
       if (!ctx.tooLarge)
@@ -183,7 +188,7 @@ struct EvaluateOnConstants : RewritePattern {
         return rewriter.notifyMatchFailure(op, "evaluated to another type");
       bytes += result.getStoredBytes();
     }
-    if (bytes > state.sizeLimit) {
+    if (bytes > limit) {
       if (state.skippedBySize.insert(op).second)
         ++state.numSkippedBySize;
       return rewriter.notifyMatchFailure(op, "result exceeds size-limit");
@@ -196,6 +201,22 @@ struct EvaluateOnConstants : RewritePattern {
     }
     rewriter.replaceOp(op, constants);
     return success();
+  }
+
+  /// The bytes of the distinct constants among `op`'s operands whose only
+  /// user is `op`: they are erased when `op` is folded.
+  static int64_t getBytesFreedBy(Operation *op) {
+    int64_t freed = 0;
+    llvm::SmallPtrSet<Operation *, 4> seen;
+    for (Value operand : op->getOperands()) {
+      auto constant = operand.getDefiningOp<ConstantOp>();
+      if (!constant || !seen.insert(constant).second ||
+          !llvm::all_of(constant->getUsers(),
+                        [&](Operation *user) { return user == op; }))
+        continue;
+      freed += getAttrBytes(constant.getValue());
+    }
+    return freed;
   }
 
   /// The results of `op` on constant `operands`, or std::nullopt.

@@ -1,7 +1,8 @@
 // RUN: kiln-opt %s -split-input-file -kiln-constant-fold=size-limit=64 | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-constant-fold=size-limit=64 -kiln-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 // size-limit is in bytes of stored constant data: 16 f32 fit, 32 do not; a
-// splat is stored as one element whatever its shape.
+// splat is stored as one element whatever its shape; constants that die with
+// the folded op do not count.
 
 // CHECK-LABEL: func.func @within_limit
 // CHECK: %[[C:.+]] = kiln.constant dense<{{.+}}> : tensor<4x4xf32>
@@ -33,9 +34,35 @@ func.func @above_limit_stays() -> (tensor<32xf32>, tensor<32x32xf32>) {
   return %0, %1 : tensor<32xf32>, tensor<32x32xf32>
 }
 
-// Cast, Reshape, Transpose and Mul folded; the Tile skipped, counted once.
+// -----
+
+// A 100-byte constant used only by the Transpose dies with it: folding adds
+// nothing, so it is folded above the limit. Used elsewhere too, it would be
+// kept alongside the transposed copy: the fold stays computed.
+// CHECK-LABEL: func.func @single_use_weight
+// CHECK: %[[T:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 6.000000e+00, {{.+}}]]> : tensor<5x5xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[T]]
+func.func @single_use_weight() -> tensor<5x5xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0], [21.0, 22.0, 23.0, 24.0, 25.0]]> : tensor<5x5xf32>
+  %0 = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<5x5xf32>) -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shared_weight_stays
+// CHECK: kiln.transpose
+func.func @shared_weight_stays() -> (tensor<5x5xf32>, tensor<5x5xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0], [21.0, 22.0, 23.0, 24.0, 25.0]]> : tensor<5x5xf32>
+  %0 = kiln.transpose %w {perm = array<i64: 1, 0>} : (tensor<5x5xf32>) -> tensor<5x5xf32>
+  return %0, %w : tensor<5x5xf32>, tensor<5x5xf32>
+}
+
+// Cast, Reshape, Transpose, Mul and the single-use Transpose folded; the
+// Tile and the shared Transpose skipped, each counted once.
 // STATS-LABEL: kiln-constant-fold
-// STATS-NEXT: (ops-folded) 4 :
+// STATS-NEXT: (ops-folded) 5 :
 // STATS-NEXT: (batch-norms-folded) 0 :
 // STATS-NEXT: (constant-bytes-created) {{[0-9]+}} :
-// STATS-NEXT: (skipped-by-size) 1 :
+// STATS-NEXT: (skipped-by-size) 2 :

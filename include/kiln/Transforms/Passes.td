@@ -27,7 +27,9 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "mlir::func::FuncOp"> {
     on shape vectors, Reshape/Transpose/Expand of constants), small MatMuls,
     and folds BatchNormalization (inference form) into the Conv or Gemm
     before it. A folded result larger than `size-limit` bytes is not
-    created, so folding never blows up the artifact.
+    created, so folding never blows up the artifact; a result no larger
+    than the constants that die with the folded op (a Transpose, Reshape or
+    Cast of a single-use weight) is always created.
 
     Statistics (kiln::Statistic): ops-folded, batch-norms-folded,
     constant-bytes-created, skipped-by-size.
@@ -35,7 +37,7 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
   let options = [
     Option<"sizeLimit", "size-limit", "int64_t", /*default=*/"1 << 22",
-           "Largest folded constant in bytes (4 MiB by default); larger results stay computed">,
+           "Largest folded constant in bytes (4 MiB by default), unless it replaces single-use constants at least as large; larger results stay computed">,
     Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
            "Fold inference-mode BatchNormalization into the preceding Conv/Gemm">,
   ];
