@@ -5,8 +5,9 @@
 //  - EvaluateOnConstants: an op whose operands are all constant (or `none`)
 //    and whose result type is static is replaced by the constant it
 //    computes, through the evaluators of FoldElementwise.cpp,
-//    FoldDataMovement.cpp and FoldLinearAlgebra.cpp. Results above
-//    size-limit bytes are left computed (statistic skipped-by-size).
+//    FoldDataMovement.cpp, FoldLinearAlgebra.cpp and FoldReduction.cpp.
+//    Results above size-limit bytes (beyond the single-use constants they
+//    replace) are left computed (statistic skipped-by-size).
 //  - FoldBatchNormInto{Conv,Gemm}: an inference BatchNormalization whose
 //    input is a single-use Conv or Gemm with constant weights becomes that
 //    Conv/Gemm with scaled weights and a new bias.
@@ -231,6 +232,8 @@ struct EvaluateOnConstants : RewritePattern {
       result = evaluateDataMovement(op, operands, ctx);
     if (!result && !ctx.tooLarge)
       result = evaluateLinearAlgebra(op, operands, ctx);
+    if (!result && !ctx.tooLarge)
+      result = evaluateReduction(op, operands, ctx);
     if (!result)
       return std::nullopt;
     SmallVector<ConstTensor> results;

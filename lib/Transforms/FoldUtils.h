@@ -123,6 +123,9 @@ std::optional<ConstTensor> evaluateDataMovement(mlir::Operation *op,
 std::optional<ConstTensor> evaluateLinearAlgebra(mlir::Operation *op,
                                                  ConstOperands operands,
                                                  EvalContext &ctx);
+std::optional<ConstTensor> evaluateReduction(mlir::Operation *op,
+                                             ConstOperands operands,
+                                             EvalContext &ctx);
 
 /// Split: one tensor per result, each a slice of `input` along the axis
 /// whose size is that result's dim (the result types must be static).

@@ -173,3 +173,31 @@ func.func @split() -> (tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>) {
   %0:3 = kiln.split %x, %sizes {axis = -1 : i64} : (tensor<2x4xi64>, tensor<3xi64>) -> (tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>)
   return %0#0, %0#1, %0#2 : tensor<2x2xi64>, tensor<2x1xi64>, tensor<2x1xi64>
 }
+
+// -----
+
+// Reductions: ReduceProd of a shape's dims (exported flatten sizes), Sum and
+// Max over axes given as an attribute or an operand, keepdims, Mean of floats;
+// integer sums wrap.
+// CHECK-LABEL: func.func @reductions
+// CHECK-DAG: %[[P:.+]] = kiln.constant dense<512> : tensor<1xi64>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<[5, 7, 9]> : tensor<3xi32>
+// CHECK-DAG: %[[M:.+]] = kiln.constant dense<{{\[}}[3], [6]]> : tensor<2x1xi32>
+// CHECK-DAG: %[[A:.+]] = kiln.constant dense<2.500000e+00> : tensor<f32>
+// CHECK-DAG: %[[W:.+]] = kiln.constant dense<-2147483648> : tensor<i32>
+// CHECK-NOT: kiln.reduce
+// CHECK: return %[[P]], %[[S]], %[[M]], %[[A]], %[[W]]
+func.func @reductions(%x: tensor<2x32x16xf32>) -> (tensor<1xi64>, tensor<3xi32>, tensor<2x1xi32>, tensor<f32>, tensor<i32>) {
+  %none = kiln.none
+  %s = kiln.shape %x {start = 1 : i64} : (tensor<2x32x16xf32>) -> tensor<2xi64>
+  %0 = kiln.reduce_prod %s, %none {keepdims = 1 : i64} : (tensor<2xi64>, none) -> tensor<1xi64>
+  %m = kiln.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %ax0 = kiln.constant dense<0> : tensor<1xi64>
+  %1 = kiln.reduce_sum %m, %ax0 {keepdims = 0 : i64} : (tensor<2x3xi32>, tensor<1xi64>) -> tensor<3xi32>
+  %2 = kiln.reduce_max %m, %none {axes = array<i64: -1>} : (tensor<2x3xi32>, none) -> tensor<2x1xi32>
+  %f = kiln.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %3 = kiln.reduce_mean %f, %none {keepdims = 0 : i64} : (tensor<4xf32>, none) -> tensor<f32>
+  %b = kiln.constant dense<[2147483647, 1]> : tensor<2xi32>
+  %4 = kiln.reduce_sum %b, %none {keepdims = 0 : i64} : (tensor<2xi32>, none) -> tensor<i32>
+  return %0, %1, %2, %3, %4 : tensor<1xi64>, tensor<3xi32>, tensor<2x1xi32>, tensor<f32>, tensor<i32>
+}

@@ -44,6 +44,8 @@ initializers = {
     "steps": np.array([1, -3], np.int64),
     "k": np.array(1, np.int64),
     "shape": np.array([2, 4, 8], np.int64),
+    "axis1": np.array([1], np.int64),
+    "S": rng.integers(-40, 40, (3, 5)).astype(np.int64),
 }
 
 # (output name, op type, inputs, attributes, ulps allowed: 0 is bit-exact)
@@ -84,6 +86,10 @@ cases = [
     ("concat", "Concat", ["A", "P"], {"axis": 0}, 0),
     ("expand", "Expand", ["B", "shape"], {}, 0),
     ("trilu", "Trilu", ["A", "k"], {"upper": 0}, 0),
+    ("reduce_sum_int", "ReduceSum", ["I", "axis1"], {"keepdims": 0}, 0),
+    ("reduce_prod_int", "ReduceProd", ["S"], {"axes": [0]}, 0),
+    ("reduce_max", "ReduceMax", ["A"], {"axes": [1]}, 0),
+    ("reduce_min", "ReduceMin", ["A"], {"keepdims": 0}, 0),
     ("exp", "Exp", ["A"], {}, 4),
     ("log", "Log", ["P"], {}, 4),
     ("tanh", "Tanh", ["A"], {}, 4),
@@ -175,7 +181,8 @@ for name, value in zip(order, ret):
         failures += 1
         continue
     if allowed == 0 or want.dtype.kind != "f":
-        ok = np.array_equal(got.view(np.uint8), want.view(np.uint8))
+        ok = np.array_equal(np.atleast_1d(got).view(np.uint8),
+                            np.atleast_1d(want).view(np.uint8))
         print(f"{name}: {'bit-exact' if ok else 'DIFFERS'}")
     else:
         ulps = np.abs(got.astype(np.float64) - want.astype(np.float64)) / \
