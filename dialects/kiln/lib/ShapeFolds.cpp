@@ -96,6 +96,45 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
 
 OpFoldResult GatherOp::fold(FoldAdaptor) { return foldKnownInts(getResult()); }
 
+/// True when `op` keeps every element of its input in order: each sliced
+/// axis is a static dim, every step is known and positive.
+static bool isFullSlice(SliceOp op) {
+  auto type = cast<RankedTensorType>(op.getData().getType());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  std::optional<SmallVector<int64_t>> starts = getKnownIntValues(op.getStarts());
+  if (!starts)
+    return false;
+  SmallVector<int64_t> axes;
+  if (isNone(op.getAxes())) {
+    for (int64_t i = 0, e = starts->size(); i < e; ++i)
+      axes.push_back(i);
+  } else {
+    std::optional<SmallVector<int64_t>> known = getKnownIntValues(op.getAxes());
+    if (!known)
+      return false;
+    axes = *known;
+  }
+  if (!isNone(op.getSteps())) {
+    std::optional<SmallVector<int64_t>> steps = getKnownIntValues(op.getSteps());
+    if (!steps || llvm::any_of(*steps, [](int64_t s) {
+          return ShapedType::isDynamic(s) || s <= 0;
+        }))
+      return false;
+  }
+  int64_t rank = type.getRank();
+  return llvm::all_of(axes, [&](int64_t axis) {
+    if (ShapedType::isDynamic(axis) || axis < -rank || axis >= rank)
+      return false;
+    int64_t d = axis < 0 ? axis + rank : axis;
+    return !type.isDynamicDim(d) && type.getDimSize(d) == resultType.getDimSize(d);
+  });
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
-  return foldIdentityOrKnown(getData(), getResult());
+  // A slice keeping every element is its input only when the sliced dims
+  // are static (a `?` sliced from 1 is still `?`) and no step is negative
+  // (x[::-1] has x's type but reverses it).
+  if (getData().getType() == getResult().getType() && isFullSlice(*this))
+    return getData();
+  return foldKnownInts(getResult());
 }

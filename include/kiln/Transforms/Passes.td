@@ -32,23 +32,19 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "mlir::func::FuncOp"> {
     on shape vectors, Reshape/Transpose/Expand of constants), small MatMuls,
     and folds BatchNormalization (inference form) into the Conv or Gemm
     before it. A folded result larger than `size-limit` bytes is not
-    created, so folding never blows up the artifact.
+    created, so folding never blows up the artifact; a result no larger
+    than the constants that die with the folded op (a Transpose, Reshape or
+    Cast of a single-use weight) is always created.
+
+    Statistics (kiln::Statistic): ops-folded, batch-norms-folded,
+    constant-bytes-created, skipped-by-size.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let options = [
     Option<"sizeLimit", "size-limit", "int64_t", /*default=*/"1 << 22",
-           "Largest folded constant in bytes (4 MiB by default); larger results stay computed">,
+           "Largest folded constant in bytes (4 MiB by default), unless it replaces single-use constants at least as large; larger results stay computed">,
     Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
            "Fold inference-mode BatchNormalization into the preceding Conv/Gemm">,
-  ];
-  let statistics = [
-    Statistic<"numFolded", "ops-folded", "Ops replaced by constants">,
-    Statistic<"numBatchNormsFolded", "batch-norms-folded",
-              "BatchNormalizations folded into a Conv or Gemm">,
-    Statistic<"bytesCreated", "constant-bytes-created",
-              "Bytes of constant data created by folding">,
-    Statistic<"numSkippedBySize", "skipped-by-size",
-              "Folds not done because the result exceeds size-limit">,
   ];
 }
 
@@ -59,12 +55,9 @@ def KilnDedupConstants : Pass<"kiln-dedup-constants", "mlir::func::FuncOp"> {
     two initializers with the same bytes (dense_resource blobs with different
     names, for instance) are different attributes. This pass hashes every
     constant's contents and replaces duplicates by the first occurrence.
+
+    Statistics (kiln::Statistic): constants-deduplicated, bytes-saved.
   }];
-  let statistics = [
-    Statistic<"numDeduplicated", "constants-deduplicated",
-              "Constants replaced by an identical earlier one">,
-    Statistic<"bytesSaved", "bytes-saved", "Bytes of constant data removed">,
-  ];
 }
 
 def KilnCanonicalize : Pass<"kiln-canonicalize", "mlir::func::FuncOp"> {
@@ -75,11 +68,10 @@ def KilnCanonicalize : Pass<"kiln-canonicalize", "mlir::func::FuncOp"> {
     collapsed into one Reshape; Transpose∘Transpose composed or removed;
     x·1, x+0, Cast to the same type, Expand to the same shape, Concat of one
     operand and Slice of the full range removed. Dead pure ops are erased.
+
+    Statistic (kiln::Statistic): ops-removed, the net number of ops removed.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
-  let statistics = [
-    Statistic<"numOpsRemoved", "ops-removed", "Net number of ops removed">,
-  ];
 }
 
 def KilnDCE : Pass<"kiln-dce", "mlir::func::FuncOp"> {
