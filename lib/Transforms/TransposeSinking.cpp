@@ -153,11 +153,16 @@ SmallVector<unsigned> getElementwiseOperands(Operation *op) {
   return {};
 }
 
+LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
+                          LayoutCounters *counters, bool lookahead = false);
+
 /// Elementwise op(T(x), c, T(y), ...) -> T(op(x, c', y, ...)): each operand is
 /// a transpose by the same permutation, a constant of lower or equal rank
 /// (broadcast to the full rank, then transposed back: c'), or a tensor of 1s.
+/// With `lookahead` (a check only), an operand that an op the transposes
+/// can sink through produces counts as transposed: it will be.
 LogicalResult sinkElementwise(Operation *op, PatternRewriter *rewriter,
-                              LayoutCounters *counters) {
+                              LayoutCounters *counters, bool lookahead) {
   SmallVector<unsigned> operands = getElementwiseOperands(op);
   if (operands.empty())
     return failure();
@@ -188,6 +193,10 @@ LogicalResult sinkElementwise(Operation *op, PatternRewriter *rewriter,
       kinds.push_back(Kind::Kept);
     else if (getReadableConstant(v) && type.hasStaticShape())
       kinds.push_back(Kind::Constant);
+    else if (lookahead && !rewriter && v.getDefiningOp() &&
+             !isa<TransposeOp>(v.getDefiningOp()) &&
+             succeeded(sinkThrough(v.getDefiningOp(), nullptr, nullptr)))
+      kinds.push_back(Kind::Kept); // Only checked, never rewritten.
     else
       return failure();
   }
@@ -534,9 +543,10 @@ LogicalResult sinkBatchNormalization(BatchNormalizationOp op,
 //===----------------------------------------------------------------------===//
 
 /// Sinks the transposes feeding `op` below it; with a null `rewriter`, only
-/// says whether it could.
+/// says whether it could (with `lookahead`, whether it could once the
+/// transposes feeding its other operands have sunk as well).
 LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
-                          LayoutCounters *counters) {
+                          LayoutCounters *counters, bool lookahead) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
             ReduceL1Op, ReduceL2Op, ReduceLogSumOp, ReduceLogSumExpOp,
@@ -560,7 +570,7 @@ LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
         return sinkBatchNormalization(bn, rewriter, counters);
       })
       .Default([&](Operation *other) {
-        return sinkElementwise(other, rewriter, counters);
+        return sinkElementwise(other, rewriter, counters, lookahead);
       });
 }
 
@@ -584,7 +594,7 @@ struct SinkTransposes : RewritePattern {
         continue;
       for (Operation *user : t->getUsers())
         if (user != op && !isa<TransposeOp>(user) &&
-            failed(sinkThrough(user, nullptr, nullptr)))
+            failed(sinkThrough(user, nullptr, nullptr, /*lookahead=*/true)))
           return rewriter.notifyMatchFailure(
               op, "a transpose operand has a user it cannot sink through");
     }
