@@ -26,6 +26,15 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 
+// kiln::Statistic counts in release LLVM builds, where MLIR's Pass::Statistic
+// is a no-op; before it is available, fall back to MLIR's.
+#if __has_include("kiln/Transforms/Statistics.h")
+#include "kiln/Transforms/Statistics.h"
+using LayoutStatistic = kiln::Statistic;
+#else
+using LayoutStatistic = mlir::Pass::Statistic;
+#endif
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNOPTIMIZELAYOUT
 #include "kiln/Transforms/Passes.h.inc"
@@ -288,6 +297,18 @@ private:
 struct OptimizeLayoutPass
     : kiln::impl::KilnOptimizeLayoutBase<OptimizeLayoutPass> {
   using Base::Base;
+
+  LayoutStatistic numTransposesRemoved{
+      this, "transposes-removed", "Transposes cancelled, folded or made reshapes"};
+  LayoutStatistic numTransposesInserted{
+      this, "transposes-inserted",
+      "Transposes created (around NHWC ops, or when one is copied)"};
+  LayoutStatistic numOpsConvertedToNHWC{
+      this, "ops-converted-to-nhwc",
+      "Convolution and pooling ops rewritten to NHWC"};
+  LayoutStatistic numWeightsRelaid{
+      this, "weights-relaid",
+      "Constant matmul weights stored in the requested layout"};
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
