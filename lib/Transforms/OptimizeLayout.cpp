@@ -91,8 +91,8 @@ private:
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     SmallVector<Value> operands(op->getOperands());
-    operands[0] = createTransposeOrFold(rewriter, loc, operands[0], toLast,
-                                        &counters);
+    operands[0] = getChannelsLastInput(operands[0], toLast);
+    rewriter.setInsertionPoint(op);
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : op->getAttrs())
       if (attr.getName() != "storage_order")
@@ -127,6 +127,21 @@ private:
     return success();
   }
 
+  /// `x` transposed channels-last, once for all the ops that read it (placed
+  /// right after its definition, so it dominates them all).
+  Value getChannelsLastInput(Value x, ArrayRef<int64_t> perm) {
+    auto [it, inserted] = inputs.try_emplace(x, nullptr);
+    if (!inserted)
+      return it->second;
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (Operation *def = x.getDefiningOp())
+      rewriter.setInsertionPointAfter(def);
+    else
+      rewriter.setInsertionPointToStart(cast<BlockArgument>(x).getOwner());
+    it->second = createTransposeOrFold(rewriter, x.getLoc(), x, perm, &counters);
+    return it->second;
+  }
+
   /// The filter `w` in OHWI: a constant transposed once (however many convs
   /// share it, placed after the original so it dominates them all), else a
   /// transpose.
@@ -146,7 +161,7 @@ private:
 
   IRRewriter rewriter;
   LayoutCounters &counters;
-  llvm::DenseMap<Value, Value> filters;
+  llvm::DenseMap<Value, Value> inputs, filters;
   SmallVector<Operation *> oldFilters;
 };
 

@@ -121,3 +121,21 @@ func.func @neg_max_pool_indices(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>
   %y, %i = kiln.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
   return %y, %i : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
 }
+
+// -----
+
+// Ops sharing an input share its transpose.
+// CHECK-LABEL: func.func @shared_input(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x3x8x8xf32>
+// CHECK:         %[[T:.+]] = kiln.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK-NOT:     kiln.transpose %[[X]]
+// CHECK:         kiln.conv_nhwc %[[T]]
+// CHECK:         kiln.average_pool_nhwc %[[T]]
+// NCHW-LABEL: func.func @shared_input(
+func.func @shared_input(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x3x4x4xf32>) {
+  %none = kiln.none
+  %w = kiln.constant dense<1.0> : tensor<4x3x3x3xf32>
+  %c = kiln.conv %x, %w, %none : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  %p = kiln.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  return %c, %p : tensor<1x4x6x6xf32>, tensor<1x3x4x4xf32>
+}
