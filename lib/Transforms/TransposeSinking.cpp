@@ -483,8 +483,8 @@ Value createFloatConstant(OpBuilder &b, Location loc, RankedTensorType type,
 /// BatchNormalization(T(x)) (inference mode). When T keeps the channel dim
 /// (perm[1] == 1) the op moves as it is. Otherwise, with constant scale, B,
 /// mean and var, it becomes x * a + b along x's channel dim (a = scale /
-/// sqrt(var + epsilon), b = B - mean * a, computed in double), which is the
-/// same per-channel affine map.
+/// sqrt(var + epsilon), b = B - mean * a), which is the
+/// same per-channel affine map (and what ONNX Runtime computes).
 LogicalResult sinkBatchNormalization(BatchNormalizationOp op,
                                      PatternRewriter *rewriter,
                                      LayoutCounters *counters) {
@@ -518,11 +518,23 @@ LogicalResult sinkBatchNormalization(BatchNormalizationOp op,
     return failure();
   if (!rewriter)
     return success();
+  // The folded scale and shift, computed as ONNX Runtime's BatchNormalization
+  // kernel does (inv_std = 1 / sqrt(var + epsilon), a = scale * inv_std,
+  // b = B - mean * a), in float for f32 so the results match it bit for bit;
+  // in double for the other float types.
+  bool isF32 = xType.getElementType().isF32();
   double epsilon = op.getEpsilon().convertToDouble();
   SmallVector<double> a(c), b(c);
   for (int64_t i = 0; i < c; ++i) {
-    a[i] = (*scale)[i] / std::sqrt((*var)[i] + epsilon);
-    b[i] = (*bias)[i] - (*mean)[i] * a[i];
+    if (isF32) {
+      float invStd = 1.0f / std::sqrt(float((*var)[i]) + float(epsilon));
+      float scaled = float((*scale)[i]) * invStd;
+      a[i] = scaled;
+      b[i] = float((*bias)[i]) - float((*mean)[i]) * scaled;
+    } else {
+      a[i] = (*scale)[i] / std::sqrt((*var)[i] + epsilon);
+      b[i] = (*bias)[i] - (*mean)[i] * a[i];
+    }
   }
   // [C, 1, ..., 1]: C along x's channel dim, broadcast over the dims after it.
   SmallVector<int64_t> shape(rank - channel, 1);
