@@ -166,7 +166,8 @@ private:
 };
 
 /// Replaces transposes that only move dims of size 1 by reshapes (at most
-/// one dynamic dim, which the shape gives as -1). Returns how many.
+/// one dynamic dim, which the shape gives as -1), or by their input when the
+/// type does not change. Returns how many.
 int64_t replaceReshapeLikeTransposes(func::FuncOp func) {
   SmallVector<TransposeOp> transposes;
   func.walk([&](TransposeOp op) { transposes.push_back(op); });
@@ -176,6 +177,11 @@ int64_t replaceReshapeLikeTransposes(func::FuncOp func) {
     RankedTensorType in = op.getData().getType();
     if (!isTransposeAReshape(in.getShape(), getPermutation(op)))
       continue;
+    if (in == op.getType()) { // Only 1s move: nothing does.
+      rewriter.replaceOp(op, op.getData());
+      ++replaced;
+      continue;
+    }
     ArrayRef<int64_t> shape = op.getType().getShape();
     if (llvm::count_if(shape, ShapedType::isDynamic) > 1 ||
         llvm::is_contained(shape, 0))

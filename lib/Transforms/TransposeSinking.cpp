@@ -7,9 +7,9 @@
 // constant and folds into it. Transposes only ever move towards the
 // results, so the rewriting terminates.
 //
-// A transpose with several users is only moved when every user can take it
-// (and then it moves past all of them), so sinking never leaves a copy
-// behind next to the original.
+// A sink puts one transpose after an op and must take away at least one
+// before it, so the number of transposes never grows: a transpose shared with
+// other ops is not copied below one of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +20,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -85,11 +85,10 @@ struct Sunk {
 /// counts the transposes this creates against those that die.
 void replaceWithSunk(PatternRewriter &rewriter, Operation *op,
                      ArrayRef<Sunk> sunk, LayoutCounters *counters) {
-  llvm::SmallPtrSet<Operation *, 4> dying;
+  llvm::SmallSetVector<Operation *, 4> feeding;
   for (Value operand : op->getOperands())
-    if (auto t = getPlainTranspose(operand))
-      if (llvm::all_of(t->getUsers(), [&](Operation *u) { return u == op; }))
-        dying.insert(t);
+    if (auto t = operand.getDefiningOp<TransposeOp>())
+      feeding.insert(t);
   int64_t created = 0;
   SmallVector<Value> replacements;
   for (auto [result, s] : llvm::zip(op->getResults(), sunk)) {
@@ -110,12 +109,14 @@ void replaceWithSunk(PatternRewriter &rewriter, Operation *op,
     if (replacement)
       rewriter.replaceAllUsesWith(result, replacement);
   rewriter.eraseOp(op);
-  for (Operation *t : dying)
-    if (t->use_empty())
+  int64_t died = 0;
+  for (Operation *t : feeding)
+    if (t->use_empty()) {
       rewriter.eraseOp(t);
+      ++died;
+    }
   if (!counters)
     return;
-  int64_t died = dying.size();
   if (died > created)
     counters->transposesRemoved += died - created;
   else
@@ -153,16 +154,11 @@ SmallVector<unsigned> getElementwiseOperands(Operation *op) {
   return {};
 }
 
-LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
-                          LayoutCounters *counters, bool lookahead = false);
-
 /// Elementwise op(T(x), c, T(y), ...) -> T(op(x, c', y, ...)): each operand is
 /// a transpose by the same permutation, a constant of lower or equal rank
 /// (broadcast to the full rank, then transposed back: c'), or a tensor of 1s.
-/// With `lookahead` (a check only), an operand that an op the transposes
-/// can sink through produces counts as transposed: it will be.
 LogicalResult sinkElementwise(Operation *op, PatternRewriter *rewriter,
-                              LayoutCounters *counters, bool lookahead) {
+                              LayoutCounters *counters) {
   SmallVector<unsigned> operands = getElementwiseOperands(op);
   if (operands.empty())
     return failure();
@@ -193,10 +189,6 @@ LogicalResult sinkElementwise(Operation *op, PatternRewriter *rewriter,
       kinds.push_back(Kind::Kept);
     else if (getReadableConstant(v) && type.hasStaticShape())
       kinds.push_back(Kind::Constant);
-    else if (lookahead && !rewriter && v.getDefiningOp() &&
-             !isa<TransposeOp>(v.getDefiningOp()) &&
-             succeeded(sinkThrough(v.getDefiningOp(), nullptr, nullptr)))
-      kinds.push_back(Kind::Kept); // Only checked, never rewritten.
     else
       return failure();
   }
@@ -555,10 +547,9 @@ LogicalResult sinkBatchNormalization(BatchNormalizationOp op,
 //===----------------------------------------------------------------------===//
 
 /// Sinks the transposes feeding `op` below it; with a null `rewriter`, only
-/// says whether it could (with `lookahead`, whether it could once the
-/// transposes feeding its other operands have sunk as well).
+/// says whether it could.
 LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
-                          LayoutCounters *counters, bool lookahead) {
+                          LayoutCounters *counters) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
             ReduceL1Op, ReduceL2Op, ReduceLogSumOp, ReduceLogSumExpOp,
@@ -582,12 +573,16 @@ LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
         return sinkBatchNormalization(bn, rewriter, counters);
       })
       .Default([&](Operation *other) {
-        return sinkElementwise(other, rewriter, counters, lookahead);
+        return sinkElementwise(other, rewriter, counters);
       });
 }
 
-/// Moves the transposes feeding an op below it, when every other user of
-/// those transposes can take them too (a transpose user composes with them).
+/// Moves the transposes feeding an op below it. The sink puts one transpose
+/// after the op, so it must take away at least one before it: some
+/// transposed operand must have the op as its only user. The number of
+/// transposes never grows, and a transpose shared with ops it cannot pass
+/// is not copied (merging two transposes into one is still done:
+/// add(T(x), T(y)) with T(x) used elsewhere).
 struct SinkTransposes : RewritePattern {
   SinkTransposes(MLIRContext *ctx, LayoutCounters *counters)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
@@ -600,16 +595,15 @@ struct SinkTransposes : RewritePattern {
       return failure();
     if (failed(sinkThrough(op, nullptr, nullptr)))
       return failure();
-    for (Value operand : op->getOperands()) {
+    bool removesOne = llvm::any_of(op->getOperands(), [&](Value operand) {
       TransposeOp t = getPlainTranspose(operand);
-      if (!t)
-        continue;
-      for (Operation *user : t->getUsers())
-        if (user != op && !isa<TransposeOp>(user) &&
-            failed(sinkThrough(user, nullptr, nullptr, /*lookahead=*/true)))
-          return rewriter.notifyMatchFailure(
-              op, "a transpose operand has a user it cannot sink through");
-    }
+      return t && !isUnitShaped(t) &&
+             llvm::all_of(t->getUsers(), [&](Operation *u) { return u == op; });
+    });
+    if (!removesOne)
+      return rewriter.notifyMatchFailure(
+          op, "every transposed operand has other users: sinking would copy "
+              "a transpose");
     return sinkThrough(op, &rewriter, counters);
   }
 

@@ -85,8 +85,9 @@ func.func @both_transposed(%a: tensor<1x2x2x3xf32>, %b: tensor<1x2x2x3xf32>) -> 
 
 // -----
 
-// Comparison and Where (bool result, three operands, a [1] constant): the
-// transposes' other users will take them too, so they move.
+// Comparison and Where (bool result, three operands, a [1] constant). The
+// Greater merges two transposes into one although T(x) has another user;
+// then the Where takes both.
 // CHECK-LABEL: func.func @where_compare(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<3x2xf32>, %[[Y:[^:]+]]: tensor<3x2xf32>
 // CHECK:         %[[G:.+]] = kiln.greater %[[X]], %[[Y]] : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xi1>
@@ -159,14 +160,15 @@ func.func @neg_different_perms(%a: tensor<2x3x4xf32>, %b: tensor<4x2x3xf32>) -> 
 
 // -----
 
-// A transpose whose every user can take it moves past all of them.
-// CHECK-LABEL: func.func @shared_all_sinkable(
+// Negative: a transpose with two users, neither of which removes a
+// transpose: moving it would copy it, so it stays.
+// CHECK-LABEL: func.func @neg_shared_unary_users(
 // CHECK-SAME:    %[[X:.+]]: tensor<3x2xf32>
-// CHECK:         %[[R:.+]] = kiln.relu %[[X]] : tensor<3x2xf32>
-// CHECK:         kiln.transpose %[[R]]
-// CHECK:         %[[E:.+]] = kiln.exp %[[X]] : tensor<3x2xf32>
-// CHECK:         kiln.transpose %[[E]]
-func.func @shared_all_sinkable(%x: tensor<3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+// CHECK:         %[[T:.+]] = kiln.transpose %[[X]]
+// CHECK:         kiln.relu %[[T]] : tensor<2x3xf32>
+// CHECK:         kiln.exp %[[T]] : tensor<2x3xf32>
+// CHECK-NOT:     kiln.transpose
+func.func @neg_shared_unary_users(%x: tensor<3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %t = kiln.transpose %x {perm = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
   %r = kiln.relu %t : tensor<2x3xf32>
   %e = kiln.exp %t : tensor<2x3xf32>
@@ -366,4 +368,15 @@ func.func @neg_batch_norm_runtime_params(%x: tensor<1x2x2x3xf32>, %s: tensor<3xf
 func.func @unit_dims_reshape(%x: tensor<?x1x1x8xf32>) -> tensor<?x8x1x1xf32> {
   %t = kiln.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<?x1x1x8xf32>) -> tensor<?x8x1x1xf32>
   return %t : tensor<?x8x1x1xf32>
+}
+
+// -----
+
+// A transpose that moves only 1s and keeps the type disappears.
+// CHECK-LABEL: func.func @unit_dims_same_type(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x3x1xf32>
+// CHECK-NEXT:    return %[[X]]
+func.func @unit_dims_same_type(%x: tensor<1x3x1xf32>) -> tensor<1x3x1xf32> {
+  %t = kiln.transpose %x {perm = array<i64: 2, 1, 0>} : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+  return %t : tensor<1x3x1xf32>
 }
