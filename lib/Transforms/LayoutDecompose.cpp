@@ -13,6 +13,8 @@
 
 #include "kiln/Transforms/Passes.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::layout;

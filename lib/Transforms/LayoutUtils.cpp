@@ -13,7 +13,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
-#include <numeric>
 
 using namespace mlir;
 
@@ -217,7 +216,6 @@ ElementsAttr reshapeElements(ElementsAttr attr, RankedTensorType type) {
 
 Value createTransposeOrFold(OpBuilder &builder, Location loc, Value value,
                             ArrayRef<int64_t> perm, LayoutCounters *counters) {
-  ElementsAttr attr;
   if (auto constant = value.getDefiningOp<ConstantOp>())
     if (ElementsAttr folded = transposeElements(constant.getValue(), perm))
       return ConstantOp::create(builder, loc, folded.getType(), folded);

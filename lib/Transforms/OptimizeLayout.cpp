@@ -21,7 +21,6 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
 
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
