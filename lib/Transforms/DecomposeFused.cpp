@@ -34,6 +34,7 @@ struct DecomposeFusedPass
     kiln::populateDecomposeAttentionPatterns(all);
     kiln::populateDecomposeFusedOpPatterns(all);
     kiln::populateDecomposeRotaryEmbeddingPatterns(all);
+    kiln::populateDecomposeLayoutOpPatterns(all);
 
     // Keep the patterns whose root is a requested op (all when none named);
     // the roots are also what the statistic counts.

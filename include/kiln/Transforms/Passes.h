@@ -37,6 +37,12 @@ void populateDecomposeAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeFusedOpPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeRotaryEmbeddingPatterns(mlir::RewritePatternSet &patterns);
 
+/// Decompositions of the channels-last ops (kiln.conv_nhwc,
+/// kiln.max_pool_nhwc, kiln.average_pool_nhwc,
+/// kiln.global_average_pool_nhwc) into their NCHW ops between transposes
+/// (LayoutDecompose.cpp; for kiln-decompose-fused).
+void populateDecomposeLayoutOpPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln
 
 #endif // KILN_TRANSFORMS_PASSES_H

@@ -95,6 +95,12 @@ def KilnOptimizeLayout : Pass<"kiln-optimize-layout", "mlir::func::FuncOp"> {
     (by folding), leaving the fewest transposes, at the graph's edges. With
     `matmul-weight-layout=nk`, constant MatMul/Gemm weights are stored
     transposed (N×K), the layout a kernel reading rows of B wants.
+    docs/passes/kiln-optimize-layout.md has the details.
+
+    Statistics (kiln::Statistic, declared in OptimizeLayout.cpp):
+    transposes-removed, transposes-inserted (so that the transposes after
+    the pass number those before + inserted - removed),
+    ops-converted-to-nhwc, weights-relaid.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let options = [
@@ -103,16 +109,6 @@ def KilnOptimizeLayout : Pass<"kiln-optimize-layout", "mlir::func::FuncOp"> {
     Option<"matmulWeightLayout", "matmul-weight-layout", "std::string",
            /*default=*/"\"kn\"",
            "How constant matmul weights are stored: kn (as in ONNX) or nk (transposed)">,
-  ];
-  let statistics = [
-    Statistic<"numTransposesRemoved", "transposes-removed",
-              "Transposes cancelled or folded away">,
-    Statistic<"numTransposesInserted", "transposes-inserted",
-              "Transposes inserted (at the graph's edges)">,
-    Statistic<"numOpsConvertedToNHWC", "ops-converted-to-nhwc",
-              "Convolution and pooling ops rewritten to NHWC">,
-    Statistic<"numWeightsRelaid", "weights-relaid",
-              "Constant matmul weights stored in the requested layout">,
   ];
 }
 
