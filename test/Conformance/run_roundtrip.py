@@ -36,37 +36,18 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import numpy_helper
 
-ROOT = "/usr/share/libonnx-testdata/data"
-CATEGORIES = ["node", "simple", "pytorch-converted", "pytorch-operator"]
-
-
-def load_tensor_files(folder, prefix):
-    files = sorted(glob.glob(os.path.join(folder, f"{prefix}_*.pb")),
-                   key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
-    tensors = []
-    for path in files:
-        proto = onnx.TensorProto()
-        with open(path, "rb") as f:
-            proto.ParseFromString(f.read())
-        tensors.append(numpy_helper.to_array(proto))
-    return tensors
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "E2E"))
+from compare_with_onnxruntime import load_tensor_files, run  # noqa: E402
+from compare_with_onnxruntime import session as ort_session  # noqa: E402
 
 
 def session(path):
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 4
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return ort_session(path, threads=1)
 
-
-def run(sess, inputs):
-    feed = {i.name: x for i, x in zip(sess.get_inputs(), inputs)}
-    return sess.run(None, feed)
+ROOT = "/usr/share/libonnx-testdata/data"
+CATEGORIES = ["node", "simple", "pytorch-converted", "pytorch-operator"]
 
 
 def close(got, want, rtol, atol):

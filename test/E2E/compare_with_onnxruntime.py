@@ -23,7 +23,8 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 
-def load_tensors(folder, prefix):
+def load_tensor_files(folder, prefix):
+    """The TensorProtos `<prefix>_N.pb` of a backend-test data set, by N."""
     files = sorted(glob.glob(os.path.join(folder, f"{prefix}_*.pb")),
                    key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
     tensors = []
@@ -35,6 +36,21 @@ def load_tensors(folder, prefix):
     return tensors
 
 
+def session(path, threads=0):
+    """An ONNX Runtime CPU session that runs the graph as written: ORT's own
+    fusions would hide what Kiln's passes did."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = threads
+    options.log_severity_level = 4
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def run(sess, inputs):
+    feed = {i.name: x for i, x in zip(sess.get_inputs(), inputs)}
+    return sess.run(None, feed)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
@@ -43,21 +59,15 @@ def main():
     parser.add_argument("--atol", type=float, default=1e-5)
     args = parser.parse_args()
 
-    inputs = load_tensors(args.data_set, "input")
-    expected = load_tensors(args.data_set, "output")
-    options = ort.SessionOptions()
-    # Run the graph as Kiln wrote it: ORT's own fusions would hide what
-    # Kiln's passes did.
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(args.model, options,
-                                   providers=["CPUExecutionProvider"])
-    feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-    outputs = session.run(None, feed)
+    inputs = load_tensor_files(args.data_set, "input")
+    expected = load_tensor_files(args.data_set, "output")
+    sess = session(args.model)
+    outputs = run(sess, inputs)
     if len(outputs) != len(expected):
         print(f"FAIL: {len(outputs)} outputs, expected {len(expected)}")
         return 1
     failed = False
-    for info, got, want in zip(session.get_outputs(), outputs, expected):
+    for info, got, want in zip(sess.get_outputs(), outputs, expected):
         if got.shape != want.shape or got.dtype != want.dtype:
             print(f"{info.name}: FAIL shape/dtype {got.shape} {got.dtype}, "
                   f"expected {want.shape} {want.dtype}")
