@@ -8,6 +8,9 @@
 //   kiln.fused_matmul  -> Gemm (2-D) or [Transpose] MatMul [Mul alpha] [Add
 //                         bias], then the epilogue
 //   kiln.fused_conv    -> Conv, then the epilogue
+//   kiln.fused_conv_nhwc -> kiln.conv_nhwc, then the epilogue (the layout
+//                         decomposition turns the conv into Transpose, Conv,
+//                         Transpose)
 // where the epilogue is [Add residual] act [Add residual] as
 // residual_before_activation says. Used by kiln-decompose-fused, which keeps
 // the patterns whose root op it is asked for.
@@ -159,15 +162,18 @@ struct DecomposeFusedMatMul : OpRewritePattern<FusedMatMulOp> {
   }
 };
 
-struct DecomposeFusedConv : OpRewritePattern<FusedConvOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FusedConvOp op,
+/// kiln.fused_conv -> kiln.conv and kiln.fused_conv_nhwc -> kiln.conv_nhwc,
+/// each followed by the epilogue (the residual has the conv result's layout).
+template <typename FusedT, typename ConvT>
+struct DecomposeFusedConv : OpRewritePattern<FusedT> {
+  using OpRewritePattern<FusedT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedT op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value conv = ConvOp::create(rewriter, loc, op.getX(), op.getW(), op.getB(),
-                                op.getAutoPadAttr(), op.getDilationsAttr(),
-                                op.getGroupAttr(), op.getKernelShapeAttr(),
-                                op.getPadsAttr(), op.getStridesAttr());
+    Value conv = ConvT::create(rewriter, loc, op.getX(), op.getW(), op.getB(),
+                               op.getAutoPadAttr(), op.getDilationsAttr(),
+                               op.getGroupAttr(), op.getKernelShapeAttr(),
+                               op.getPadsAttr(), op.getStridesAttr());
     rewriter.replaceOp(op, buildEpilogue(rewriter, loc, conv,
                                          op.getActivation(), op.getResidual(),
                                          op.getResidualBeforeActivation()));
@@ -179,5 +185,7 @@ struct DecomposeFusedConv : OpRewritePattern<FusedConvOp> {
 
 void kiln::populateDecomposeFusedOpPatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeRMSNorm, DecomposeSiLU, DecomposeSwiGLU,
-               DecomposeFusedMatMul, DecomposeFusedConv>(patterns.getContext());
+               DecomposeFusedMatMul, DecomposeFusedConv<FusedConvOp, ConvOp>,
+               DecomposeFusedConv<FusedConvNhwcOp, ConvNhwcOp>>(
+      patterns.getContext());
 }

@@ -1,12 +1,14 @@
 //===- FuseEpilogues.cpp - Fuse matmul/conv epilogues ---------------------===//
 //
-// kiln-fuse-epilogues: the elementwise ops after a MatMul, Gemm or Conv are
-// folded into kiln.fused_matmul / kiln.fused_conv, in the order they follow
-// the product:
+// kiln-fuse-epilogues: the elementwise ops after a MatMul, Gemm, Conv or
+// channels-last kiln.conv_nhwc are folded into kiln.fused_matmul /
+// kiln.fused_conv / kiln.fused_conv_nhwc, in the order they follow the
+// product:
 //
 //   1. a bias Add: a tensor broadcast over the last dim ([N], [1, N], ...)
-//      after MatMul/Gemm, over the channels ([C, 1, 1], [1, C, 1, 1]) after
-//      a Conv without B;
+//      after MatMul/Gemm, over the channels after a conv without B (dim 1,
+//      [C, 1, 1] or [1, C, 1, 1], for Conv; the last dim, [C] or
+//      [1, 1, 1, C], for conv_nhwc);
 //   2. a residual Add of a tensor of the result's type, when an activation
 //      follows it (ResNet: relu(conv + bn + shortcut));
 //   3. an activation: Relu, kiln.gelu (either form), kiln.silu, Sigmoid,
@@ -101,7 +103,8 @@ bool isBiasFor(Value v, RankedTensorType resultType, int64_t dim) {
 }
 
 /// Walks the epilogue after `product`. `biasDim` is the dim a bias
-/// broadcasts over (the last for matmuls, 1 for convolutions), or -1 when
+/// broadcasts over (the last for matmuls and channels-last convolutions, 1
+/// for NCHW convolutions), or -1 when
 /// the product already has a bias.
 Epilogue matchEpilogue(Value product, int64_t biasDim) {
   Epilogue e;
@@ -248,18 +251,24 @@ struct FuseMatMulEpilogue : RewritePattern {
   int64_t &numFused;
 };
 
-/// Conv -> kiln.fused_conv.
-struct FuseConvEpilogue : OpRewritePattern<ConvOp> {
+/// Conv (NCHW, channels at dim 1) -> kiln.fused_conv and kiln.conv_nhwc
+/// (channels last) -> kiln.fused_conv_nhwc: the two differ only in the dim
+/// that holds the channels, which a bias broadcasts over.
+template <typename ConvT, typename FusedT>
+struct FuseConvEpilogue : OpRewritePattern<ConvT> {
   FuseConvEpilogue(MLIRContext *ctx, int64_t &numFused)
-      : OpRewritePattern(ctx), numFused(numFused) {}
+      : OpRewritePattern<ConvT>(ctx), numFused(numFused) {}
 
-  LogicalResult matchAndRewrite(ConvOp conv,
+  static constexpr bool channelsLast = std::is_same_v<ConvT, ConvNhwcOp>;
+
+  LogicalResult matchAndRewrite(ConvT conv,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(conv.getType());
     if (type.getRank() < 3)
-      return rewriter.notifyMatchFailure(conv, "not N x C x spatial");
+      return rewriter.notifyMatchFailure(conv, "not N, C and a spatial dim");
+    int64_t channelDim = channelsLast ? type.getRank() - 1 : 1;
     bool hasBias = !isNone(conv.getB());
-    Epilogue e = matchEpilogue(conv.getResult(), hasBias ? -1 : 1);
+    Epilogue e = matchEpilogue(conv.getResult(), hasBias ? -1 : channelDim);
     if (e.numOps == 0)
       return rewriter.notifyMatchFailure(conv, "no epilogue");
 
@@ -267,10 +276,10 @@ struct FuseConvEpilogue : OpRewritePattern<ConvOp> {
     Location loc = e.last->getLoc();
     Value bias = conv.getB();
     if (e.bias)
-      bias = reshapeBias(rewriter, loc, e.bias, type.getDimSize(1));
+      bias = reshapeBias(rewriter, loc, e.bias, type.getDimSize(channelDim));
     Value residual =
         e.residual ? e.residual : Value(NoneOp::create(rewriter, loc));
-    auto fused = FusedConvOp::create(
+    auto fused = FusedT::create(
         rewriter, loc, conv.getX(), conv.getW(), bias, residual,
         conv.getAutoPadAttr(), conv.getDilationsAttr(), conv.getGroupAttr(),
         conv.getKernelShapeAttr(), conv.getPadsAttr(), conv.getStridesAttr(),
@@ -293,7 +302,9 @@ struct FuseEpiloguesPass
   void runOnOperation() override {
     int64_t fused = 0;
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseMatMulEpilogue, FuseConvEpilogue>(&getContext(), fused);
+    patterns.add<FuseMatMulEpilogue, FuseConvEpilogue<ConvOp, FusedConvOp>,
+                 FuseConvEpilogue<ConvNhwcOp, FusedConvNhwcOp>>(&getContext(),
+                                                                fused);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("kiln-fuse-epilogues did not converge");
       return signalPassFailure();

@@ -119,3 +119,65 @@ func.func @fused_conv_residual(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>,
   %0 = kiln.fused_conv %x, %w, %none, %r : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none, tensor<1x4x8x8xf32>) -> tensor<1x4x6x6xf32>
   return
 }
+
+// -----
+
+func.func @fused_conv_nhwc_bias(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{B has 3 elements but 4 channels are needed}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %b, %none : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>, none) -> tensor<1x6x6x4xf32>
+  return
+}
+
+// -----
+
+// A residual laid out channels-first does not broadcast to N x H x W x M.
+func.func @fused_conv_nhwc_residual(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %r: tensor<1x4x6x6xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{operands are not broadcastable}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %none, %r : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, none, tensor<1x4x6x6xf32>) -> tensor<1x6x6x4xf32>
+  return
+}
+
+// -----
+
+// A residual that broadcasting would grow.
+func.func @fused_conv_nhwc_residual_grows(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %r: tensor<2x6x6x4xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{would change the result's shape by broadcasting}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %none, %r : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, none, tensor<2x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  return
+}
+
+// -----
+
+// The filter is OHWI: its last dim is C / group (3), not 8.
+func.func @fused_conv_nhwc_filter(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x8xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{W.dim1 * group = 8 * 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %none, %none : (tensor<1x8x8x3xf32>, tensor<4x3x3x8xf32>, none, none) -> tensor<1x6x6x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_nhwc_rank(%x: tensor<8x3xf32>, %w: tensor<4x3xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{X must have rank >= 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %none, %none : (tensor<8x3xf32>, tensor<4x3xf32>, none, none) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_nhwc_activation(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  %none = kiln.none
+  // expected-error @+1 {{attribute 'activation' failed to satisfy constraint}}
+  %0 = kiln.fused_conv_nhwc %x, %w, %none, %none {activation = "gelu_erf"} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, none, none) -> tensor<1x6x6x4xf32>
+  return
+}

@@ -53,3 +53,19 @@ func.func @fused_conv(%x: tensor<?x64x56x56xf32>, %w: tensor<128x64x3x3xf32>, %b
   %1 = kiln.fused_conv %x2, %w2, %none, %none {activation = "silu", auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x8x5x5xf32>, tensor<8x2x3x3xf32>, none, none) -> tensor<1x8x5x5xf32>
   return %0, %1 : tensor<?x128x28x28xf32>, tensor<1x8x5x5xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @fused_conv_nhwc
+// CHECK: kiln.fused_conv_nhwc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true, strides = array<i64: 2, 2>} : (tensor<?x56x56x64xf32>, tensor<128x3x3x64xf32>, tensor<128xf32>, tensor<?x28x28x128xf32>) -> tensor<?x28x28x128xf32>
+// CHECK: kiln.fused_conv_nhwc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "silu", auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x5x5x8xf32>, tensor<8x3x3x2xf32>, none, none) -> tensor<1x5x5x8xf32>
+// CHECK: kiln.fused_conv_nhwc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<1x5x5x8xf32>, tensor<8x3x3x2xf32>, none, tensor<8xf32>) -> tensor<1x3x3x8xf32>
+func.func @fused_conv_nhwc(%x: tensor<?x56x56x64xf32>, %w: tensor<128x3x3x64xf32>, %b: tensor<128xf32>, %s: tensor<?x28x28x128xf32>,
+                           %x2: tensor<1x5x5x8xf32>, %w2: tensor<8x3x3x2xf32>, %r2: tensor<8xf32>) -> (tensor<?x28x28x128xf32>, tensor<1x5x5x8xf32>, tensor<1x3x3x8xf32>) {
+  %none = kiln.none
+  %0 = kiln.fused_conv_nhwc %x, %w, %b, %s {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true, strides = array<i64: 2, 2>} : (tensor<?x56x56x64xf32>, tensor<128x3x3x64xf32>, tensor<128xf32>, tensor<?x28x28x128xf32>) -> tensor<?x28x28x128xf32>
+  %1 = kiln.fused_conv_nhwc %x2, %w2, %none, %none {activation = "silu", auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x5x5x8xf32>, tensor<8x3x3x2xf32>, none, none) -> tensor<1x5x5x8xf32>
+  // A residual broadcast over the channels (it leaves the shape unchanged).
+  %2 = kiln.fused_conv_nhwc %x2, %w2, %none, %r2 {group = 4 : i64} : (tensor<1x5x5x8xf32>, tensor<8x3x3x2xf32>, none, tensor<8xf32>) -> tensor<1x3x3x8xf32>
+  return %0, %1, %2 : tensor<?x28x28x128xf32>, tensor<1x5x5x8xf32>, tensor<1x3x3x8xf32>
+}

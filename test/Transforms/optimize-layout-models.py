@@ -166,7 +166,7 @@ def main():
         ir = open(graph).read()
         counts = " ".join(f"{op}={ir.count('kiln.' + op + ' ')}" for op in
                           ("transpose", "reshape", "conv_nhwc", "gemm", "matmul",
-                           "batch_normalization"))
+                           "batch_normalization", "fused_conv_nhwc"))
         print(f"{name}: {counts}")
         feeds = {i.name: RNG.standard_normal(
                      [d.dim_value for d in i.type.tensor_type.shape.dim]

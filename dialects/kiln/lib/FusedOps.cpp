@@ -1,7 +1,7 @@
 //===- FusedOps.cpp - Fused norms, activations, matmul/conv epilogues -----===//
 //
 // Result-type inference and verifiers of kiln.rms_norm, kiln.fused_matmul
-// and kiln.fused_conv (kiln.silu and kiln.swiglu get theirs from ODS).
+// kiln.fused_conv and kiln.fused_conv_nhwc (kiln.silu and kiln.swiglu get theirs from ODS).
 // Shape errors are reported by inferReturnTypes, as in NNOps.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -148,6 +148,28 @@ LogicalResult FusedConvOp::inferReturnTypes(MLIRContext *,
                      getConvWindowAttrs(adaptor));
   if (failed(shape) || failed(verifySameElementType(loc, x, "X", w, "W")) ||
       failed(verifyChannelVector(loc, bias, (*shape)[1], "B")))
+    return failure();
+  if (!isNone(bias) && failed(verifySameElementType(loc, x, "X", bias, "B")))
+    return failure();
+  if (failed(verifyResidual(loc, x, adaptor.getResidual(), *shape)))
+    return failure();
+  results.push_back(tensorOf(*shape, getElementTypeOrSelf(x)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FusedConvNhwcOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedConvNhwcOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Value x = adaptor.getX(), w = adaptor.getW(), bias = adaptor.getB();
+  FailureOr<SmallVector<int64_t>> shape =
+      inferConvNhwcShape(loc, x.getType(), w.getType(), adaptor.getGroup(),
+                         getConvWindowAttrs(adaptor));
+  if (failed(shape) || failed(verifySameElementType(loc, x, "X", w, "W")) ||
+      failed(verifyChannelVector(loc, bias, shape->back(), "B")))
     return failure();
   if (!isNone(bias) && failed(verifySameElementType(loc, x, "X", bias, "B")))
     return failure();

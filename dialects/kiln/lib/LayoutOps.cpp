@@ -59,23 +59,19 @@ LogicalResult ConvNhwcOp::inferReturnTypes(MLIRContext *,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {
-  if (failed(checkChannelsLastRank(loc, adaptor.getX(), "X")))
-    return failure();
-  // An OHWI filter is OIHW with the input-channel dim last: the same move.
-  auto shape = inferConvShape(loc, channelsFirstType(adaptor.getX().getType()),
-                              channelsFirstType(adaptor.getW().getType()),
-                              adaptor.getGroup(), getConvWindowAttrs(adaptor));
+  auto shape = inferConvNhwcShape(loc, adaptor.getX().getType(),
+                                  adaptor.getW().getType(), adaptor.getGroup(),
+                                  getConvWindowAttrs(adaptor));
   if (failed(shape) ||
       failed(verifySameElementType(loc, adaptor.getX(), "X", adaptor.getW(),
                                    "W")) ||
-      failed(verifyChannelVector(loc, adaptor.getB(), (*shape)[1], "B")))
+      failed(verifyChannelVector(loc, adaptor.getB(), shape->back(), "B")))
     return failure();
   if (!isNone(adaptor.getB()) &&
       failed(verifySameElementType(loc, adaptor.getX(), "X", adaptor.getB(),
                                    "B")))
     return failure();
-  results.push_back(
-      tensorOf(toChannelsLast(*shape), getElementTypeOrSelf(adaptor.getX())));
+  results.push_back(tensorOf(*shape, getElementTypeOrSelf(adaptor.getX())));
   return success();
 }
 

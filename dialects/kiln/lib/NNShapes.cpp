@@ -213,6 +213,36 @@ FailureOr<SmallVector<int64_t>> inferConvShape(std::optional<Location> loc,
 }
 
 FailureOr<SmallVector<int64_t>>
+inferConvNhwcShape(std::optional<Location> loc, Type xType, Type wType,
+                   int64_t group, const WindowAttrs &attrs) {
+  auto x = cast<RankedTensorType>(xType);
+  if (x.getRank() < 3)
+    return emitOptionalError(loc, "X must have rank >= 3 (N, a spatial dim ",
+                             "and C), got ", xType);
+  // Channels last to channels first: an OHWI filter is OIHW with its
+  // input-channel dim last, the same move as NHWC to NCHW.
+  auto channelsFirst = [](RankedTensorType t) {
+    SmallVector<int64_t> shape(t.getShape());
+    if (shape.size() >= 2) {
+      int64_t c = shape.back();
+      shape.pop_back();
+      shape.insert(shape.begin() + 1, c);
+    }
+    return t.clone(shape);
+  };
+  auto shape = inferConvShape(loc, channelsFirst(x),
+                              channelsFirst(cast<RankedTensorType>(wType)),
+                              group, attrs);
+  if (failed(shape))
+    return failure();
+  // N x M x out... to N x out... x M.
+  int64_t m = (*shape)[1];
+  shape->erase(shape->begin() + 1);
+  shape->push_back(m);
+  return shape;
+}
+
+FailureOr<SmallVector<int64_t>>
 inferConvTransposeShape(std::optional<Location> loc, Type xType, Type wType,
                         int64_t group, const WindowAttrs &attrs,
                         std::optional<ArrayRef<int64_t>> outputPadding,

@@ -196,11 +196,11 @@ def KilnFuseActivations
 def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Bias add, activation and residual add folded into MatMul/Gemm/Conv";
   let description = [{
-    After a MatMul, Gemm or Conv: a bias Add (broadcast over the last dim,
-    or the channels for Conv), a residual Add before an activation, the
-    activation (Relu, Gelu, SiLU, Sigmoid, Tanh), a residual Add after it,
-    each optional, each intermediate single-use, become one
-    kiln.fused_matmul or kiln.fused_conv. See
+    After a MatMul, Gemm, Conv or kiln.conv_nhwc: a bias Add (broadcast
+    over the last dim, or the channels for a conv), a residual Add before an
+    activation, the activation (Relu, Gelu, SiLU, Sigmoid, Tanh), a residual
+    Add after it, each optional, each intermediate single-use, become one
+    kiln.fused_matmul, kiln.fused_conv or kiln.fused_conv_nhwc. See
     docs/passes/kiln-fuse-epilogues.md.
 
     Statistics: `epilogues-fused`.

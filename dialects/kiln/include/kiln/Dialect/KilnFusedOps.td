@@ -179,4 +179,45 @@ def Kiln_FusedConvOp : Kiln_OnnxOp<"fused_conv"> {
   let results = (outs Kiln_FloatTensor:$Y);
 }
 
+def Kiln_FusedConvNhwcOp : Kiln_OnnxOp<"fused_conv_nhwc"> {
+  let summary = "Channels-last Conv (OHWI filter) with bias, activation and residual add";
+  let description = [{
+    The channels-last form of `kiln.fused_conv`:
+
+    ```
+    C = conv_nhwc(X, W, B)                 (kiln.conv_nhwc, same attributes)
+    Y = act(C) + residual                  residual_before_activation = false
+    Y = act(C + residual)                  residual_before_activation = true
+    ```
+
+    `X` (`N x D1 ... Dn x C`), the OHWI filter `W` (`M x k1 ... kn x
+    C/group`), the optional bias `B` (`M` elements) and the window
+    attributes (`auto_pad`, `dilations`, `group`, `kernel_shape`, `pads`,
+    `strides`) are those of `kiln.conv_nhwc`, and every shape rule of
+    `kiln.conv` applies to the permuted shapes. The result is `N x out1 ...
+    outn x M`. `residual` (or `none`) has the result's shape (numpy
+    broadcasting applies, but must not change the shape). `act` is
+    `activation`: `none`, `relu`, `gelu` (exact, erf), `gelu_tanh`, `silu`,
+    `sigmoid` or `tanh`.
+
+    Made by `kiln-fuse-epilogues` from a `kiln.conv_nhwc` (as
+    kiln-optimize-layout leaves a ResNet at -O3): a channel bias `[M]` or
+    `[1, 1, 1, M]` added after a conv without `B` becomes `B`.
+    `kiln-decompose-fused` rewrites it into `kiln.conv_nhwc`, Add, the
+    activation, Add (and the conv further into Transpose, Conv, Transpose).
+
+    ```mlir
+    %y = kiln.fused_conv_nhwc %x, %w, %b, %shortcut {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true}
+        : (tensor<1x56x56x64xf32>, tensor<64x3x3x64xf32>, tensor<64xf32>, tensor<1x56x56x64xf32>)
+        -> tensor<1x56x56x64xf32>
+    ```
+  }];
+  let arguments = !con((ins Kiln_FloatTensor:$X, Kiln_FloatTensor:$W,
+                            Kiln_OptFloatTensor:$B, Kiln_OptFloatTensor:$residual),
+                       Kiln_ConvWindowAttrs,
+                       (ins DefaultValuedAttr<Kiln_EpilogueActivationAttr, "\"none\"">:$activation,
+                            DefaultValuedAttr<BoolAttr, "false">:$residual_before_activation));
+  let results = (outs Kiln_FloatTensor:$Y);
+}
+
 #endif // KILN_FUSED_OPS_TD

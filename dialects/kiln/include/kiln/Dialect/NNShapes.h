@@ -66,6 +66,14 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 inferConvShape(std::optional<mlir::Location> loc, mlir::Type x, mlir::Type w,
                int64_t group, const WindowAttrs &attrs);
 
+/// The channels-last convolutions (kiln.conv_nhwc, kiln.fused_conv_nhwc):
+/// X is N x D... x C (rank >= 3), W is OHWI (M x k... x C/group); the result
+/// shape is N x out... x M. The rules and diagnostics are inferConvShape's,
+/// applied to the operand shapes with their last dim moved to position 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferConvNhwcShape(std::optional<mlir::Location> loc, mlir::Type x,
+                   mlir::Type w, int64_t group, const WindowAttrs &attrs);
+
 /// ConvTranspose: X is N x C x D..., W is C x M/group x k...; the result is
 /// N x (W.dim1 * group) x out....
 mlir::FailureOr<llvm::SmallVector<int64_t>> inferConvTransposeShape(
