@@ -95,9 +95,17 @@ std::optional<int64_t> kiln::estimateFlops(Operation *op) {
     return 2 * *out * (*w / *cout);
   }
   if (name == "kiln.attention") {
-    auto b = dimOf(op->getOperand(0), 0), h = dimOf(op->getOperand(0), 1),
-         sq = dimOf(op->getOperand(0), 2), d = dimOf(op->getOperand(0), 3),
-         skv = dimOf(op->getOperand(1), 2), dv = dimOf(op->getOperand(2), 3);
+    // Q [B, H, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]; with
+    // layout = "bshd" the head and sequence dims are swapped.
+    auto layout = op->getAttrOfType<StringAttr>("layout");
+    bool bshd = layout && layout.getValue() == "bshd";
+    unsigned headPos = bshd ? 2 : 1, seqPos = bshd ? 1 : 2;
+    auto b = dimOf(op->getOperand(0), 0),
+         h = dimOf(op->getOperand(0), headPos),
+         sq = dimOf(op->getOperand(0), seqPos),
+         d = dimOf(op->getOperand(0), 3),
+         skv = dimOf(op->getOperand(1), seqPos),
+         dv = dimOf(op->getOperand(2), 3);
     if (!b || !h || !sq || !d || !skv || !dv)
       return std::nullopt;
     int64_t scores = *b * *h * *sq * *skv;

@@ -3,7 +3,10 @@
 // Rewrites kiln.attention and kiln.linear_attention into the ONNX-level kiln
 // ops whose semantics their descriptions give (kiln-decompose-fused):
 //
-//   attention:  K, V repeated to num_heads (Unsqueeze/Expand/Reshape, as
+//   attention:  layout = "bshd": Transpose(0, 2, 1, 3) of Q, K and V, a
+//               bhsd attention, Transpose(0, 2, 1, 3) of its result (the
+//               bhsd attention is decomposed in turn); then, for bhsd:
+//               K, V repeated to num_heads (Unsqueeze/Expand/Reshape, as
 //               repeat_kv), S = MatMul(Q, Transpose(K)) * scale, the mask
 //               (Add, or Where to the type's lowest value), the causal mask
 //               (a Where with a constant i1 [Sq, Skv] when the lengths are
@@ -127,11 +130,43 @@ Value causalKeepMask(PatternRewriter &rewriter, Location loc, Value q,
   return LessOrEqualOp::create(rewriter, loc, cols, lastColumn);
 }
 
+/// Swaps dims 1 and 2 (heads and sequence) of a rank-4 tensor.
+Value swapHeadsAndSeq(PatternRewriter &rewriter, Location loc, Value x) {
+  return TransposeOp::create(rewriter, loc, x,
+                             rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
+}
+
+/// A bshd attention as the bhsd one between head transposes; the greedy
+/// driver then decomposes the bhsd op (DecomposeAttention).
+struct DecomposeBSHDAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getLayout() != "bshd")
+      return rewriter.notifyMatchFailure(op, "not bshd");
+    Location loc = op.getLoc();
+    auto bhsd = AttentionOp::create(
+        rewriter, loc, swapHeadsAndSeq(rewriter, loc, op.getQ()),
+        swapHeadsAndSeq(rewriter, loc, op.getK()),
+        swapHeadsAndSeq(rewriter, loc, op.getV()), op.getMask(),
+        op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getScaleAttr(),
+        op.getCausalAttr(), rewriter.getStringAttr("bhsd"));
+    // The declared type may be more static than the inferred one.
+    rewriter.replaceOpWithNewOp<TransposeOp>(
+        op, op.getType(), bhsd.getResult(),
+        rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    return success();
+  }
+};
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.getLayout() != "bhsd")
+      return rewriter.notifyMatchFailure(op, "not bhsd");
     Location loc = op.getLoc();
     auto element = cast<FloatType>(op.getQ().getType().getElementType());
     int64_t rep = int64_t(op.getNumHeads()) / int64_t(op.getNumKvHeads());
@@ -222,6 +257,7 @@ struct DecomposeLinearAttention : OpRewritePattern<LinearAttentionOp> {
 } // namespace
 
 void kiln::populateDecomposeAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttention, DecomposeLinearAttention>(
+  patterns.add<DecomposeAttention, DecomposeBSHDAttention,
+               DecomposeLinearAttention>(
       patterns.getContext());
 }

@@ -17,6 +17,12 @@
 // (AttentionMatchers.h) are read before the repetition. A constant mask
 // that is exactly the causal pattern becomes causal = true.
 //
+// Then the head transposes are absorbed: a bhsd attention whose Q, K and V
+// are each Transpose(x, [0, 2, 1, 3]) of a [B, S, H, D] tensor (maybe
+// through a kiln.rotary_embedding, whose tables are permuted to match) and
+// whose result is only transposed back by [0, 2, 1, 3] becomes a bshd
+// attention on the untransposed tensors.
+//
 //===----------------------------------------------------------------------===//
 
 #include "AttentionMatchers.h"
@@ -40,7 +46,7 @@ namespace {
 
 /// Counts of what the patterns did, copied into the pass statistics.
 struct FuseAttentionCounts {
-  int64_t fused = 0, gqa = 0, causal = 0;
+  int64_t fused = 0, gqa = 0, causal = 0, absorbed = 0;
 };
 
 /// A masked score is "very negative" when its softmax weight is 0 in any
@@ -317,11 +323,165 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
         rewriter, loc, pv.getType(), scores.q, k, v, maskOperand,
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),
         rewriter.getF32FloatAttr(float(scores.scale)),
-        rewriter.getBoolAttr(mask.causal));
+        rewriter.getBoolAttr(mask.causal), rewriter.getStringAttr("bhsd"));
     rewriter.replaceOp(pv, fused.getResult());
     ++counts.fused;
     counts.gqa += kvHeads < heads;
     counts.causal += mask.causal;
+    return success();
+  }
+
+  FuseAttentionCounts &counts;
+};
+
+/// The permutation between the [B, H, S, D] and [B, S, H, D] layouts (its
+/// own inverse).
+constexpr int64_t kHeadSwap[4] = {0, 2, 1, 3};
+
+/// True when `t` is a Transpose by exactly kHeadSwap.
+static bool isHeadSwap(TransposeOp t) {
+  auto perm = t.getPermAttr();
+  return perm && perm.asArrayRef() == ArrayRef<int64_t>(kHeadSwap);
+}
+
+/// One bhsd input of an attention that can be read in bshd instead:
+/// `operand = [rope](Transpose(source, kHeadSwap))`.
+struct HeadInput {
+  Value source;                ///< the [B, S, H, D] tensor
+  RotaryEmbeddingOp rope;      ///< null when there is none
+};
+
+/// Matches a single-use Transpose(x, kHeadSwap) as `operand`, or a
+/// single-use kiln.rotary_embedding of a single-use such Transpose.
+static std::optional<HeadInput> matchHeadInput(Value operand) {
+  if (!operand.hasOneUse())
+    return std::nullopt;
+  HeadInput in;
+  Value x = operand;
+  if (auto rope = x.getDefiningOp<RotaryEmbeddingOp>()) {
+    in.rope = rope;
+    x = rope.getX();
+    // The rope must not enlarge or reshape its input (its verifier says so;
+    // checked again since the rewrite relies on it).
+    if (x.getType() != operand.getType() || !x.hasOneUse())
+      return std::nullopt;
+  }
+  auto transpose = x.getDefiningOp<TransposeOp>();
+  if (!transpose || !isHeadSwap(transpose))
+    return std::nullopt;
+  in.source = transpose.getData();
+  return in;
+}
+
+/// `table` (a rotary cos/sin table broadcasting to [B, H, S, D]) rewritten
+/// to broadcast the same way to [B, S, H, D]: conceptually padded to rank 4
+/// with leading 1s and transposed by kHeadSwap. When one of the swapped dims
+/// is 1 the transpose moves no data, so a Reshape does it (e.g. [S, D] →
+/// [S, 1, D]); otherwise Unsqueeze to rank 4, then Transpose. Constant
+/// tables fold (kiln-constant-fold).
+static Value permuteTable(PatternRewriter &rewriter, Location loc,
+                          Value table) {
+  auto type = cast<RankedTensorType>(table.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t, 4> padded(4 - rank, 1);
+  llvm::append_range(padded, type.getShape());
+  if (type.hasStaticShape() && (padded[1] == 1 || padded[2] == 1)) {
+    SmallVector<int64_t, 4> target = {padded[0], padded[2], padded[1],
+                                      padded[3]};
+    // Leading 1s do not change a broadcast to a rank-4 tensor; drop them.
+    size_t lead = 0;
+    while (lead + 1 < target.size() && target[lead] == 1)
+      ++lead;
+    ArrayRef<int64_t> shape = ArrayRef(target).drop_front(lead);
+    if (shape == type.getShape())
+      return table;
+    auto shapeType =
+        RankedTensorType::get({int64_t(shape.size())}, rewriter.getI64Type());
+    Value shapeConst = ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(shapeType, shape));
+    // allowzero: a 0 in the target is a real (empty) dim, not "copy".
+    return ReshapeOp::create(rewriter, loc, table, shapeConst,
+                             rewriter.getI64IntegerAttr(1));
+  }
+  Value x = table;
+  if (rank < 4) {
+    SmallVector<int64_t, 4> axes;
+    for (int64_t i = 0; i < 4 - rank; ++i)
+      axes.push_back(i);
+    auto axesType =
+        RankedTensorType::get({int64_t(axes.size())}, rewriter.getI64Type());
+    Value axesConst =
+        ConstantOp::create(rewriter, loc, DenseElementsAttr::get(axesType,
+                                                                 ArrayRef(axes)));
+    x = UnsqueezeOp::create(rewriter, loc, x, axesConst, /*axes=*/nullptr);
+  }
+  return TransposeOp::create(rewriter, loc, x,
+                             rewriter.getDenseI64ArrayAttr(kHeadSwap));
+}
+
+/// bhsd attention(Transpose(q), Transpose(k), Transpose(v)) followed by
+/// Transpose(·, [0, 2, 1, 3]) → bshd attention(q, k, v). A rotary embedding
+/// between an input transpose and the attention is moved above the
+/// transpose with its tables permuted. All three inputs must match, and
+/// every user of the result must be the transpose back.
+struct AbsorbHeadTransposes : OpRewritePattern<AttentionOp> {
+  AbsorbHeadTransposes(MLIRContext *ctx, FuseAttentionCounts &counts)
+      : OpRewritePattern<AttentionOp>(ctx), counts(counts) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getLayout() != "bhsd")
+      return rewriter.notifyMatchFailure(op, "not bhsd");
+    Value y = op.getY();
+    if (y.use_empty())
+      return rewriter.notifyMatchFailure(op, "result unused");
+    Type outType;
+    for (Operation *user : y.getUsers()) {
+      auto t = dyn_cast<TransposeOp>(user);
+      if (!t || !isHeadSwap(t) || (outType && t.getType() != outType))
+        return rewriter.notifyMatchFailure(
+            op, "a user is not the transpose back to [B, S, H, D]");
+      outType = t.getType();
+    }
+    std::optional<HeadInput> inputs[3] = {matchHeadInput(op.getQ()),
+                                          matchHeadInput(op.getK()),
+                                          matchHeadInput(op.getV())};
+    for (auto &in : inputs)
+      if (!in)
+        return rewriter.notifyMatchFailure(
+            op, "Q, K or V is not a single-use head transpose");
+
+    // Q and K usually share their tables: permute each table once, so the
+    // folded constants are shared too.
+    llvm::SmallDenseMap<Value, Value, 4> permuted;
+    auto getPermuted = [&](Value table, Location loc) {
+      Value &p = permuted[table];
+      if (!p)
+        p = permuteTable(rewriter, loc, table);
+      return p;
+    };
+    SmallVector<Value, 3> operands;
+    for (auto &in : inputs) {
+      if (!in->rope) {
+        operands.push_back(in->source);
+        continue;
+      }
+      Location loc = in->rope.getLoc();
+      Value cos = getPermuted(in->rope.getCos(), loc);
+      Value sin = getPermuted(in->rope.getSin(), loc);
+      operands.push_back(
+          RotaryEmbeddingOp::create(rewriter, loc, in->source, cos, sin));
+    }
+    Location loc = rewriter.getFusedLoc(
+        {op.getLoc(), (*y.getUsers().begin())->getLoc()});
+    auto fused = AttentionOp::create(
+        rewriter, loc, outType, operands[0], operands[1], operands[2],
+        op.getMask(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+        op.getScaleAttr(), op.getCausalAttr(), rewriter.getStringAttr("bshd"));
+    for (Operation *user : llvm::make_early_inc_range(y.getUsers()))
+      rewriter.replaceOp(user, fused.getResult());
+    rewriter.eraseOp(op);
+    ++counts.absorbed;
     return success();
   }
 
@@ -337,18 +497,27 @@ struct FuseAttentionPass
   kiln::Statistic numGQA{this, "gqa-recognised",
                          "Fused attentions with kv-heads < heads"};
   kiln::Statistic numCausal{this, "causal-masks", "Masks recognised as causal"};
+  kiln::Statistic numAbsorbed{
+      this, "head-transposes-absorbed",
+      "Attentions that absorbed their head transposes (now bshd)"};
 
   void runOnOperation() override {
     FuseAttentionCounts counts;
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionPattern>(&getContext(), counts);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+    // Fusion first, so the absorption sees every attention complete
+    // (including the K transpose the fusion may create).
+    RewritePatternSet fusion(&getContext());
+    fusion.add<FuseAttentionPattern>(&getContext(), counts);
+    RewritePatternSet absorption(&getContext());
+    absorption.add<AbsorbHeadTransposes>(&getContext(), counts);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(fusion))) ||
+        failed(applyPatternsGreedily(getOperation(), std::move(absorption)))) {
       getOperation().emitError("kiln-fuse-attention did not converge");
       return signalPassFailure();
     }
     numFused += counts.fused;
     numGQA += counts.gqa;
     numCausal += counts.causal;
+    numAbsorbed += counts.absorbed;
   }
 };
 

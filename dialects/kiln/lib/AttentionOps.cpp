@@ -42,11 +42,14 @@ commonDim(std::optional<Location> loc, StringRef what,
 
 /// The result type of kiln.attention / kiln.linear_attention: Q, K, V of
 /// rank 4 with one element type, the head counts consistent with the
-/// attributes, `[B, num_heads, Sq, Dv]`. `mask` may be null.
+/// attributes, `[B, num_heads, Sq, Dv]` (or `[B, Sq, num_heads, Dv]` when
+/// `bshd`, where every operand has its head and sequence dims swapped).
+/// `mask` may be null; it broadcasts against the scores [B, H, Sq, Skv] in
+/// either layout.
 static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
                                         Value k, Value v, Value mask,
                                         IntegerAttr numHeadsAttr,
-                                        IntegerAttr numKvHeadsAttr,
+                                        IntegerAttr numKvHeadsAttr, bool bshd,
                                         SmallVectorImpl<Type> &results) {
   if (!numHeadsAttr || !numKvHeadsAttr)
     return emitOptionalError(loc, "num_heads and num_kv_heads are required");
@@ -56,15 +59,17 @@ static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
   for (auto [t, name] :
        {std::pair(qt, "Q"), std::pair(kt, "K"), std::pair(vt, "V")})
     if (t.getRank() != 4)
-      return emitOptionalError(loc, name,
-                               " must have rank 4 ([B, heads, seq, "
-                               "head_dim]), got ",
-                               t);
+      return emitOptionalError(loc, name, " must have rank 4 (",
+                               bshd ? "[B, seq, heads, head_dim]"
+                                    : "[B, heads, seq, head_dim]",
+                               "), got ", t);
   Type element = qt.getElementType();
   if (kt.getElementType() != element || vt.getElementType() != element)
     return emitOptionalError(loc, "Q, K and V must have one element type, got ",
                              qt, ", ", kt, " and ", vt);
 
+  // Positions of the head and sequence dims in Q, K, V and the result.
+  const unsigned headDimPos = bshd ? 2 : 1, seqDimPos = bshd ? 1 : 2;
   int64_t heads = numHeadsAttr.getInt(), kvHeads = numKvHeadsAttr.getInt();
   if (heads < 1 || kvHeads < 1)
     return emitOptionalError(loc, "num_heads (", heads, ") and num_kv_heads (",
@@ -72,12 +77,13 @@ static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
   if (heads % kvHeads != 0)
     return emitOptionalError(loc, "num_heads ", heads,
                              " is not a multiple of num_kv_heads ", kvHeads);
-  if (!isDyn(qt.getDimSize(1)) && qt.getDimSize(1) != heads)
-    return emitOptionalError(loc, "Q has ", qt.getDimSize(1),
+  if (!isDyn(qt.getDimSize(headDimPos)) && qt.getDimSize(headDimPos) != heads)
+    return emitOptionalError(loc, "Q has ", qt.getDimSize(headDimPos),
                              " heads but num_heads is ", heads);
   for (auto [t, name] : {std::pair(kt, "K"), std::pair(vt, "V")})
-    if (!isDyn(t.getDimSize(1)) && t.getDimSize(1) != kvHeads)
-      return emitOptionalError(loc, name, " has ", t.getDimSize(1),
+    if (!isDyn(t.getDimSize(headDimPos)) &&
+        t.getDimSize(headDimPos) != kvHeads)
+      return emitOptionalError(loc, name, " has ", t.getDimSize(headDimPos),
                                " heads but num_kv_heads is ", kvHeads);
 
   FailureOr<int64_t> batch = commonDim(loc, "the batch dim",
@@ -86,9 +92,9 @@ static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
                                         {vt.getDimSize(0), "V"}});
   FailureOr<int64_t> headDim = commonDim(
       loc, "the head dim", {{qt.getDimSize(3), "Q"}, {kt.getDimSize(3), "K"}});
-  FailureOr<int64_t> kvLen =
-      commonDim(loc, "the key length",
-                {{kt.getDimSize(2), "K"}, {vt.getDimSize(2), "V"}});
+  FailureOr<int64_t> kvLen = commonDim(
+      loc, "the key length",
+      {{kt.getDimSize(seqDimPos), "K"}, {vt.getDimSize(seqDimPos), "V"}});
   if (failed(batch) || failed(headDim) || failed(kvLen))
     return failure();
 
@@ -99,20 +105,24 @@ static LogicalResult inferAttentionType(std::optional<Location> loc, Value q,
                                element, ", got ", mt);
     if (mt.getRank() > 4)
       return emitOptionalError(loc, "mask must have rank <= 4, got ", mt);
-    int64_t scores[4] = {*batch, heads, qt.getDimSize(2), *kvLen};
+    int64_t qLen = qt.getDimSize(seqDimPos);
+    int64_t scores[4] = {*batch, heads, qLen, *kvLen};
     for (int64_t i = 0; i < mt.getRank(); ++i) {
       int64_t m = mt.getDimSize(i), s = scores[4 - mt.getRank() + i];
       if (isDyn(m) || m == 1 || isDyn(s) || m == s)
         continue;
       return emitOptionalError(loc, "mask ", mt,
                                " does not broadcast to the scores' shape [",
-                               *batch, ", ", heads, ", ", qt.getDimSize(2),
-                               ", ", *kvLen, "] (? = dynamic)");
+                               *batch, ", ", heads, ", ", qLen, ", ",
+                               *kvLen, "] (? = dynamic)");
     }
   }
 
-  results.push_back(
-      tensorOf({*batch, heads, qt.getDimSize(2), vt.getDimSize(3)}, element));
+  int64_t qLen = qt.getDimSize(seqDimPos);
+  if (bshd)
+    results.push_back(tensorOf({*batch, qLen, heads, vt.getDimSize(3)}, element));
+  else
+    results.push_back(tensorOf({*batch, heads, qLen, vt.getDimSize(3)}, element));
   return success();
 }
 
@@ -124,9 +134,14 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
+  StringRef layout = adaptor.getLayout();
+  if (layout != "bhsd" && layout != "bshd")
+    return emitOptionalError(loc, "layout '", layout,
+                             "' is not one of bhsd, bshd");
   return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
                             adaptor.getMask(), adaptor.getNumHeadsAttr(),
-                            adaptor.getNumKvHeadsAttr(), results);
+                            adaptor.getNumKvHeadsAttr(), layout == "bshd",
+                            results);
 }
 
 LogicalResult AttentionOp::verify() {
@@ -146,7 +161,8 @@ LinearAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                     SmallVectorImpl<Type> &results) {
   return inferAttentionType(loc, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
                             Value(), adaptor.getNumHeadsAttr(),
-                            adaptor.getNumKvHeadsAttr(), results);
+                            adaptor.getNumKvHeadsAttr(), /*bshd=*/false,
+                            results);
 }
 
 LogicalResult LinearAttentionOp::verify() {

@@ -20,15 +20,24 @@ def Kiln_AttentionOp : Kiln_OnnxOp<"attention"> {
   let description = [{
     Multi-head scaled dot-product attention, made by `kiln-fuse-attention`.
 
-    Operands:
+    Operands, in the default `layout = "bhsd"` (heads before sequence):
     * `Q`: `[B, H, Sq, D]`, `K`: `[B, Hkv, Skv, D]`, `V`: `[B, Hkv, Skv, Dv]`,
       one float element type. `H` is `num_heads` and `Hkv` is `num_kv_heads`
       (a static dim must equal the attribute); `H % Hkv == 0`.
     * `mask`: `none`, or a tensor of rank <= 4 that broadcasts (numpy rules,
-      without enlarging the result) to `[B, H, Sq, Skv]`: either `i1`
-      (true = keep) or of Q's element type (added to the scores).
+      without enlarging the result) to the scores `[B, H, Sq, Skv]`: either
+      `i1` (true = keep) or of Q's element type (added to the scores).
 
-    The result is `[B, H, Sq, Dv]`. For each batch `b` and query head `h`,
+    With `layout = "bshd"` (sequence before heads, FlashAttention's layout
+    and the one the Q/K/V projections produce before the head split is
+    transposed) Q, K, V and the result have their dims 1 and 2 swapped:
+    `Q`: `[B, Sq, H, D]`, `K`: `[B, Skv, Hkv, D]`, `V`: `[B, Skv, Hkv, Dv]`,
+    result `[B, Sq, H, Dv]`. The mask is unchanged: it still broadcasts
+    against the scores `[B, H, Sq, Skv]`. A bshd attention is exactly
+    `Transpose(attention_bhsd(Transpose(Q), Transpose(K), Transpose(V),
+    mask), perm = [0, 2, 1, 3])` with each input transposed by the same perm.
+
+    The result is `[B, H, Sq, Dv]` (bhsd). For each batch `b` and query head `h`,
     with `g = h / (H / Hkv)` the KV head that `h` reads (the order that
     PyTorch's `repeat_kv` / `repeat_interleave(K, H / Hkv, dim=1)` produce:
     query heads `g*rep .. g*rep+rep-1` share KV head `g`):
@@ -61,14 +70,24 @@ def Kiln_AttentionOp : Kiln_OnnxOp<"attention"> {
     // A padding mask.
     %z = kiln.attention %q, %k, %v, %keep {num_heads = 8 : i64, num_kv_heads = 8 : i64, scale = 1.250000e-01 : f32}
         : (tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x1x1x?xi1>) -> tensor<?x8x?x64xf16>
+    // The first example on [B, S, H, D] tensors, as the projections'
+    // Reshape produces them (kiln-fuse-attention absorbs the head
+    // transposes this way).
+    %w = kiln.attention %qs, %ks, %vs, %none {causal = true, layout = "bshd", num_heads = 8 : i64, num_kv_heads = 2 : i64, scale = 0.176776692 : f32}
+        : (tensor<2x16x8x32xf32>, tensor<2x16x2x32xf32>, tensor<2x16x2x32xf32>, none) -> tensor<2x16x8x32xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$Q, Kiln_FloatTensor:$K,
                    Kiln_FloatTensor:$V, Kiln_AttentionMask:$mask,
                    I64Attr:$num_heads, I64Attr:$num_kv_heads, F32Attr:$scale,
-                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<StrAttr, "\"bhsd\"">:$layout);
   let results = (outs Kiln_FloatTensor:$Y);
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for `layout = "bshd"`: Q, K, V and Y are [B, S, H, D].
+    bool isBSHD() { return getLayout() == "bshd"; }
+  }];
 }
 
 def Kiln_LinearAttentionOp : Kiln_OnnxOp<"linear_attention"> {
