@@ -46,3 +46,14 @@ func.func @linear_attention(%q: tensor<2x4x64x32xf32>, %k: tensor<2x4x64x32xf32>
   %z = kiln.linear_attention %q2, %k2, %v2 {feature_map = "relu", eps = 1.0e-3 : f32, num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<2x4x?x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x16xf32>) -> tensor<2x4x?x16xf32>
   return %y, %z : tensor<2x4x64x16xf32>, tensor<2x4x?x16xf32>
 }
+
+// -----
+
+// The [B, S, H, D] layout: heads and sequence swapped in Q, K, V and Y.
+// CHECK-LABEL: func.func @bshd
+//       CHECK:   kiln.attention {{.*}}layout = "bshd"{{.*}} -> tensor<2x16x8x32xf32>
+func.func @bshd(%q: tensor<2x16x8x32xf32>, %k: tensor<2x16x2x32xf32>, %v: tensor<2x16x2x32xf32>) -> tensor<2x16x8x32xf32> {
+  %none = kiln.none
+  %y = kiln.attention %q, %k, %v, %none {causal = true, layout = "bshd", num_heads = 8 : i64, num_kv_heads = 2 : i64, scale = 0.176776692 : f32} : (tensor<2x16x8x32xf32>, tensor<2x16x2x32xf32>, tensor<2x16x2x32xf32>, none) -> tensor<2x16x8x32xf32>
+  return %y : tensor<2x16x8x32xf32>
+}

@@ -126,7 +126,7 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
     lower-triangular mask becomes `causal = true`; any other mask is kept as
     an operand. See docs/passes/kiln-fuse-attention.md.
 
-    Statistics: `attentions-fused`, `gqa-recognised`, `causal-masks`.
+    Statistics: `attentions-fused`, `gqa-recognised`, `causal-masks`, `head-transposes-absorbed` (bhsd attentions whose Q/K/V head-split transposes, through rotary embeddings, and output transpose were absorbed into a `layout = "bshd"` attention).
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
