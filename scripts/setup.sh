@@ -13,7 +13,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 PACKAGES=(
   cmake ninja-build ccache g++ git pkg-config
-  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools lld-22
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools lld-22 libomp-22-dev
+  libopenblas-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
   python3 python3-venv python3-pip
