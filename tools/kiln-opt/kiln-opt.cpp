@@ -1,5 +1,6 @@
 //===- kiln-opt.cpp - mlir-opt with Kiln's dialect and passes -------------===//
 
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "kiln/Transforms/Statistics.h"
@@ -37,6 +38,7 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect>();
   mlir::registerTransformsPasses();
   kiln::registerPipelines();
+  kiln::registerKilnConversionPasses();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "Kiln optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

@@ -1,0 +1,136 @@
+//===- KilnToLinalg.cpp - The convert-kiln-to-linalg pass -----------------===//
+//
+// Drives the per-family patterns (Elementwise.cpp, Reduction.cpp, NN.cpp,
+// Shape.cpp, Quant.cpp) with a dialect conversion: every kiln op must go, and
+// one that cannot is reported with its ONNX node name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "kiln/Conversion/KilnToLinalg.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Dialect/KilnOps.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLINALG
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln::lowering;
+
+kiln::KilnTypeConverter::KilnTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](IntegerType type) -> Type { return toSignless(type); });
+  addConversion([](RankedTensorType type) -> Type {
+    return toSignlessType(type);
+  });
+  // ui8 <-> i8 have the same bits: a cast between them is a no-op the
+  // conversion needs only while both forms are alive.
+  auto materialize = [](OpBuilder &b, Type type, ValueRange inputs,
+                        Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  addSourceMaterialization(materialize);
+  addTargetMaterialization(materialize);
+}
+
+namespace {
+
+/// kiln.constant -> arith.constant with a signless element type.
+struct ConstantLowering : OpConversionPattern<kiln::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    TypedAttr value;
+    if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+      value = dense.getType() == type ? dense
+                                      : dense.bitcast(type.getElementType());
+    } else if (auto resource =
+                   dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+      value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+    } else {
+      return unsupported(op, "constant attribute kind");
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, value);
+    return success();
+  }
+};
+
+struct ConvertKilnToLinalgPass
+    : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+
+    // Static shapes only: say which node has a dynamic one.
+    bool dynamic = false;
+    module.walk([&](Operation *op) {
+      if (isa<kiln::KilnDialect>(op->getDialect()) && !hasStaticShapes(op)) {
+        (void)unsupported(op, "dynamic shape (compile with static input "
+                              "shapes: --input-shapes=name:AxBxC)");
+        dynamic = true;
+      }
+    });
+    if (dynamic)
+      return signalPassFailure();
+
+    kiln::KilnTypeConverter converter;
+    ConversionTarget target(*context);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect,
+                           scf::SCFDialect,
+                           bufferization::BufferizationDialect>();
+    target.addIllegalDialect<kiln::KilnDialect>();
+    // Optional inputs: the patterns read `none` operands as "absent"; the
+    // kiln.none ops die with their users.
+    target.addLegalOp<kiln::NoneOp>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(context);
+    kiln::populateKilnToLinalgPatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                  converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    module.walk([](kiln::NoneOp op) {
+      if (op->use_empty())
+        op->erase();
+    });
+  }
+};
+
+} // namespace
+
+void kiln::populateCoreToLinalgPatterns(const TypeConverter &converter,
+                                        RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering>(converter, patterns.getContext());
+}
+
+void kiln::populateKilnToLinalgPatterns(const TypeConverter &converter,
+                                        RewritePatternSet &patterns) {
+  populateCoreToLinalgPatterns(converter, patterns);
+  populateElementwiseToLinalgPatterns(converter, patterns);
+  populateReductionToLinalgPatterns(converter, patterns);
+  populateNNToLinalgPatterns(converter, patterns);
+  populateShapeToLinalgPatterns(converter, patterns);
+  populateQuantToLinalgPatterns(converter, patterns);
+}

@@ -1,0 +1,18 @@
+//===- NN.cpp - Lowering of the NN kiln ops to linalg -------------===//
+
+#include "Common.h"
+
+#include "kiln/Conversion/KilnToLinalg.h"
+#include "kiln/Dialect/KilnOps.h"
+
+using namespace mlir;
+using namespace kiln::lowering;
+
+namespace {
+} // namespace
+
+void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
+                                   RewritePatternSet &patterns) {
+  (void)converter;
+  (void)patterns;
+}

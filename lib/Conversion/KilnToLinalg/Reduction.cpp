@@ -1,0 +1,18 @@
+//===- Reduction.cpp - Lowering of the Reduction kiln ops to linalg -------------===//
+
+#include "Common.h"
+
+#include "kiln/Conversion/KilnToLinalg.h"
+#include "kiln/Dialect/KilnOps.h"
+
+using namespace mlir;
+using namespace kiln::lowering;
+
+namespace {
+} // namespace
+
+void kiln::populateReductionToLinalgPatterns(const TypeConverter &converter,
+                                   RewritePatternSet &patterns) {
+  (void)converter;
+  (void)patterns;
+}
