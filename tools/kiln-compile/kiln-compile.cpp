@@ -104,6 +104,11 @@ cl::opt<std::string> kernelStrategy(
     cl::desc("codegen (MLIR-generated loops) or library (OpenBLAS GEMM for "
              "matmuls and convolutions)"),
     cl::init("codegen"), cl::cat(category));
+cl::opt<bool> embedWeights(
+    "embed-weights",
+    cl::desc("Compile the weights into the code as constants instead of the "
+             "artifact's weights section (small models, --emit=so)"),
+    cl::cat(category));
 cl::opt<bool> noParallel("no-parallel",
                          cl::desc("Do not run loops on OpenMP threads"),
                          cl::cat(category));
@@ -424,7 +429,7 @@ int main(int argc, char **argv) {
     if (backend)
       pipelineOptions.decomposeFused = true;
     kiln::buildGraphPipeline(pm, pipelineOptions);
-    if (backend)
+    if (backend && !embedWeights)
       pm.addPass(kiln::createKilnHoistWeights());
     if (printPipeline) {
       llvm::errs() << "kiln-compile: pipeline: ";
