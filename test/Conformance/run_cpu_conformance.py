@@ -211,6 +211,10 @@ def main():
     parser.add_argument("--workdir")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    if args.kiln_run and not os.access(args.kiln_run, os.X_OK):
+        print(f"warning: {args.kiln_run} not built; running shared objects "
+              "with embedded weights instead", file=sys.stderr)
+        args.kiln_run = None
 
     tests, error = rc.discover_debian()
     if tests is None:
