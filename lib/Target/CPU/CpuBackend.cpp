@@ -167,6 +167,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+  if (options.kernels == "library")
+    pm.addPass(createLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
@@ -207,6 +209,7 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
 void registerCpuBackendPasses() {
   PassRegistration<PrepareEntryPass>();
   PassRegistration<EntryWrapperPass>();
+  registerPass([] { return createLibraryCallsPass(); });
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
       "kiln graph -> linalg on tensors (weights hoisted)",
@@ -383,8 +386,14 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
                                    "-L" + ompDir,
                                    "-Wl,-rpath," + ompDir,
                                    "-lomp"};
-  if (options.kernels == "library")
+  if (options.kernels == "library") {
+    args.push_back("-Wl,--whole-archive");
+    llvm::SmallString<256> blas(llvm::sys::path::parent_path(archive));
+    llvm::sys::path::append(blas, "libkiln_abi_blas.a");
+    args.push_back(std::string(blas));
+    args.push_back("-Wl,--no-whole-archive");
     args.push_back("-lopenblas");
+  }
   args.push_back("-lm");
   llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt,

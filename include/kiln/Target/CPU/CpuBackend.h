@@ -48,6 +48,10 @@ void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
                          bool hoistWeights = true);
 /// linalg on tensors -> LLVM dialect with the exported `kiln_entry`.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
+/// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
+/// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
+std::unique_ptr<mlir::Pass> createLibraryCallsPass();
+
 /// The dialects the lowering creates and their bufferization models.
 void registerCpuBackendDialects(mlir::DialectRegistry &registry);
 /// Registers the passes above (and Kiln's own entry-point passes) for
