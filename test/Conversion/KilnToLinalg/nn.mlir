@@ -149,3 +149,138 @@ func.func @hardmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = kiln.hardmax %x {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// Conv group 1, 2-D: explicit zero padding, the bias broadcast along the
+// channels as the accumulator, linalg.conv_2d_nchw_fchw with the strides.
+// CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @conv_2d
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+// CHECK: %[[BIAS:.*]] = linalg.generic {indexing_maps = [#[[$CH]], {{.*}}]} ins(%arg2 : tensor<4xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[BIAS]] : tensor<1x4x4x4xf32>)
+func.func @conv_2d(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// 1-D and 3-D group-1 convs use the named ops; VALID pads nothing.
+// CHECK-LABEL: func.func @conv_1d_3d
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.conv_1d_ncw_fcw {dilations = dense<2> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+// CHECK: linalg.conv_3d_ncdhw_fcdhw
+func.func @conv_1d_3d(%x: tensor<1x2x9xf32>, %w: tensor<3x2x3xf32>, %y: tensor<1x2x4x4x4xf32>, %v: tensor<3x2x2x2x2xf32>) -> (tensor<1x3x5xf32>, tensor<1x3x3x3x3xf32>) {
+  %none = kiln.none
+  %0 = kiln.conv %x, %w, %none {auto_pad = "VALID", dilations = array<i64: 2>} : (tensor<1x2x9xf32>, tensor<3x2x3xf32>, none) -> tensor<1x3x5xf32>
+  %1 = kiln.conv %y, %v, %none : (tensor<1x2x4x4x4xf32>, tensor<3x2x2x2x2xf32>, none) -> tensor<1x3x3x3x3xf32>
+  return %0, %1 : tensor<1x3x5xf32>, tensor<1x3x3x3x3xf32>
+}
+
+// -----
+
+// Depthwise (group = C) f16 conv with SAME_UPPER: grouped generic over
+// [N, G, M/G, oh, ow, C/G, kh, kw] accumulating in f32, then truncated.
+// CHECK-DAG: #[[$GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+// CHECK-DAG: #[[$GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$GO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[X:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x10x10xf16>
+// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<4x1x1x3x3xf16>
+// CHECK: %[[ACC:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x8x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$GX]], #[[$GW]], #[[$GO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x4x1x8x8xf32>)
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x8x8xf32>
+// CHECK: arith.truncf
+func.func @conv_depthwise(%x: tensor<1x4x8x8xf16>, %w: tensor<4x1x3x3xf16>) -> tensor<1x4x8x8xf16> {
+  %none = kiln.none
+  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x4x8x8xf16>, tensor<4x1x3x3xf16>, none) -> tensor<1x4x8x8xf16>
+  return %0 : tensor<1x4x8x8xf16>
+}
+
+// -----
+
+// MaxPool pads with -inf; the window operand gives the kernel loops their
+// extent. With ceil_mode the overhang is padded too (ui8: with 0, the
+// lowest ui8, and compared unsigned).
+// CHECK-DAG: #[[$PX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[$PK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NEGINF]]
+// CHECK: %[[K:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$PX]], #[[$PK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins({{.*}}, %[[K]]
+// CHECK: arith.maximumf
+// CHECK: tensor.pad %arg1 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: arith.maxui
+func.func @max_pool(%x: tensor<1x2x5x5xf32>, %u: tensor<1x2x5x5xui8>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>) {
+  %y, %i = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  %z, %j = kiln.max_pool %u {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x2x5x5xui8>) -> (tensor<1x2x3x3xui8>, tensor<1x2x3x3xi64>)
+  return %y, %z : tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>
+}
+
+// -----
+
+// MaxPool with Indices: a second accumulator holds the flattened index
+// ((n * C + c) * 25 + h * 5 + w); ties keep the smaller index.
+// CHECK-LABEL: func.func @max_pool_indices
+// CHECK: linalg.generic {{.*}} outs({{.*}}, {{.*}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+// CHECK: arith.constant 25 : i64
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf oeq
+// CHECK: arith.cmpi slt
+// CHECK: linalg.yield {{.*}} : f32, i64
+func.func @max_pool_indices(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>) {
+  %y, %i = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  return %y, %i : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>
+}
+
+// -----
+
+// AveragePool without count_include_pad divides by the taps inside the
+// input: 4 at the corners, 6 on the edges, 9 inside.
+// CHECK-LABEL: func.func @average_pool
+// CHECK: arith.addf
+// CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<3x3xf32>
+// CHECK: linalg.generic {{.*}} ins({{.*}}, %[[DIV]] :
+// CHECK: arith.divf
+func.func @average_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %y = kiln.average_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// count_include_pad counts the explicit padding but not the ceil_mode
+// overhang: 5 + 1 padded = 6 wide, windows of 3 at stride 2 start at 0, 2
+// and 4, the last covering 2 padded elements and 1 past: 3, 3, 2.
+// CHECK-LABEL: func.func @average_pool_include_pad
+// CHECK: tensor.pad %arg0 low[0, 0, 1] high[0, 0, 1]
+// CHECK: arith.constant dense<[3.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<3xf32>
+func.func @average_pool_include_pad(%x: tensor<1x1x5xf32>) -> tensor<1x1x3xf32> {
+  %y = kiln.average_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 0>, ceil_mode = 1 : i64, count_include_pad = 1 : i64} : (tensor<1x1x5xf32>) -> tensor<1x1x3xf32>
+  return %y : tensor<1x1x3xf32>
+}
+
+// -----
+
+// Global pools reduce the spatial dims into [N, C] and expand back.
+// CHECK-LABEL: func.func @global_pools
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%arg0 : tensor<1x2x5x5xf16>) outs({{.*}} : tensor<1x2xf32>)
+// CHECK: arith.constant 2.500000e+01 : f32
+// CHECK: arith.divf
+// CHECK: tensor.expand_shape {{.*}} {{\[}}[0], [1, 2, 3]] output_shape [1, 2, 1, 1]
+// CHECK: arith.maximumf
+// CHECK: math.sqrt
+func.func @global_pools(%x: tensor<1x2x5x5xf16>) -> (tensor<1x2x1x1xf16>, tensor<1x2x1x1xf16>, tensor<1x2x1x1xf16>) {
+  %0 = kiln.global_average_pool %x : (tensor<1x2x5x5xf16>) -> tensor<1x2x1x1xf16>
+  %1 = kiln.global_max_pool %x : (tensor<1x2x5x5xf16>) -> tensor<1x2x1x1xf16>
+  %2 = kiln.global_lp_pool %x {p = 2 : i64} : (tensor<1x2x5x5xf16>) -> tensor<1x2x1x1xf16>
+  return %0, %1, %2 : tensor<1x2x1x1xf16>, tensor<1x2x1x1xf16>, tensor<1x2x1x1xf16>
+}
