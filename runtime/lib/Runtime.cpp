@@ -244,9 +244,34 @@ kiln_status openCode(kiln_model *m, const unsigned char *code, uint64_t size) {
       return setError(KILN_ERROR_IO,
                       where + "cannot write to memfd: " + std::strerror(errno));
     }
-    std::string procPath = "/proc/self/fd/" + std::to_string(fd);
+    // dlopen reuses a loaded object whose name equals the path, and fd
+    // numbers are reused: an earlier model loaded as /proc/self/fd/N (and
+    // still loaded, or kept by the loader) would be returned for a new
+    // model in the same slot. So pick a number no loaded object is named
+    // after, dup'ing the memfd until RTLD_NOLOAD finds nothing.
+    std::vector<int> fds = {fd};
+    std::string procPath;
+    while (true) {
+      procPath = "/proc/self/fd/" + std::to_string(fds.back());
+      void *old = dlopen(procPath.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+      if (!old)
+        break;
+      dlclose(old);
+      int next = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (next < 0 || fds.size() > 1024) {
+        for (int f : fds)
+          close(f);
+        if (next >= 0)
+          close(next);
+        return setError(KILN_ERROR_IO, where + "no free descriptor to load "
+                                               "the code from");
+      }
+      fds.push_back(next);
+    }
+    dlerror();
     m->dl = dlopen(procPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-    close(fd);
+    for (int f : fds)
+      close(f);
     if (!m->dl) {
       const char *e = dlerror();
       return setError(KILN_ERROR_CODE,
@@ -511,6 +536,10 @@ extern "C" void kiln_session_free(kiln_session *session) {
   unref(session->counters);
   unrefModel(session->model);
   delete session;
+}
+
+extern "C" const kiln_model *kiln_session_model(const kiln_session *session) {
+  return session ? session->model : nullptr;
 }
 
 extern "C" int32_t kiln_session_num_threads(const kiln_session *session) {

@@ -59,7 +59,8 @@ typedef struct kiln_session kiln_session;
 /* ---- Models -------------------------------------------------------------*/
 
 /* Loads and checks the artifact at `path`. On success *model is set; free it
- * with kiln_model_free after every session of it is freed. */
+ * with kiln_model_free (sessions keep the model alive: it may be freed
+ * before them). */
 kiln_status kiln_model_load(const char *path, kiln_model **model);
 void kiln_model_free(kiln_model *model);
 
@@ -141,8 +142,10 @@ typedef struct kiln_session_stats {
 kiln_status kiln_session_get_stats(const kiln_session *session,
                                    kiln_session_stats *stats);
 
-/* The number of threads a session created with `options` would use. */
+/* The number of threads the session's runs use. */
 int32_t kiln_session_num_threads(const kiln_session *session);
+/* The model a session runs. */
+const kiln_model *kiln_session_model(const kiln_session *session);
 
 #ifdef __cplusplus
 }
