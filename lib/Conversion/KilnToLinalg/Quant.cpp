@@ -6,8 +6,8 @@
 // even, then adds the zero point and saturates; dequantization subtracts
 // the zero point in i32 and multiplies by the scale in f32. Integer matmuls
 // widen both operands to i32 minus their zero points, then contract in i32
-// (linalg.matmul / linalg.batch_matmul when the shapes fit). ConvInteger
-// and QLinearConv are not lowered.
+// (linalg.matmul / linalg.batch_matmul when the shapes fit); ConvInteger
+// and QLinearConv likewise convolve in i32 (a grouped linalg.generic).
 //
 //===----------------------------------------------------------------------===//
 
@@ -487,16 +487,240 @@ struct QLinearMatMulLowering : OpConversionPattern<kiln::QLinearMatMulOp> {
   }
 };
 
-/// ConvInteger and QLinearConv: not lowered yet; say so clearly.
+/// The i32 convolution of the i32 tensors `x` [N, C, S...] and `w` [M, C/G,
+/// K...] with ONNX Conv's window attributes of `op`, into `resultType` [N,
+/// M, O...] (i32). Padding is 0, which is the zero point once x has been
+/// shifted, as ONNX Runtime pads with x_zero_point. One linalg.generic over
+/// (n, g, m, o..., c, k...) on views split by group.
 template <typename OpTy>
-struct UnsupportedConvLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+FailureOr<Value> integerConv(OpBuilder &b, Location loc, OpTy op, Value x,
+                             Value w, RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t rank = xType.getRank();
+  int64_t spatial = rank - 2;
+  if (spatial < 1 || wType.getRank() != rank || resultType.getRank() != rank)
+    return unsupported(op, "input and weight ranks that do not match");
+  int64_t group = op.getGroup();
+  int64_t channels = xType.getDimSize(1);
+  int64_t outChannels = wType.getDimSize(0);
+  if (group < 1 || channels % group || outChannels % group ||
+      wType.getDimSize(1) != channels / group)
+    return unsupported(op, "channels that do not divide into the groups");
+
+  SmallVector<int64_t> strides(spatial, 1), dilations(spatial, 1);
+  if (auto attr = op.getStrides())
+    strides.assign(attr->begin(), attr->end());
+  if (auto attr = op.getDilations())
+    dilations.assign(attr->begin(), attr->end());
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial)
+    return unsupported(op, "strides or dilations of the wrong length");
+  SmallVector<int64_t> low(spatial, 0), high(spatial, 0);
+  StringRef autoPad = op.getAutoPad();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = xType.getDimSize(2 + i);
+    int64_t extent = (wType.getDimSize(2 + i) - 1) * dilations[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + extent - in);
+      int64_t small = total / 2;
+      low[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      high[i] = total - low[i];
+    } else if (autoPad == "NOTSET") {
+      if (auto pads = op.getPads()) {
+        if ((int64_t)pads->size() != 2 * spatial)
+          return unsupported(op, "pads of the wrong length");
+        low[i] = (*pads)[i];
+        high[i] = (*pads)[spatial + i];
+      }
+    } else if (autoPad != "VALID") {
+      return unsupported(op, "auto_pad '" + autoPad + "'");
+    }
+    int64_t expected = (in + low[i] + high[i] - extent) / strides[i] + 1;
+    if (resultType.getDimSize(2 + i) != expected)
+      return unsupported(op, "a result shape that does not match the window "
+                             "attributes");
+  }
+
+  if (llvm::any_of(low, [](int64_t v) { return v != 0; }) ||
+      llvm::any_of(high, [](int64_t v) { return v != 0; })) {
+    SmallVector<OpFoldResult> lowPads(2, b.getIndexAttr(0)),
+        highPads(2, b.getIndexAttr(0));
+    SmallVector<int64_t> padded(xType.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      lowPads.push_back(b.getIndexAttr(low[i]));
+      highPads.push_back(b.getIndexAttr(high[i]));
+      padded[2 + i] += low[i] + high[i];
+    }
+    Value zero = scalarConstant(b, loc, b.getI32Type(), 0);
+    xType = RankedTensorType::get(padded, b.getI32Type());
+    x = tensor::PadOp::create(b, loc, xType, x, lowPads, highPads, zero);
+  }
+
+  // Views split by group: x [N, G, C/G, S...], w [G, M/G, C/G, K...],
+  // result [N, G, M/G, O...].
+  auto splitShape = [&](ArrayRef<int64_t> shape, int64_t dim) {
+    SmallVector<int64_t> split(shape.take_front(dim));
+    split.push_back(group);
+    split.push_back(shape[dim] / group);
+    split.append(shape.begin() + dim + 1, shape.end());
+    return split;
+  };
+  auto splitGroups = [&](int64_t dim) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < dim)
+        groups.push_back({i});
+      else if (i == dim)
+        groups.push_back({i, i + 1});
+      else
+        groups.push_back({i + 1});
+    }
+    return groups;
+  };
+  Type i32 = b.getI32Type();
+  auto xSplitType = RankedTensorType::get(splitShape(xType.getShape(), 1), i32);
+  auto wSplitType = RankedTensorType::get(splitShape(wType.getShape(), 0), i32);
+  auto outSplitType =
+      RankedTensorType::get(splitShape(resultType.getShape(), 1), i32);
+  Value xSplit =
+      tensor::ExpandShapeOp::create(b, loc, xSplitType, x, splitGroups(1));
+  Value wSplit =
+      tensor::ExpandShapeOp::create(b, loc, wSplitType, w, splitGroups(0));
+  Value init =
+      filledTensor(b, loc, outSplitType, scalarConstant(b, loc, i32, 0));
+
+  // Loops: n, g, m, o_1..o_s, c, k_1..k_s.
+  int64_t loops = 3 + spatial + 1 + spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  AffineExpr n = d(0), g = d(1), m = d(2), c = d(3 + spatial);
+  SmallVector<AffineExpr> xExprs{n, g, c}, wExprs{g, m, c}, outExprs{n, g, m};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(3 + i), k = d(4 + spatial + i);
+    xExprs.push_back(o * strides[i] + k * dilations[i]);
+    wExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, xExprs, context),
+                              AffineMap::get(loops, 0, wExprs, context),
+                              AffineMap::get(loops, 0, outExprs, context)};
+  SmallVector<utils::IteratorType> iterators(3 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  Value conv =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outSplitType}, ValueRange{xSplit, wSplit},
+          ValueRange{init}, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value p = arith::MulIOp::create(nb, l, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddIOp::create(nb, l, p, args[2])});
+          })
+          .getResult(0);
+  return Value(tensor::CollapseShapeOp::create(
+      b, loc, resultType.clone(i32), conv, splitGroups(1)));
+}
+
+/// The i32 convolution of ConvInteger / QLinearConv operands minus their
+/// zero points (x's per-tensor, w's per-tensor or per output channel).
+template <typename OpTy>
+FailureOr<Value> convWithZeroPoints(OpBuilder &b, Location loc, OpTy op,
+                                    Value x, Value xzp, Value w, Value wzp,
+                                    RankedTensorType accType) {
+  auto kilnElement = [](Value v) -> Type {
+    return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
+  };
+  auto xShifted =
+      shiftedOperand(b, loc, x, elementTypeOf(op.getX()), xzp,
+                     kilnElement(op.getXZeroPoint()), /*zpDim=*/-1);
+  auto wShifted =
+      shiftedOperand(b, loc, w, elementTypeOf(op.getW()), wzp,
+                     kilnElement(op.getWZeroPoint()), /*zpDim=*/0);
+  if (failed(xShifted) || failed(wShifted))
+    return unsupported(op, "a zero point that is neither per-tensor nor "
+                           "(for w) per output channel");
+  return integerConv(b, loc, op, *xShifted, *wShifted, accType);
+}
+
+struct ConvIntegerLowering : OpConversionPattern<kiln::ConvIntegerOp> {
+  using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
-                  ConversionPatternRewriter &) const override {
-    return unsupported(op, "quantized convolutions (ConvInteger, "
-                           "QLinearConv) are not implemented by the CPU "
-                           "backend; dequantize the weights instead");
+  matchAndRewrite(kiln::ConvIntegerOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto result = convWithZeroPoints(
+        rewriter, op.getLoc(), op, adaptor.getX(), adaptor.getXZeroPoint(),
+        adaptor.getW(), adaptor.getWZeroPoint(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
+/// QLinearConv: the i32 convolution plus the i32 bias, requantized as ONNX
+/// Runtime: saturate(roundeven(acc * (x_scale * w_scale / y_scale)) +
+/// y_zero_point) in f32; w_scale may be per output channel.
+struct QLinearConvLowering : OpConversionPattern<kiln::QLinearConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QLinearConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto accType = resultType.clone(rewriter.getI32Type());
+    auto acc = convWithZeroPoints(rewriter, loc, op, adaptor.getX(),
+                                  adaptor.getXZeroPoint(), adaptor.getW(),
+                                  adaptor.getWZeroPoint(), accType);
+    if (failed(acc))
+      return failure();
+
+    int64_t rank = resultType.getRank();
+    SmallVector<Value> inputs{*acc};
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(rank, getContext())};
+    auto xScale = addParam(rewriter, loc, adaptor.getXScale(), accType, -1,
+                           inputs, maps);
+    auto wScale = addParam(rewriter, loc, adaptor.getWScale(), accType, 1,
+                           inputs, maps);
+    auto yScale = addParam(rewriter, loc, adaptor.getYScale(), accType, -1,
+                           inputs, maps);
+    auto yZp = addParam(rewriter, loc, adaptor.getYZeroPoint(), accType, -1,
+                        inputs, maps);
+    auto bias =
+        addParam(rewriter, loc, adaptor.getB(), accType, 1, inputs, maps);
+    if (failed(xScale) || failed(wScale) || failed(yScale) || failed(yZp) ||
+        failed(bias))
+      return unsupported(op, "a scale, zero point or bias that is neither "
+                             "per-tensor nor (w_scale, B) per output channel");
+    Type xScaleKiln = elementTypeOf(op.getXScale());
+    Type wScaleKiln = elementTypeOf(op.getWScale());
+    Type yScaleKiln = elementTypeOf(op.getYScale());
+    Type yZpKiln = elementTypeOf(op.getYZeroPoint());
+    Type qType = elementTypeOf(op.getY());
+    Value result = buildParallel(
+        rewriter, loc, inputs, maps, resultType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Type f32 = b.getF32Type();
+          Value sum = args[0];
+          if (bias->present())
+            sum = arith::AddIOp::create(b, l, sum, bias->get(args));
+          Value xs = castScalar(b, l, xScale->get(args), xScaleKiln, f32);
+          Value ws = castScalar(b, l, wScale->get(args), wScaleKiln, f32);
+          Value ys = castScalar(b, l, yScale->get(args), yScaleKiln, f32);
+          Value multiplier = arith::DivFOp::create(
+              b, l, arith::MulFOp::create(b, l, xs, ws), ys);
+          Value v = arith::MulFOp::create(
+              b, l, arith::SIToFPOp::create(b, l, f32, sum), multiplier);
+          Value zp = castScalar(b, l, yZp->get(args), yZpKiln, f32);
+          return quantizeScalar(b, l, v, zp, qType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
   }
 };
 
@@ -506,8 +730,7 @@ void kiln::populateQuantToLinalgPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns) {
   patterns.add<QuantizeLinearLowering, DequantizeLinearLowering,
                DynamicQuantizeLinearLowering, MatMulIntegerLowering,
-               QLinearMatMulLowering,
-               UnsupportedConvLowering<kiln::ConvIntegerOp>,
-               UnsupportedConvLowering<kiln::QLinearConvOp>>(
+               QLinearMatMulLowering, ConvIntegerLowering,
+               QLinearConvLowering>(
       converter, patterns.getContext());
 }

@@ -1,15 +1,5 @@
 // RUN: kiln-opt %s --convert-kiln-to-linalg --split-input-file -verify-diagnostics
 
-func.func @conv_integer(%x: tensor<1x1x4x4xui8>, %w: tensor<1x1x3x3xui8>) -> tensor<1x1x2x2xi32> {
-  %none = kiln.none
-  // expected-error @+2 {{cannot lower kiln.conv_integer to the CPU: quantized convolutions (ConvInteger, QLinearConv) are not implemented}}
-  // expected-error @+1 {{cannot lower kiln.conv_integer to the CPU: no lowering for this op or these operand types}}
-  %0 = kiln.conv_integer %x, %w, %none, %none : (tensor<1x1x4x4xui8>, tensor<1x1x3x3xui8>, none, none) -> tensor<1x1x2x2xi32>
-  return %0 : tensor<1x1x2x2xi32>
-}
-
-// -----
-
 // A zero point per column of A (not per row) is not an ONNX form.
 func.func @bad_zero_point(%a: tensor<2x4xui8>, %b: tensor<4x3xui8>, %az: tensor<4xui8>) -> tensor<2x3xi32> {
   %none = kiln.none

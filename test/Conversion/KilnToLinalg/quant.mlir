@@ -107,3 +107,46 @@ func.func @qlinear_matmul(%a: tensor<2x4xui8>, %as: tensor<f32>, %az: tensor<ui8
   %0 = kiln.qlinear_matmul %a, %as, %az, %b, %bs, %bz, %ys, %yz : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>, tensor<4x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
   return %0 : tensor<2x3xui8>
 }
+
+// -----
+
+// ConvInteger with groups and pads: shifted operands, a zero pad (the zero
+// point once shifted), group-split views and one i32 generic over
+// (n, g, m, oh, ow, c, kh, kw) with strided window reads.
+// CHECK-DAG: #[[$X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>
+// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[$O:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv_integer
+// CHECK: %[[XS:.+]] = linalg.generic
+// CHECK: arith.extui
+// CHECK: arith.subi
+// CHECK: %[[WS:.+]] = linalg.generic
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK: %[[PAD:.+]] = tensor.pad %[[XS]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[ZERO]]
+// CHECK: %[[XG:.+]] = tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 6, 6]
+// CHECK: %[[WG:.+]] = tensor.expand_shape %[[WS]] {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 2, 2, 3, 3]
+// CHECK: %[[C:.+]] = linalg.generic {indexing_maps = [#[[$X]], #[[$W]], #[[$O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[XG]], %[[WG]] :
+// CHECK: tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x2x2xi32> into tensor<1x4x2x2xi32>
+func.func @conv_integer(%x: tensor<1x4x4x4xui8>, %w: tensor<4x2x3x3xui8>, %xz: tensor<ui8>) -> tensor<1x4x2x2xi32> {
+  %none = kiln.none
+  %0 = kiln.conv_integer %x, %w, %xz, %none {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xui8>, tensor<4x2x3x3xui8>, tensor<ui8>, none) -> tensor<1x4x2x2xi32>
+  return %0 : tensor<1x4x2x2xi32>
+}
+
+// -----
+
+// QLinearConv: bias added in i32, per-channel w_scale read along dim 1.
+// CHECK-DAG: #[[$CH:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @qlinear_conv
+// CHECK: %[[ACC:.+]] = tensor.collapse_shape
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[$CH]], #[[$CH]], #{{.+}}], {{.*}} ins(%[[ACC]], %arg4, %arg8 :
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[WS:.+]]: f32, %[[B:.+]]: i32, %{{.+}}: i8):
+// CHECK: %[[SUM:.+]] = arith.addi %[[A]], %[[B]] : i32
+// CHECK: arith.mulf %{{.+}}, %[[WS]]
+// CHECK: arith.sitofp %[[SUM]] : i32 to f32
+// CHECK: math.roundeven
+func.func @qlinear_conv(%x: tensor<1x3x4x4xui8>, %xs: tensor<f32>, %xz: tensor<ui8>, %w: tensor<2x3x3x3xi8>, %ws: tensor<2xf32>, %wz: tensor<2xi8>, %ys: tensor<f32>, %yz: tensor<ui8>, %b: tensor<2xi32>) -> tensor<1x2x2x2xui8> {
+  %0 = kiln.qlinear_conv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b : (tensor<1x3x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x2x2xui8>
+  return %0 : tensor<1x2x2x2xui8>
+}
