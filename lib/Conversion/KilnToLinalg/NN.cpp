@@ -145,18 +145,6 @@ Value truncateTensor(OpBuilder &b, Location loc, Value value,
                           });
 }
 
-/// `value` with element type `elementType` (a wider float): elementwise
-/// extension, or `value` itself.
-Value extendTensor(OpBuilder &b, Location loc, Value value, Type elementType) {
-  auto type = tensorType(value);
-  if (type.getElementType() == elementType)
-    return value;
-  return buildElementwise(b, loc, value, type.clone(elementType),
-                          [&](OpBuilder &nb, Location nl, ValueRange args) {
-                            return extendScalar(nb, nl, args[0], elementType);
-                          });
-}
-
 /// A reduction of `input` (read through identity) over the dims marked in
 /// `reduced`, into a tensor of the kept dims of element type `accType`
 /// starting from `identity`; `combine(element, acc)` folds one element in
@@ -182,6 +170,11 @@ Value reduceDims(OpBuilder &b, Location loc, ValueRange inputs,
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(selectMap(rank, keep, context));
   return buildGeneric(b, loc, inputs, init, maps, iterators, combine);
+}
+
+/// The map of a per-channel vector (dim 1) over loops of `rank`.
+AffineMap channelMap(unsigned rank, MLIRContext *context) {
+  return AffineMap::get(rank, 0, {getAffineDimExpr(1, context)}, context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -608,6 +601,99 @@ AffineMap windowInputMap(unsigned numLoops, ArrayRef<AffineExpr> leadDims,
   return AffineMap::get(numLoops, 0, exprs, context);
 }
 
+
+/// The grouped convolution as a generic: X as [N, G, C/G, D...], W as
+/// [G, M/G, C/G, k...], the accumulator as [N, G, M/G, out...].
+Value buildGroupedConv(OpBuilder &b, Location loc, Value padded,
+                              Value weight, Value init, const Window &w,
+                              int64_t group, Type ct) {
+  MLIRContext *context = b.getContext();
+  auto xType = tensorType(padded), wType = tensorType(weight),
+       accType = tensorType(init);
+  int64_t s = w.rank();
+  int64_t n = xType.getDimSize(0), c = xType.getDimSize(1);
+  int64_t m = wType.getDimSize(0);
+  SmallVector<int64_t> xShape{n, group, c / group}, wShape{group, m / group,
+                                                           c / group},
+      accShape{n, group, m / group};
+  xShape.append(xType.getShape().begin() + 2, xType.getShape().end());
+  wShape.append(wType.getShape().begin() + 2, wType.getShape().end());
+  accShape.append(accType.getShape().begin() + 2, accType.getShape().end());
+  Value xg = reshapeTo(b, loc, padded, xShape);
+  Value wg = reshapeTo(b, loc, weight, wShape);
+  Value accg = reshapeTo(b, loc, init, accShape);
+  // Loops: n, g, mg, o..., cg, k....
+  unsigned numLoops = 4 + 2 * s, firstOut = 3, cLoop = 3 + s,
+           firstKernel = 4 + s;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  AffineMap xMap = windowInputMap(numLoops, {d(0), d(1), d(cLoop)},
+                                  firstOut, firstKernel, w, context);
+  SmallVector<AffineExpr> wExprs{d(1), d(2), d(cLoop)}, outExprs{d(0), d(1),
+                                                                 d(2)};
+  for (int64_t i = 0; i < s; ++i) {
+    wExprs.push_back(d(firstKernel + i));
+    outExprs.push_back(d(firstOut + i));
+  }
+  SmallVector<AffineMap> maps{xMap,
+                              AffineMap::get(numLoops, 0, wExprs, context),
+                              AffineMap::get(numLoops, 0, outExprs, context)};
+  SmallVector<IteratorType> iterators(3 + s, IteratorType::parallel);
+  iterators.append(1 + s, IteratorType::reduction);
+  Value result = buildGeneric(
+      b, loc, {xg, wg}, accg, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value product = arith::MulFOp::create(
+            nb, l, extendScalar(nb, l, args[0], ct),
+            extendScalar(nb, l, args[1], ct));
+        return arith::AddFOp::create(nb, l, args[2], product);
+      });
+  return reshapeTo(b, loc, result, accType.getShape());
+}
+
+/// The accumulator of a convolution: the bias broadcast along the channels
+/// (dim 1), or zeros.
+Value convInit(OpBuilder &b, Location loc, Value bias,
+               RankedTensorType accType) {
+  MLIRContext *context = b.getContext();
+  Type ct = accType.getElementType();
+  unsigned rank = accType.getRank();
+  if (isNone(bias))
+    return filledTensor(b, loc, accType, scalarConstant(b, loc, ct, 0));
+  return buildGeneric(
+      b, loc, bias, emptyTensor(b, loc, accType),
+      {channelMap(rank, context),
+       AffineMap::getMultiDimIdentityMap(rank, context)},
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return extendScalar(nb, l, args[0], ct);
+      });
+}
+
+/// A convolution of the padded input `padded` with `weight` ([M, C/group,
+/// k...]) accumulated into `init`: the named linalg conv op for group 1 and
+/// 1-3 spatial dims, else the grouped generic.
+Value buildConv(OpBuilder &b, Location loc, Value padded, Value weight,
+                Value init, const Window &w, int64_t group, Type ct) {
+  int64_t spatial = w.rank();
+  if (group != 1 || spatial < 1 || spatial > 3)
+    return buildGroupedConv(b, loc, padded, weight, init, w, group, ct);
+  Attribute strides = b.getI64TensorAttr(w.strides);
+  Attribute dilations = b.getI64TensorAttr(w.dilations);
+  SmallVector<Type> types{init.getType()};
+  SmallVector<Value> ins{padded, weight};
+  if (spatial == 1)
+    return linalg::Conv1DNcwFcwOp::create(b, loc, types, ins, init, strides,
+                                          dilations)
+        .getResult(0);
+  if (spatial == 2)
+    return linalg::Conv2DNchwFchwOp::create(b, loc, types, ins, init, strides,
+                                            dilations)
+        .getResult(0);
+  return linalg::Conv3DNcdhwFcdhwOp::create(b, loc, types, ins, init, strides,
+                                            dilations)
+      .getResult(0);
+}
+
 /// ONNX Conv. Group 1 with 1-3 spatial dims uses linalg.conv_{1d_ncw_fcw,
 /// 2d_nchw_fchw,3d_ncdhw_fcdhw}; grouped and depthwise convolutions a
 /// linalg.generic over [N, G, M/G, out..., C/G, k...]. Padding is an
@@ -618,12 +704,10 @@ struct ConvLowering : OpConversionPattern<kiln::ConvOp> {
   matchAndRewrite(kiln::ConvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
     Value x = adaptor.getX(), weight = adaptor.getW(), bias = adaptor.getB();
     auto xType = tensorType(x), wType = tensorType(weight);
-    int64_t rank = xType.getRank(), spatial = rank - 2;
     ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
     FailureOr<Window> w =
         resolveWindow(op, xType.getShape().drop_front(2),
@@ -636,101 +720,155 @@ struct ConvLowering : OpConversionPattern<kiln::ConvOp> {
     Value padded = padWindowInput(rewriter, loc, x, *w, outShape,
                                   scalarConstant(rewriter, loc, elementType, 0));
 
-    auto accType = resultType.clone(ct);
-    Value init;
-    if (isNone(bias)) {
-      init = filledTensor(rewriter, loc, accType,
-                          scalarConstant(rewriter, loc, ct, 0));
-    } else {
-      AffineMap channel = AffineMap::get(
-          rank, 0, {getAffineDimExpr(1, context)}, context);
-      init = buildGeneric(
-          rewriter, loc, bias, emptyTensor(rewriter, loc, accType),
-          {channel, AffineMap::getMultiDimIdentityMap(rank, context)},
-          SmallVector<IteratorType>(rank, IteratorType::parallel),
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            return extendScalar(b, l, args[0], ct);
-          });
-    }
-
-    int64_t group = op.getGroup();
-    Value acc;
-    if (group == 1 && spatial >= 1 && spatial <= 3) {
-      Attribute strides = rewriter.getI64TensorAttr(w->strides);
-      Attribute dilations = rewriter.getI64TensorAttr(w->dilations);
-      SmallVector<Type> types{accType};
-      if (spatial == 1)
-        acc = linalg::Conv1DNcwFcwOp::create(rewriter, loc, types,
-                                             ValueRange{padded, weight},
-                                             ValueRange{init}, strides,
-                                             dilations)
-                  .getResult(0);
-      else if (spatial == 2)
-        acc = linalg::Conv2DNchwFchwOp::create(rewriter, loc, types,
-                                               ValueRange{padded, weight},
-                                               ValueRange{init}, strides,
-                                               dilations)
-                  .getResult(0);
-      else
-        acc = linalg::Conv3DNcdhwFcdhwOp::create(rewriter, loc, types,
-                                                 ValueRange{padded, weight},
-                                                 ValueRange{init}, strides,
-                                                 dilations)
-                  .getResult(0);
-    } else {
-      acc = buildGroupedConv(rewriter, loc, padded, weight, init, *w, group,
-                             ct);
-    }
+    Value init = convInit(rewriter, loc, bias, resultType.clone(ct));
+    Value acc = buildConv(rewriter, loc, padded, weight, init, *w,
+                          op.getGroup(), ct);
     rewriter.replaceOp(op, truncateTensor(rewriter, loc, acc, elementType));
     return success();
   }
 
-  /// The grouped convolution as a generic: X as [N, G, C/G, D...], W as
-  /// [G, M/G, C/G, k...], the accumulator as [N, G, M/G, out...].
-  static Value buildGroupedConv(OpBuilder &b, Location loc, Value padded,
-                                Value weight, Value init, const Window &w,
-                                int64_t group, Type ct) {
-    MLIRContext *context = b.getContext();
-    auto xType = tensorType(padded), wType = tensorType(weight),
-         accType = tensorType(init);
-    int64_t s = w.rank();
-    int64_t n = xType.getDimSize(0), c = xType.getDimSize(1);
-    int64_t m = wType.getDimSize(0);
-    SmallVector<int64_t> xShape{n, group, c / group}, wShape{group, m / group,
-                                                             c / group},
-        accShape{n, group, m / group};
-    xShape.append(xType.getShape().begin() + 2, xType.getShape().end());
-    wShape.append(wType.getShape().begin() + 2, wType.getShape().end());
-    accShape.append(accType.getShape().begin() + 2, accType.getShape().end());
-    Value xg = reshapeTo(b, loc, padded, xShape);
-    Value wg = reshapeTo(b, loc, weight, wShape);
-    Value accg = reshapeTo(b, loc, init, accShape);
-    // Loops: n, g, mg, o..., cg, k....
-    unsigned numLoops = 4 + 2 * s, firstOut = 3, cLoop = 3 + s,
-             firstKernel = 4 + s;
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-    AffineMap xMap = windowInputMap(numLoops, {d(0), d(1), d(cLoop)},
-                                    firstOut, firstKernel, w, context);
-    SmallVector<AffineExpr> wExprs{d(1), d(2), d(cLoop)}, outExprs{d(0), d(1),
-                                                                   d(2)};
-    for (int64_t i = 0; i < s; ++i) {
-      wExprs.push_back(d(firstKernel + i));
-      outExprs.push_back(d(firstOut + i));
+};
+
+/// ConvTranspose as a convolution: X upsampled by the strides (zeros
+/// between the elements, tensor.insert_slice with strides), padded by
+/// dilation * (k - 1) - pad_begin before and what the output size needs
+/// after (negative amounts crop), convolved at stride 1 with the kernel
+/// flipped and its channel dims swapped ([C, M/G, k...] to [M, C/G, k...]).
+/// With output_shape or SAME auto_pad the total padding follows from the
+/// output size, its odd element at the end for SAME_UPPER and at the
+/// beginning otherwise (as ONNX Runtime does).
+struct ConvTransposeLowering : OpConversionPattern<kiln::ConvTransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Value x = adaptor.getX(), weight = adaptor.getW();
+    auto xType = tensorType(x), wType = tensorType(weight);
+    int64_t rank = xType.getRank(), s = rank - 2;
+    int64_t group = op.getGroup();
+    int64_t channels = xType.getDimSize(1), mg = wType.getDimSize(1);
+    if (group < 1 || channels % group != 0)
+      return unsupported(op, "group not dividing the input channels");
+    int64_t cg = channels / group;
+    ArrayRef<int64_t> in = xType.getShape().drop_front(2);
+    ArrayRef<int64_t> out = resultType.getShape().drop_front(2);
+    SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
+    if (auto k = op.getKernelShape())
+      if (ArrayRef<int64_t>(*k) != ArrayRef<int64_t>(kernel))
+        return unsupported(op, "kernel_shape different from W's shape");
+    auto list = [&](std::optional<ArrayRef<int64_t>> v, size_t n,
+                    int64_t fallback) {
+      return v ? SmallVector<int64_t>(*v) : SmallVector<int64_t>(n, fallback);
+    };
+    SmallVector<int64_t> strides = list(op.getStrides(), s, 1);
+    SmallVector<int64_t> dilations = list(op.getDilations(), s, 1);
+    SmallVector<int64_t> pads = list(op.getPads(), 2 * s, 0);
+    SmallVector<int64_t> outputPadding = list(op.getOutputPadding(), s, 0);
+    if ((int64_t)strides.size() != s || (int64_t)dilations.size() != s ||
+        (int64_t)pads.size() != 2 * s || (int64_t)outputPadding.size() != s)
+      return unsupported(op, "window attributes of the wrong length");
+    StringRef autoPad = op.getAutoPad();
+    bool derivePads =
+        op.getOutputShape().has_value() || autoPad.starts_with("SAME");
+    Type elementType = resultType.getElementType();
+    Type ct = computeType(elementType);
+
+    // Upsample.
+    SmallVector<int64_t> upShape{xType.getDimSize(0), channels};
+    for (int64_t i = 0; i < s; ++i)
+      upShape.push_back((in[i] - 1) * strides[i] + 1);
+    Value up = x;
+    if (llvm::any_of(strides, [](int64_t v) { return v != 1; })) {
+      Value zeros = filledTensor(rewriter, loc, xType.clone(upShape),
+                                 scalarConstant(rewriter, loc, elementType, 0));
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          sizes, steps{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)};
+      for (int64_t d : xType.getShape())
+        sizes.push_back(rewriter.getIndexAttr(d));
+      for (int64_t v : strides)
+        steps.push_back(rewriter.getIndexAttr(v));
+      up = tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets,
+                                         sizes, steps);
     }
-    SmallVector<AffineMap> maps{xMap,
-                                AffineMap::get(numLoops, 0, wExprs, context),
-                                AffineMap::get(numLoops, 0, outExprs, context)};
-    SmallVector<IteratorType> iterators(3 + s, IteratorType::parallel);
-    iterators.append(1 + s, IteratorType::reduction);
-    Value result = buildGeneric(
-        b, loc, {xg, wg}, accg, maps, iterators,
-        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-          Value product = arith::MulFOp::create(
-              nb, l, extendScalar(nb, l, args[0], ct),
-              extendScalar(nb, l, args[1], ct));
-          return arith::AddFOp::create(nb, l, args[2], product);
-        });
-    return reshapeTo(b, loc, result, accType.getShape());
+    // Pad (or crop) around the upsampled input.
+    SmallVector<int64_t> low{0, 0}, high{0, 0}, cropOffsets(rank, 0),
+        cropSizes(upShape);
+    bool crop = false;
+    for (int64_t i = 0; i < s; ++i) {
+      int64_t extent = dilations[i] * (kernel[i] - 1);
+      int64_t padBegin;
+      if (derivePads) {
+        int64_t total = strides[i] * (in[i] - 1) + outputPadding[i] +
+                        extent + 1 - out[i];
+        // Floor division, as ONNX's reference: a negative total (an
+        // output_shape past the natural size) pads at the end.
+        int64_t half = llvm::divideFloorSigned(total, 2);
+        padBegin = autoPad == "SAME_UPPER" ? half : total - half;
+      } else {
+        padBegin = autoPad == "VALID" ? 0 : pads[i];
+      }
+      int64_t before = extent - padBegin;
+      int64_t after = out[i] - upShape[2 + i] + padBegin;
+      if (before < 0) {
+        cropOffsets[2 + i] = -before;
+        cropSizes[2 + i] += before;
+        before = 0;
+        crop = true;
+      }
+      if (after < 0) {
+        cropSizes[2 + i] += after;
+        after = 0;
+        crop = true;
+      }
+      low.push_back(before);
+      high.push_back(after);
+    }
+    if (crop)
+      up = tensor::ExtractSliceOp::create(
+          rewriter, loc, xType.clone(cropSizes), up, ValueRange{},
+          ValueRange{}, ValueRange{}, cropOffsets, cropSizes,
+          SmallVector<int64_t>(rank, 1));
+    Value padded = padTensor(rewriter, loc, up, low, high,
+                             scalarConstant(rewriter, loc, elementType, 0));
+
+    // The flipped, channel-swapped kernel [G, M/G, C/G, k...] from W as
+    // [G, C/G, M/G, k...].
+    SmallVector<int64_t> wgShape{group, cg, mg}, flippedShape{group, mg, cg};
+    wgShape.append(kernel);
+    flippedShape.append(kernel);
+    Value wg = reshapeTo(rewriter, loc, weight, wgShape);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    SmallVector<AffineExpr> readExprs{d(0), d(2), d(1)};
+    for (int64_t i = 0; i < s; ++i)
+      readExprs.push_back(getAffineConstantExpr(kernel[i] - 1, context) -
+                          d(3 + i));
+    unsigned wRank = 3 + s;
+    Value flipped = buildGeneric(
+        rewriter, loc, wg,
+        emptyTensor(rewriter, loc, wType.clone(flippedShape)),
+        {AffineMap::get(wRank, 0, readExprs, context),
+         AffineMap::getMultiDimIdentityMap(wRank, context)},
+        SmallVector<IteratorType>(wRank, IteratorType::parallel),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    SmallVector<int64_t> convWeightShape{group * mg, cg};
+    convWeightShape.append(kernel);
+    Value convWeight = reshapeTo(rewriter, loc, flipped, convWeightShape);
+
+    Window w;
+    w.kernel = kernel;
+    w.strides.assign(s, 1);
+    w.dilations = dilations;
+    w.padBegin.assign(s, 0);
+    w.padEnd.assign(s, 0);
+    Value init = convInit(rewriter, loc, adaptor.getB(), resultType.clone(ct));
+    Value acc =
+        buildConv(rewriter, loc, padded, convWeight, init, w, group, ct);
+    rewriter.replaceOp(op, truncateTensor(rewriter, loc, acc, elementType));
+    return success();
   }
 };
 
@@ -1156,10 +1294,6 @@ Value invStdDev(OpBuilder &b, Location loc, Value var, double epsilon) {
   return math::RsqrtOp::create(b, loc, sum);
 }
 
-/// The map of a per-channel vector (dim 1) over loops of `rank`.
-AffineMap channelMap(unsigned rank, MLIRContext *context) {
-  return AffineMap::get(rank, 0, {getAffineDimExpr(1, context)}, context);
-}
 
 /// BatchNormalization (inference): one elementwise generic,
 /// (x - mean[c]) * rsqrt(var[c] + eps) * scale[c] + B[c].
@@ -1775,6 +1909,6 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                GlobalPoolLowering<kiln::GlobalLpPoolOp, PoolKind::Lp>,
                BatchNormLowering, InstanceNormLowering, LayerNormLowering,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
-               DropoutLowering, PadLowering>(
+               DropoutLowering, PadLowering, ConvTransposeLowering>(
       converter, context);
 }

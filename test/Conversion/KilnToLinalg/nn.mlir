@@ -412,3 +412,23 @@ func.func @pad_runtime(%x: tensor<3x4xf32>, %p: tensor<4xi64>) -> tensor<5x6xf32
   %0 = kiln.pad %x, %p, %none, %none {mode = "constant"} : (tensor<3x4xf32>, tensor<4xi64>, none, none) -> tensor<5x6xf32>
   return %0 : tensor<5x6xf32>
 }
+
+// -----
+
+// ConvTranspose: X upsampled by the strides into zeros, padded by
+// dilation * (k - 1) - pad_begin (and what the output size needs at the
+// end), convolved at stride 1 with the kernel flipped and its channel dims
+// swapped.
+// CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 2, -d4 + 2)>
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x2x5x5xf32>
+// CHECK: %[[UP:.*]] = tensor.insert_slice %arg0 into %[[Z]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: %[[PAD:.*]] = tensor.pad %[[UP]] low[0, 0, 1, 1] high[0, 0, 2, 2]
+// CHECK: %[[WG:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 2, 3, 3, 3]
+// CHECK: %[[F:.*]] = linalg.generic {indexing_maps = [#[[$FLIP]], {{.*}}]} ins(%[[WG]] : tensor<1x2x3x3x3xf32>) outs({{.*}} : tensor<1x3x2x3x3xf32>)
+// CHECK: %[[W:.*]] = tensor.collapse_shape %[[F]] {{.*}} into tensor<3x2x3x3xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%[[PAD]], %[[W]] : tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>)
+func.func @conv_transpose(%x: tensor<1x2x3x3xf32>, %w: tensor<2x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x6x6xf32> {
+  %0 = kiln.conv_transpose %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x6x6xf32>
+  return %0 : tensor<1x3x6x6xf32>
+}
