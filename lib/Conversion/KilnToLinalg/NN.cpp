@@ -18,6 +18,11 @@
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
 
 #include <cmath>
 #include <numeric>
@@ -1893,6 +1898,432 @@ struct PadLowering : OpConversionPattern<kiln::PadOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// Resize, nearest and linear: a generic over the result computing, per
+/// resized axis, the source coordinate from the output index in f32 (as
+/// ONNX Runtime does) with the coordinate_transformation_mode, then either
+/// the nearest index (nearest_mode, clamped) or the two neighbours and their
+/// weights (the coordinate clamped to the input), reading X with
+/// tensor.extract. Scales may be run-time values (read from the tensor);
+/// with sizes the scale is the static output/input ratio (or the one
+/// keep_aspect_ratio_policy picks from constant sizes).
+struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ResizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = tensorType(x);
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    int64_t rank = xType.getRank();
+    StringRef mode = op.getMode();
+    StringRef ctm = op.getCoordinateTransformationMode();
+    StringRef nearestMode = op.getNearestMode();
+    if (mode != "nearest" && mode != "linear")
+      return unsupported(op, "mode '" + mode + "' (nearest and linear are)");
+    if (op.getAntialias())
+      return unsupported(op, "antialias = 1");
+    if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel",
+                             "align_corners", "asymmetric",
+                             "half_pixel_symmetric"},
+                            ctm))
+      return unsupported(op, "coordinate_transformation_mode '" + ctm + "'");
+    Type elementType = resultType.getElementType();
+    if (mode == "linear" && !isa<FloatType>(elementType))
+      return unsupported(op, "linear mode on an integer tensor");
+
+    SmallVector<int64_t> axes;
+    if (auto attr = op.getAxes()) {
+      for (int64_t a : *attr)
+        axes.push_back(normalizeAxis(a, rank));
+    } else {
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(i);
+    }
+    Value scales = adaptor.getScales();
+    bool useScales =
+        !isNone(scales) && tensorType(scales).getNumElements() != 0;
+    Value sizes = adaptor.getSizes();
+    if (!useScales && isNone(sizes))
+      return unsupported(op, "neither scales nor sizes");
+    if (useScales &&
+        tensorType(scales).getNumElements() != (int64_t)axes.size())
+      return unsupported(op, "scales has a length other than the axes'");
+    // With sizes: the per-axis ratio, or one ratio for all axes.
+    SmallVector<float> staticScale(rank, 1.0f);
+    if (!useScales) {
+      StringRef policy = op.getKeepAspectRatioPolicy();
+      std::optional<float> common;
+      if (policy != "stretch") {
+        FailureOr<SmallVector<int64_t>> values = constantInts(sizes);
+        if (failed(values) || values->size() != axes.size())
+          return unsupported(op, "keep_aspect_ratio_policy with run-time "
+                                 "sizes");
+        for (auto [k, a] : llvm::enumerate(axes)) {
+          float r = static_cast<float>((*values)[k]) /
+                    static_cast<float>(xType.getDimSize(a));
+          common = !common ? r
+                   : policy == "not_larger" ? std::min(*common, r)
+                                            : std::max(*common, r);
+        }
+      }
+      for (int64_t a : axes)
+        staticScale[a] =
+            common ? *common
+                   : static_cast<float>(resultType.getDimSize(a)) /
+                         static_cast<float>(xType.getDimSize(a));
+    }
+
+    // Axes mapped one to one: not resized, with a scale known to be 1 (or
+    // irrelevant, as with align_corners).
+    SmallVector<bool> identity(rank, true);
+    DenseElementsAttr scaleValues;
+    if (useScales) {
+      if (auto constant = scales.getDefiningOp<kiln::ConstantOp>())
+        scaleValues = dyn_cast<DenseElementsAttr>(constant.getValue());
+      else
+        matchPattern(scales, m_Constant(&scaleValues));
+    }
+    for (auto [k, a] : llvm::enumerate(axes)) {
+      bool unitScale = useScales ? scaleValues &&
+                                       scaleValues.getValues<APFloat>()[k]
+                                               .convertToDouble() == 1.0
+                                 : staticScale[a] == 1.0f;
+      identity[a] = xType.getDimSize(a) == resultType.getDimSize(a) &&
+                    (unitScale || ctm == "align_corners");
+    }
+    SmallVector<int64_t> scaleIndex(rank, -1);
+    for (auto [k, a] : llvm::enumerate(axes))
+      scaleIndex[a] = k;
+
+    Type ct = isa<FloatType>(elementType) ? computeType(elementType)
+                                          : rewriter.getF32Type();
+    Value result = buildGeneric(
+        rewriter, loc, {}, emptyTensor(rewriter, loc, resultType),
+        {AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          Type f32 = b.getF32Type();
+          auto cf = [&](double v) { return scalarConstant(b, l, f32, v); };
+          auto ci = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v);
+          };
+          // Per axis: the nearest index, or (low, high, high weight).
+          SmallVector<Value> nearest(rank), lowIdx(rank), highIdx(rank),
+              highWeight(rank);
+          SmallVector<int64_t> linearAxes;
+          for (int64_t a = 0; a < rank; ++a) {
+            Value index = linalg::IndexOp::create(b, l, a);
+            if (identity[a]) {
+              nearest[a] = index;
+              continue;
+            }
+            int64_t in = xType.getDimSize(a), out = resultType.getDimSize(a);
+            Value scale;
+            if (useScales)
+              scale = tensor::ExtractOp::create(
+                  b, l, scales, ValueRange{ci(scaleIndex[a])});
+            else
+              scale = cf(staticScale[a]);
+            Value xo = arith::UIToFPOp::create(
+                b, l, f32, arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                                      index));
+            Value coord;
+            auto halfPixel = [&]() -> Value {
+              Value v = arith::AddFOp::create(b, l, xo, cf(0.5));
+              v = arith::DivFOp::create(b, l, v, scale);
+              return arith::SubFOp::create(b, l, v, cf(0.5));
+            };
+            // ONNX's length_resized: in * scale, unrounded (with sizes,
+            // the output size).
+            auto resizedLength = [&]() -> Value {
+              return arith::MulFOp::create(b, l, cf(in), scale);
+            };
+            if (ctm == "half_pixel") {
+              coord = halfPixel();
+            } else if (ctm == "pytorch_half_pixel") {
+              Value longer = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OGT, resizedLength(), cf(1));
+              coord = arith::SelectOp::create(b, l, longer, halfPixel(),
+                                              cf(0));
+            } else if (ctm == "align_corners") {
+              Value length = resizedLength();
+              Value one = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OEQ, length, cf(1));
+              Value ratio = arith::DivFOp::create(
+                  b, l, cf(in - 1), arith::SubFOp::create(b, l, length, cf(1)));
+              coord = arith::SelectOp::create(
+                  b, l, one, cf(0), arith::MulFOp::create(b, l, xo, ratio));
+            } else if (ctm == "asymmetric") {
+              coord = arith::DivFOp::create(b, l, xo, scale);
+            } else {
+              // half_pixel_symmetric
+              // offset = in/2 * (1 - out / (scale * in))
+              Value adjustment = arith::DivFOp::create(
+                  b, l, cf(out),
+                  arith::MulFOp::create(b, l, scale, cf(in)));
+              Value offset = arith::MulFOp::create(
+                  b, l, cf(in / 2.0),
+                  arith::SubFOp::create(b, l, cf(1), adjustment));
+              coord = arith::AddFOp::create(b, l, offset, halfPixel());
+            }
+            auto toIndex = [&](Value v) -> Value {
+              Value i = arith::FPToSIOp::create(b, l, b.getI64Type(), v);
+              i = arith::IndexCastOp::create(b, l, b.getIndexType(), i);
+              i = arith::MaxSIOp::create(b, l, i, ci(0));
+              return arith::MinSIOp::create(b, l, i, ci(in - 1));
+            };
+            if (mode == "nearest") {
+              Value r;
+              if (nearestMode == "round_prefer_floor")
+                r = math::CeilOp::create(
+                    b, l, arith::SubFOp::create(b, l, coord, cf(0.5)));
+              else if (nearestMode == "round_prefer_ceil")
+                r = math::FloorOp::create(
+                    b, l, arith::AddFOp::create(b, l, coord, cf(0.5)));
+              else if (nearestMode == "floor")
+                r = math::FloorOp::create(b, l, coord);
+              else
+                r = math::CeilOp::create(b, l, coord);
+              nearest[a] = toIndex(r);
+              continue;
+            }
+            coord = arith::MaximumFOp::create(b, l, coord, cf(0));
+            coord = arith::MinimumFOp::create(b, l, coord, cf(in - 1));
+            Value floor = math::FloorOp::create(b, l, coord);
+            lowIdx[a] = toIndex(floor);
+            highIdx[a] = arith::MinSIOp::create(
+                b, l, arith::AddIOp::create(b, l, lowIdx[a], ci(1)),
+                ci(in - 1));
+            Value w = arith::SubFOp::create(b, l, coord, floor);
+            highWeight[a] = ct == f32 ? w
+                                      : (Value)arith::ExtFOp::create(
+                                            b, l, ct, w);
+            linearAxes.push_back(a);
+          }
+          if (mode == "nearest")
+            return tensor::ExtractOp::create(b, l, x, nearest);
+          // Sum over the 2^k corners.
+          Value sum = scalarConstant(b, l, ct, 0);
+          for (unsigned corner = 0; corner < (1u << linearAxes.size());
+               ++corner) {
+            SmallVector<Value> indices(nearest);
+            Value weight = scalarConstant(b, l, ct, 1);
+            for (auto [j, a] : llvm::enumerate(linearAxes)) {
+              bool high = corner & (1u << j);
+              indices[a] = high ? highIdx[a] : lowIdx[a];
+              Value w = high ? highWeight[a]
+                             : (Value)arith::SubFOp::create(
+                                   b, l, scalarConstant(b, l, ct, 1),
+                                   highWeight[a]);
+              weight = arith::MulFOp::create(b, l, weight, w);
+            }
+            Value v = extendScalar(
+                b, l, tensor::ExtractOp::create(b, l, x, indices), ct);
+            sum = arith::AddFOp::create(b, l, sum,
+                                        arith::MulFOp::create(b, l, v, weight));
+          }
+          return truncateScalar(b, l, sum, elementType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+/// Einsum: one linalg.generic with a loop per label, the output's labels
+/// parallel and the others reductions; each input reads its labels' loops
+/// (a label repeated in one input is a diagonal; a size-1 dim against a
+/// larger loop broadcasts), and the body accumulates the product.
+/// `...` stands for the same right-aligned broadcast dims in every term;
+/// without `->` the output is the ellipsis dims then the labels that occur
+/// once, in ASCII order (numpy's rule).
+struct EinsumLowering : OpConversionPattern<kiln::EinsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  /// A term's labels: letters as their char, ellipsis dims as 256 + the
+  /// global ellipsis dim. Fails on malformed terms.
+  static FailureOr<SmallVector<int>> parseTerm(StringRef term, int64_t rank,
+                                               int64_t ellipsisRank) {
+    SmallVector<int> labels;
+    size_t dots = term.find("...");
+    StringRef before = dots == StringRef::npos ? term : term.take_front(dots);
+    StringRef after =
+        dots == StringRef::npos ? StringRef() : term.drop_front(dots + 3);
+    if (after.contains('.') || before.contains('.'))
+      return failure();
+    for (char c : before) {
+      if (!llvm::isAlpha(c))
+        return failure();
+      labels.push_back(c);
+    }
+    if (dots != StringRef::npos) {
+      int64_t count = rank < 0 ? ellipsisRank
+                               : rank - (int64_t)before.size() -
+                                     (int64_t)after.size();
+      if (count < 0 || count > ellipsisRank)
+        return failure();
+      for (int64_t j = ellipsisRank - count; j < ellipsisRank; ++j)
+        labels.push_back(256 + j);
+    }
+    for (char c : after) {
+      if (!llvm::isAlpha(c))
+        return failure();
+      labels.push_back(c);
+    }
+    if (rank >= 0 && (int64_t)labels.size() != rank)
+      return failure();
+    return labels;
+  }
+
+  LogicalResult
+  matchAndRewrite(kiln::EinsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    std::string equation;
+    for (char c : op.getEquation())
+      if (!llvm::isSpace(c))
+        equation.push_back(c);
+    StringRef eq(equation);
+    auto [lhs, rhs] = eq.split("->");
+    bool explicitOutput = eq.contains("->");
+    SmallVector<StringRef> terms;
+    lhs.split(terms, ',');
+    ValueRange inputs = adaptor.getInputs();
+    if (terms.size() != inputs.size())
+      return unsupported(op, "equation has " + std::to_string(terms.size()) +
+                                 " terms for " +
+                                 std::to_string(inputs.size()) + " inputs");
+    // The ellipsis rank: the most dims any `...` covers.
+    int64_t ellipsisRank = 0;
+    for (auto [term, input] : llvm::zip(terms, inputs)) {
+      if (!term.contains("..."))
+        continue;
+      int64_t letters = llvm::count_if(term, llvm::isAlpha);
+      ellipsisRank = std::max(ellipsisRank,
+                              tensorType(input).getRank() - letters);
+    }
+    SmallVector<SmallVector<int>> inputLabels;
+    llvm::MapVector<int, int64_t> sizes; // label -> loop size, in order
+    std::map<int, int> occurrences;
+    for (auto [term, input] : llvm::zip(terms, inputs)) {
+      auto type = tensorType(input);
+      FailureOr<SmallVector<int>> labels =
+          parseTerm(term, type.getRank(), ellipsisRank);
+      if (failed(labels))
+        return unsupported(op, "equation term '" + term +
+                                   "' does not match an input of rank " +
+                                   std::to_string(type.getRank()));
+      for (auto [d, label] : llvm::enumerate(*labels)) {
+        int64_t size = type.getDimSize(d);
+        auto [it, inserted] = sizes.insert({label, size});
+        if (!inserted && it->second != size) {
+          if (it->second != 1 && size != 1)
+            return unsupported(op, "label sizes " +
+                                       std::to_string(it->second) + " and " +
+                                       std::to_string(size) + " disagree");
+          it->second = std::max(it->second, size);
+        }
+      }
+      SmallVector<int> distinct(*labels);
+      llvm::sort(distinct);
+      distinct.erase(llvm::unique(distinct), distinct.end());
+      for (int label : *labels)
+        ++occurrences[label];
+      inputLabels.push_back(std::move(*labels));
+    }
+    SmallVector<int> outputLabels;
+    if (explicitOutput) {
+      FailureOr<SmallVector<int>> labels =
+          parseTerm(rhs, -1, ellipsisRank);
+      if (failed(labels))
+        return unsupported(op, "output term '" + rhs + "'");
+      outputLabels = std::move(*labels);
+    } else {
+      for (int64_t j = 0; j < ellipsisRank; ++j)
+        outputLabels.push_back(256 + j);
+      SmallVector<int> once;
+      for (auto [label, count] : occurrences)
+        if (label < 256 && count == 1)
+          once.push_back(label);
+      llvm::sort(once);
+      outputLabels.append(once);
+    }
+    if ((int64_t)outputLabels.size() != resultType.getRank())
+      return unsupported(op, "output term of rank " +
+                                 std::to_string(outputLabels.size()) +
+                                 " for a result of rank " +
+                                 std::to_string(resultType.getRank()));
+    // Loops: output labels, then the others in order of appearance.
+    llvm::DenseMap<int, unsigned> loopOf;
+    SmallVector<IteratorType> iterators;
+    for (auto [i, label] : llvm::enumerate(outputLabels)) {
+      if (!sizes.count(label) || loopOf.count(label))
+        return unsupported(op, "output label not in an input, or repeated");
+      if (sizes[label] != resultType.getDimSize(i))
+        return unsupported(op, "output dim size mismatch");
+      loopOf[label] = loopOf.size();
+      iterators.push_back(IteratorType::parallel);
+    }
+    for (auto &[label, size] : sizes)
+      if (!loopOf.count(label)) {
+        loopOf[label] = loopOf.size();
+        iterators.push_back(IteratorType::reduction);
+      }
+    unsigned numLoops = loopOf.size();
+    SmallVector<AffineMap> maps;
+    for (auto [labels, input] : llvm::zip(inputLabels, inputs)) {
+      auto type = tensorType(input);
+      SmallVector<AffineExpr> exprs;
+      for (auto [d, label] : llvm::enumerate(labels)) {
+        if (type.getDimSize(d) == 1 && sizes[label] != 1)
+          exprs.push_back(getAffineConstantExpr(0, context));
+        else
+          exprs.push_back(getAffineDimExpr(loopOf[label], context));
+      }
+      maps.push_back(AffineMap::get(numLoops, 0, exprs, context));
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (int label : outputLabels)
+      outExprs.push_back(getAffineDimExpr(loopOf[label], context));
+    maps.push_back(AffineMap::get(numLoops, 0, outExprs, context));
+
+    Type elementType = resultType.getElementType();
+    Type ct = computeType(elementType);
+    bool isFloat = isa<FloatType>(ct);
+    Value init = filledTensor(rewriter, loc, resultType.clone(ct),
+                              scalarConstant(rewriter, loc, ct, 0));
+    Value acc = buildGeneric(
+        rewriter, loc, inputs, init, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value product;
+          for (Value v : args.drop_back()) {
+            v = extendScalar(b, l, v, ct);
+            product = !product ? v
+                      : isFloat
+                          ? (Value)arith::MulFOp::create(b, l, product, v)
+                          : (Value)arith::MulIOp::create(b, l, product, v);
+          }
+          if (isFloat)
+            return arith::AddFOp::create(b, l, args.back(), product);
+          return arith::AddIOp::create(b, l, args.back(), product);
+        });
+    rewriter.replaceOp(op, truncateTensor(rewriter, loc, acc, elementType));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
@@ -1909,6 +2340,7 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                GlobalPoolLowering<kiln::GlobalLpPoolOp, PoolKind::Lp>,
                BatchNormLowering, InstanceNormLowering, LayerNormLowering,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
-               DropoutLowering, PadLowering, ConvTransposeLowering>(
+               DropoutLowering, PadLowering, ConvTransposeLowering,
+               ResizeLowering, EinsumLowering>(
       converter, context);
 }

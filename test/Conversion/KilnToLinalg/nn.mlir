@@ -432,3 +432,73 @@ func.func @conv_transpose(%x: tensor<1x2x3x3xf32>, %w: tensor<2x3x3x3xf32>, %b: 
   %0 = kiln.conv_transpose %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<1x2x3x3xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x6x6xf32>
   return %0 : tensor<1x3x6x6xf32>
 }
+
+// -----
+
+// Resize: a generic over the result computing source coordinates in f32.
+// Nearest with constant scales (N and C have scale 1: read directly),
+// half_pixel and round_prefer_floor (ceil(x - 0.5)), clamped.
+// CHECK-LABEL: func.func @resize_nearest
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<1x1x4x4xf32>)
+// CHECK: %[[N:.*]] = linalg.index 0 : index
+// CHECK: %[[C:.*]] = linalg.index 1 : index
+// CHECK: linalg.index 2 : index
+// CHECK: arith.divf
+// CHECK: math.ceil
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: linalg.index 3 : index
+// CHECK: math.ceil
+// CHECK: tensor.extract %arg0[%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x1x2x2xf32>
+func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %none = kiln.none
+  %c = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %0 = kiln.resize %x, %none, %c, %none {mode = "nearest"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>, none) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Linear with run-time scales and align_corners: the scale read from the
+// tensor, length_resized = in * scale, floor and the clamped neighbour, four
+// weighted corners.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK: tensor.extract %arg1[%{{.*}}] : tensor<4xf32>
+// CHECK: arith.cmpf oeq
+// CHECK: math.floor
+// CHECK-COUNT-4: tensor.extract %arg0
+// CHECK-NOT: tensor.extract %arg0
+func.func @resize_linear(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1x1x4x4xf32> {
+  %none = kiln.none
+  %0 = kiln.resize %x, %none, %s, %none {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>, none) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Einsum: a loop per label, the output's parallel; a repeated label is a
+// diagonal; `...` covers the leading dims.
+// CHECK-DAG: #[[$EA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$EB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[$EO:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$ED:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2, d2)>
+// CHECK-LABEL: func.func @einsum
+// CHECK: linalg.generic {indexing_maps = [#[[$EA]], #[[$EB]], #[[$EO]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {indexing_maps = [#[[$ED]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2 : tensor<3x5x7x7xf32>)
+func.func @einsum(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %e: tensor<3x5x7x7xf32>) -> (tensor<2x3x5xf32>, tensor<3x5x7xf32>) {
+  %0 = kiln.einsum %a, %b {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %1 = kiln.einsum %e {equation = "...ii->...i"} : (tensor<3x5x7x7xf32>) -> tensor<3x5x7xf32>
+  return %0, %1 : tensor<2x3x5xf32>, tensor<3x5x7xf32>
+}
+
+// -----
+
+// Implicit output: the labels occurring once, in order ("ij,jk" is "ik").
+// CHECK-LABEL: func.func @einsum_implicit
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs({{.*}} : tensor<3x6xf32>)
+func.func @einsum_implicit(%c: tensor<3x4xf32>, %d: tensor<4x6xf32>) -> tensor<3x6xf32> {
+  %0 = kiln.einsum %c, %d {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x6xf32>) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}
