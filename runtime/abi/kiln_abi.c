@@ -50,8 +50,12 @@ KILN_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
 }
 
 extern void omp_set_num_threads(int) __attribute__((weak));
+/* In kiln_abi_blas.c, linked only with --kernels=library. */
+extern void kiln_abi_blas_set_num_threads(int32_t) __attribute__((weak));
 
 KILN_EXPORT void kiln_abi_set_num_threads(int32_t n) {
   if (n > 0 && omp_set_num_threads)
     omp_set_num_threads(n);
+  if (n > 0 && kiln_abi_blas_set_num_threads)
+    kiln_abi_blas_set_num_threads(n);
 }

@@ -1,5 +1,9 @@
-//===- kiln-compile.cpp - ONNX model to kiln IR (and, later, artifacts) ---===//
+//===- kiln-compile.cpp - ONNX model to a runnable artifact ---------------===//
 //
+//   kiln-compile model.onnx -o model.kiln              the artifact (the default
+//                                                      emit for a -o other than
+//                                                      '-' and *.mlir)
+//   kiln-compile model.onnx --emit=linalg|llvm|asm|obj -o f   a backend stage
 //   kiln-compile model.onnx --emit=kiln -o -          the imported IR
 //   kiln-compile model.onnx --emit=graph -o f.mlir    after the graph pipeline
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
@@ -17,6 +21,9 @@
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/Pipelines/PassReport.h"
 #include "kiln/Pipelines/Pipelines.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Target/ModelSignature.h"
 #include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -31,6 +38,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -40,7 +48,18 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Kiln, Graph, Onnx };
+enum class Emit {
+  Kiln,
+  Graph,
+  Onnx,
+  Linalg,
+  LLVMDialect,
+  LLVMIR,
+  Asm,
+  Obj,
+  SharedObject,
+  Artifact
+};
 
 cl::OptionCategory category("kiln-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
@@ -56,8 +75,43 @@ cl::opt<Emit> emit(
                           "kiln IR after the graph pipeline (-O<n>)"),
                clEnumValN(Emit::Onnx, "onnx",
                           "an ONNX model of the graph after the pipeline "
-                          "(use --decompose-fused when it has fused ops)")),
+                          "(use --decompose-fused when it has fused ops)"),
+               clEnumValN(Emit::Linalg, "linalg",
+                          "linalg/tensor IR: the graph lowered for the CPU"),
+               clEnumValN(Emit::LLVMDialect, "llvm-dialect",
+                          "the MLIR LLVM dialect, kiln_entry included"),
+               clEnumValN(Emit::LLVMIR, "llvm", "optimized LLVM IR"),
+               clEnumValN(Emit::Asm, "asm", "assembly for the target CPU"),
+               clEnumValN(Emit::Obj, "obj", "an object file"),
+               clEnumValN(Emit::SharedObject, "so",
+                          "the linked shared object alone (the artifact's "
+                          "code section; buffers as in docs/artifact.md)"),
+               clEnumValN(Emit::Artifact, "artifact",
+                          "the model artifact (model.kiln) kiln-run and the "
+                          "runtime load; the default for -o FILE other than "
+                          "*.mlir")),
     cl::cat(category));
+cl::opt<std::string> targetName(
+    "target", cl::desc("Code generation target: cpu (the only one so far)"),
+    cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("CPU to compile for: native (the host, its AVX2/AVX-512), "
+             "generic (any x86-64) or an LLVM CPU name"),
+    cl::init("native"), cl::cat(category));
+cl::opt<std::string> kernelStrategy(
+    "kernels",
+    cl::desc("codegen (MLIR-generated loops) or library (OpenBLAS GEMM for "
+             "matmuls and convolutions)"),
+    cl::init("codegen"), cl::cat(category));
+cl::opt<bool> embedWeights(
+    "embed-weights",
+    cl::desc("Compile the weights into the code as constants instead of the "
+             "artifact's weights section (small models, --emit=so)"),
+    cl::cat(category));
+cl::opt<bool> noParallel("no-parallel",
+                         cl::desc("Do not run loops on OpenMP threads"),
+                         cl::cat(category));
 cl::opt<bool> summary("summary",
                       cl::desc("Print ops by type before and after the graph "
                                "pipeline, parameter counts, and where the IR "
@@ -210,6 +264,100 @@ static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
   options.decomposeFused = decomposeFused;
 }
 
+static bool writeOutput(StringRef bytes) {
+  std::string error;
+  auto output = openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  output->os() << bytes;
+  output->keep();
+  return true;
+}
+
+static bool writeIR(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  if (!keepConstants)
+    flags.elideLargeResourceString(1024).elideLargeElementsAttrs(1024);
+  module->print(os, flags);
+  return writeOutput(text);
+}
+
+/// The graph (optimized, weights hoisted) down to the requested stage.
+static bool compileBackend(ModuleOp module, Emit mode,
+                           const kiln::cpu::CpuOptions &options) {
+  FailureOr<kiln::ModelSignature> signature = kiln::collectSignature(module);
+  if (failed(signature))
+    return false;
+  auto pm = PassManager::on<ModuleOp>(module->getContext());
+  kiln::cpu::buildLinalgPipeline(pm, options, /*hoistWeights=*/false);
+  if (mode != Emit::Linalg)
+    kiln::cpu::buildLLVMPipeline(pm, options);
+  if (printPipeline) {
+    llvm::errs() << "kiln-compile: backend pipeline: ";
+    pm.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
+  if (failed(pm.run(module)))
+    return false;
+  if (mode == Emit::Linalg || mode == Emit::LLVMDialect)
+    return writeIR(module);
+
+  std::string error;
+  kiln::cpu::TargetInfo target;
+  if (!kiln::cpu::resolveTarget(options, target, error)) {
+    llvm::errs() << "kiln-compile: --cpu=" << options.cpu << ": " << error
+                 << "\n";
+    return false;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine =
+      kiln::cpu::createTargetMachine(target, options.llvmOptLevel, error);
+  if (!machine) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      kiln::cpu::translateToLLVMIR(module, llvmContext, *machine);
+  if (!llvmModule) {
+    llvm::errs() << "kiln-compile: translation to LLVM IR failed\n";
+    return false;
+  }
+  if (!kiln::cpu::optimizeLLVMModule(*llvmModule, *machine,
+                                     options.llvmOptLevel, error)) {
+    llvm::errs() << "kiln-compile: LLVM optimization failed: " << error
+                 << "\n";
+    return false;
+  }
+  if (mode == Emit::LLVMIR) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return writeOutput(text);
+  }
+  std::string code;
+  if (!kiln::cpu::emitMachineCode(*llvmModule, *machine, mode == Emit::Asm,
+                                  code, error)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  if (mode == Emit::Asm || mode == Emit::Obj)
+    return writeOutput(code);
+  std::string sharedObject;
+  if (!kiln::cpu::linkSharedObject(code, options, sharedObject, error)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  if (mode == Emit::SharedObject)
+    return writeOutput(sharedObject);
+  // TODO(artifact writer): pack the shared object, the signature and the
+  // weights into model.kiln.
+  return writeOutput(sharedObject);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -217,6 +365,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   kiln::registerImportDialects(registry);
+  kiln::cpu::registerCpuBackendDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -233,6 +382,30 @@ int main(int argc, char **argv) {
   }
   if (!checkDisabledPasses())
     return 1;
+  // `-o model.kiln` compiles all the way; '-' and *.mlir keep the IR.
+  Emit mode = emit;
+  StringRef outExt = llvm::sys::path::extension(outputPath);
+  if (emit.getNumOccurrences() == 0 && outputPath != "-" && outExt != ".mlir" &&
+      outExt != ".mlirbc")
+    mode = Emit::Artifact;
+  bool backend = mode == Emit::Linalg || mode == Emit::LLVMDialect ||
+                 mode == Emit::LLVMIR || mode == Emit::Asm ||
+                 mode == Emit::Obj || mode == Emit::SharedObject ||
+                 mode == Emit::Artifact;
+  if (backend && targetName != "cpu") {
+    llvm::errs() << "kiln-compile: --target=" << targetName
+                 << ": unknown target (this build has: cpu)\n";
+    return 1;
+  }
+  if (kernelStrategy != "codegen" && kernelStrategy != "library") {
+    llvm::errs() << "kiln-compile: --kernels must be codegen or library, got '"
+                 << kernelStrategy << "'\n";
+    return 1;
+  }
+  kiln::cpu::CpuOptions cpuOptions;
+  cpuOptions.cpu = cpuName;
+  cpuOptions.kernels = kernelStrategy;
+  cpuOptions.parallel = !noParallel;
 
   OwningOpRef<ModuleOp> module = loadInput(context);
   if (!module)
@@ -241,7 +414,7 @@ int main(int argc, char **argv) {
     return 1;
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
-  bool runPipeline = emit != Emit::Kiln || summary || !reportPath.empty();
+  bool runPipeline = mode != Emit::Kiln || summary || !reportPath.empty();
   // Declared before the pass manager: it prints the timing report when
   // destroyed, after the pipeline ran.
   DefaultTimingManager timing;
@@ -251,7 +424,13 @@ int main(int argc, char **argv) {
     auto pm = PassManager::on<ModuleOp>(&context);
     kiln::GraphPipelineOptions pipelineOptions;
     setPipelineOptions(pipelineOptions);
+    // The CPU lowering covers the ONNX-level ops: Kiln's fused ops are
+    // decomposed at the end of the graph pipeline.
+    if (backend)
+      pipelineOptions.decomposeFused = true;
     kiln::buildGraphPipeline(pm, pipelineOptions);
+    if (backend && !embedWeights)
+      pm.addPass(kiln::createKilnHoistWeights());
     if (printPipeline) {
       llvm::errs() << "kiln-compile: pipeline: ";
       pm.printAsTextualPipeline(llvm::errs());
@@ -276,7 +455,7 @@ int main(int argc, char **argv) {
     // --summary with --emit=kiln runs the pipeline on a copy, so the output
     // stays the imported IR.
     OwningOpRef<ModuleOp> optimized =
-        emit != Emit::Kiln ? OwningOpRef<ModuleOp>() : module->clone();
+        mode != Emit::Kiln ? OwningOpRef<ModuleOp>() : module->clone();
     ModuleOp target = optimized ? *optimized : *module;
     if (failed(pm.run(target)))
       return 1;
@@ -300,11 +479,14 @@ int main(int argc, char **argv) {
       llvm::raw_ostream &os = outputPath == "-" ? llvm::errs() : llvm::outs();
       os << "model: " << inputPath << "\n";
       kiln::printStatsComparison(os, before, kiln::collectModelStats(target));
-      os << "  IR (" << (emit == Emit::Kiln ? "kiln" : "graph")
+      os << "  IR (" << (mode == Emit::Kiln ? "kiln" : "graph")
          << ") written to: " << (outputPath == "-" ? std::string("<stdout>") : outputPath.getValue())
          << "\n";
     }
   }
+
+  if (backend)
+    return compileBackend(*module, mode, cpuOptions) ? 0 : 1;
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);
@@ -312,7 +494,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: " << error << "\n";
     return 1;
   }
-  if (emit == Emit::Onnx) {
+  if (mode == Emit::Onnx) {
     // Serialize first: a graph that has no ONNX form writes nothing.
     std::string bytes;
     llvm::raw_string_ostream bytesOs(bytes);

@@ -3,6 +3,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Pipelines/Pipelines.h"
+#include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,9 +37,11 @@ int main(int argc, char **argv) {
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect>();
+  kiln::cpu::registerCpuBackendDialects(registry);
   mlir::registerTransformsPasses();
   kiln::registerPipelines();
   kiln::registerKilnConversionPasses();
+  kiln::cpu::registerCpuBackendPasses();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "Kiln optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

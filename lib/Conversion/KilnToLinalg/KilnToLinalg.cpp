@@ -108,6 +108,25 @@ struct ConvertKilnToLinalgPass
                                                                   converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     populateCallOpTypeConversionPattern(patterns, converter);
+    // The conversion driver names an op it could not legalize by its kiln
+    // name only; say which ONNX node it was.
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      std::string message = diag.str();
+      StringRef prefix = "failed to legalize operation '";
+      if (diag.getSeverity() != DiagnosticSeverity::Error ||
+          !StringRef(message).starts_with(prefix))
+        return failure();
+      StringRef opName = StringRef(message).drop_front(prefix.size());
+      opName = opName.take_until([](char c) { return c == '\''; });
+      std::string node;
+      Location loc = diag.getLocation();
+      if (auto nameLoc = dyn_cast<NameLoc>(loc))
+        node = " (ONNX node '" + nameLoc.getName().str() + "')";
+      emitError(loc) << "cannot lower " << opName << node
+                     << " to the CPU: no lowering for this op or these "
+                        "operand types";
+      return success();
+    });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 

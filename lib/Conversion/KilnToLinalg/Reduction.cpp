@@ -1,4 +1,13 @@
-//===- Reduction.cpp - Lowering of the Reduction kiln ops to linalg -------------===//
+//===- Reduction.cpp - Lowering of the reduction kiln ops to linalg -------===//
+//
+// ReduceX becomes a linalg.generic with reduction iterators over the reduced
+// dims into a tensor of the kept dims (initialised with the reduction's
+// identity), an elementwise epilogue where the op needs one (mean, sqrt,
+// log), and a tensor.expand_shape back to rank when keepdims is 1. f16/bf16
+// accumulate in f32 as ONNX Runtime does. ArgMax/ArgMin carry the best value
+// and its index in two outputs of one generic.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Common.h"
 
@@ -9,10 +18,405 @@ using namespace mlir;
 using namespace kiln::lowering;
 
 namespace {
+
+bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
+
+/// The type reductions of `element` accumulate in.
+Type accumulatorType(Type element) {
+  if (isNarrowFloat(element))
+    return Float32Type::get(element.getContext());
+  return element;
+}
+
+using ReduceBodyFn = llvm::function_ref<Value(OpBuilder &, Location,
+                                              ValueRange inputs, Value acc)>;
+
+/// A linalg.generic reducing `input` over the dims flagged in `reduced` into
+/// a tensor of the kept dims of element type init's, starting from `init`.
+/// `keptInputs` (tensors of the kept dims) are read alongside; the body gets
+/// the input element, then the kept inputs' elements, then the accumulator.
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ValueRange keptInputs, ArrayRef<bool> reduced, Value init,
+                     ReduceBodyFn body) {
+  MLIRContext *context = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<int64_t> keptShape;
+  SmallVector<AffineExpr> keptExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (reduced[i]) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    keptShape.push_back(inputType.getDimSize(i));
+    keptExprs.push_back(getAffineDimExpr(i, context));
+  }
+  auto outType = RankedTensorType::get(keptShape, init.getType());
+  Value filled = filledTensor(b, loc, outType, init);
+  AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
+  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, context)};
+  SmallVector<Value> inputs{input};
+  for (Value kept : keptInputs) {
+    maps.push_back(keptMap);
+    inputs.push_back(kept);
+  }
+  maps.push_back(keptMap);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{outType}, inputs, ValueRange{filled}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result =
+            body(nested, nestedLoc, args.drop_back(), args.back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+/// `value` (of the kept dims) reshaped to `resultType`, which has the same
+/// elements with the reduced dims kept as 1s.
+Value restoreKeptDims(OpBuilder &b, Location loc, Value value,
+                      RankedTensorType resultType, ArrayRef<bool> reduced) {
+  if (value.getType() == resultType)
+    return value;
+  // Each kept dim groups with the reduced dims after it; leading reduced
+  // dims join the first group. No kept dim at all: an empty reassociation.
+  SmallVector<ReassociationIndices> groups;
+  int64_t rank = resultType.getRank();
+  SmallVector<int64_t> leading;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      groups.emplace_back();
+      if (groups.size() == 1)
+        groups.back().append(leading.begin(), leading.end());
+      groups.back().push_back(i);
+    } else if (groups.empty()) {
+      leading.push_back(i);
+    } else {
+      groups.back().push_back(i);
+    }
+  }
+  return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups);
+}
+
+/// The reduced dims of a ReduceX op, or std::nullopt for an identity
+/// (empty axes with noop_with_empty_axes); failure when the axes are not
+/// constant.
+template <typename OpTy>
+FailureOr<std::optional<SmallVector<bool>>> reducedDims(OpTy op,
+                                                        Value axesInput) {
+  int64_t rank = cast<RankedTensorType>(op.getData().getType()).getRank();
+  SmallVector<int64_t> axes;
+  if (!isa<NoneType>(axesInput.getType())) {
+    FailureOr<SmallVector<int64_t>> values = constantInts(axesInput);
+    if (failed(values))
+      return failure();
+    axes = *values;
+  } else if (std::optional<ArrayRef<int64_t>> attr = op.getAxes()) {
+    axes.assign(attr->begin(), attr->end());
+  }
+  if (axes.empty() && op.getNoopWithEmptyAxes() == 1)
+    return std::optional<SmallVector<bool>>();
+  SmallVector<bool> reduced(rank, axes.empty());
+  for (int64_t axis : axes)
+    reduced[normalizeAxis(axis, rank)] = true;
+  return std::optional<SmallVector<bool>>(reduced);
+}
+
+enum class ReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
+
+template <typename OpTy, ReduceKind Kind>
+struct ReduceLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(
+        this->getTypeConverter()->convertType(op.getType()));
+    auto dims = reducedDims(op, adaptor.getAxesInput());
+    if (failed(dims))
+      return unsupported(op, "axes that are not a constant");
+    Value data = adaptor.getData();
+    if (!*dims) {
+      rewriter.replaceOp(op, data);
+      return success();
+    }
+    ArrayRef<bool> reduced = **dims;
+
+    Type kilnElement = cast<RankedTensorType>(op.getData().getType())
+                           .getElementType();
+    Type element = toSignless(kilnElement);
+    bool isFloat = isa<FloatType>(element);
+    bool isUnsigned = isUnsignedInt(kilnElement);
+    if (!isFloat && (Kind == ReduceKind::L2 || Kind == ReduceKind::LogSum ||
+                     Kind == ReduceKind::LogSumExp))
+      return unsupported(op, "integer input (only float types are supported "
+                             "for this reduction)");
+    Type acc = accumulatorType(element);
+    auto widen = [&](OpBuilder &b, Location l, Value x) -> Value {
+      return x.getType() == acc ? x
+                                : Value(arith::ExtFOp::create(b, l, acc, x));
+    };
+    auto add = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+      if (isFloat)
+        return arith::AddFOp::create(b, l, x, y);
+      return arith::AddIOp::create(b, l, x, y);
+    };
+    auto mul = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+      if (isFloat)
+        return arith::MulFOp::create(b, l, x, y);
+      return arith::MulIOp::create(b, l, x, y);
+    };
+
+    // The shift of LogSumExp: the max over the reduced dims (0 where it is
+    // infinite, so that all -inf gives -inf and not NaN).
+    SmallVector<Value> kept;
+    if (Kind == ReduceKind::LogSumExp) {
+      Value max = buildReduction(
+          rewriter, loc, data, {}, reduced, lowestValue(rewriter, loc, acc),
+          [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
+            return arith::MaximumFOp::create(b, l, widen(b, l, in[0]), a);
+          });
+      auto maxType = cast<RankedTensorType>(max.getType());
+      Value shift = buildElementwise(
+          rewriter, loc, max, maxType,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value m = args[0];
+            Value inf = scalarConstant(b, l, acc, INFINITY);
+            Value isInf = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ,
+                math::AbsFOp::create(b, l, m), inf);
+            return arith::SelectOp::create(b, l, isInf,
+                                           scalarConstant(b, l, acc, 0), m);
+          });
+      kept.push_back(shift);
+    }
+
+    Value init;
+    switch (Kind) {
+    case ReduceKind::Max:
+      init = lowestValue(rewriter, loc, isFloat ? acc : kilnElement);
+      break;
+    case ReduceKind::Min:
+      init = highestValue(rewriter, loc, isFloat ? acc : kilnElement);
+      break;
+    case ReduceKind::Prod:
+      init = scalarConstant(rewriter, loc, acc, 1);
+      break;
+    default:
+      init = scalarConstant(rewriter, loc, acc, 0);
+    }
+
+    Value result = buildReduction(
+        rewriter, loc, data, kept, reduced, init,
+        [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
+          Value x = widen(b, l, in[0]);
+          switch (Kind) {
+          case ReduceKind::Max:
+            if (isFloat)
+              return arith::MaximumFOp::create(b, l, x, a);
+            if (isUnsigned)
+              return arith::MaxUIOp::create(b, l, x, a);
+            return arith::MaxSIOp::create(b, l, x, a);
+          case ReduceKind::Min:
+            if (isFloat)
+              return arith::MinimumFOp::create(b, l, x, a);
+            if (isUnsigned)
+              return arith::MinUIOp::create(b, l, x, a);
+            return arith::MinSIOp::create(b, l, x, a);
+          case ReduceKind::Prod:
+            return mul(b, l, x, a);
+          case ReduceKind::L1:
+            if (isFloat)
+              return add(b, l, math::AbsFOp::create(b, l, x), a);
+            if (isUnsigned)
+              return add(b, l, x, a);
+            return add(b, l, math::AbsIOp::create(b, l, x), a);
+          case ReduceKind::L2:
+          case ReduceKind::SumSquare:
+            return add(b, l, mul(b, l, x, x), a);
+          case ReduceKind::LogSumExp: {
+            Value shifted = arith::SubFOp::create(b, l, x, in[1]);
+            return add(b, l, math::ExpOp::create(b, l, shifted), a);
+          }
+          default:
+            return add(b, l, x, a);
+          }
+        });
+
+    // Epilogue: finish the value and round f32 accumulators back.
+    int64_t count = 1;
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(data.getType()).getShape();
+    for (auto [i, r] : llvm::enumerate(reduced))
+      if (r)
+        count *= shape[i];
+    auto reducedType = cast<RankedTensorType>(result.getType());
+    bool needsEpilogue = acc != element || Kind == ReduceKind::Mean ||
+                         Kind == ReduceKind::L2 ||
+                         Kind == ReduceKind::LogSum ||
+                         Kind == ReduceKind::LogSumExp;
+    if (needsEpilogue) {
+      SmallVector<Value> inputs{result};
+      inputs.append(kept);
+      result = buildElementwise(
+          rewriter, loc, inputs, reducedType.clone(element),
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value v = args[0];
+            switch (Kind) {
+            case ReduceKind::Mean:
+              if (isFloat)
+                v = arith::DivFOp::create(b, l, v,
+                                          scalarConstant(b, l, acc, count));
+              else if (isUnsigned)
+                v = arith::DivUIOp::create(b, l, v,
+                                           scalarConstant(b, l, acc, count));
+              else
+                v = arith::DivSIOp::create(b, l, v,
+                                           scalarConstant(b, l, acc, count));
+              break;
+            case ReduceKind::L2:
+              v = math::SqrtOp::create(b, l, v);
+              break;
+            case ReduceKind::LogSum:
+              v = math::LogOp::create(b, l, v);
+              break;
+            case ReduceKind::LogSumExp:
+              v = arith::AddFOp::create(b, l, math::LogOp::create(b, l, v),
+                                        args[1]);
+              break;
+            default:
+              break;
+            }
+            if (v.getType() != element)
+              v = arith::TruncFOp::create(b, l, element, v);
+            return v;
+          });
+    }
+    rewriter.replaceOp(op,
+                       restoreKeptDims(rewriter, loc, result, resultType,
+                                       reduced));
+    return success();
+  }
+};
+
+/// ArgMax / ArgMin: the generic carries (best value, its index); ties keep
+/// the first index, or the last with select_last_index.
+template <typename OpTy, bool IsMax>
+struct ArgReduceLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    auto resultType = cast<RankedTensorType>(
+        this->getTypeConverter()->convertType(op.getType()));
+    Value data = adaptor.getData();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = dataType.getRank();
+    Type kilnElement =
+        cast<RankedTensorType>(op.getData().getType()).getElementType();
+    Type element = dataType.getElementType();
+    bool isFloat = isa<FloatType>(element);
+    bool isUnsigned = isUnsignedInt(kilnElement);
+    bool last = op.getSelectLastIndex() == 1;
+    if (rank == 0)
+      return unsupported(op, "a 0-d input");
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+
+    SmallVector<bool> reduced(rank, false);
+    reduced[axis] = true;
+    SmallVector<int64_t> keptShape;
+    SmallVector<AffineExpr> keptExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == axis) {
+        iterators.push_back(utils::IteratorType::reduction);
+        continue;
+      }
+      iterators.push_back(utils::IteratorType::parallel);
+      keptShape.push_back(dataType.getDimSize(i));
+      keptExprs.push_back(getAffineDimExpr(i, context));
+    }
+    Type i64 = rewriter.getI64Type();
+    auto valueType = RankedTensorType::get(keptShape, element);
+    auto indexType = RankedTensorType::get(keptShape, i64);
+    Value initValue = IsMax ? lowestValue(rewriter, loc, kilnElement)
+                            : highestValue(rewriter, loc, kilnElement);
+    Value values = filledTensor(rewriter, loc, valueType, initValue);
+    Value indices = filledTensor(rewriter, loc, indexType,
+                                 scalarConstant(rewriter, loc, i64, 0));
+    AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(rank, context), keptMap, keptMap};
+
+    arith::CmpFPredicate fpred =
+        IsMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+              : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+    arith::CmpIPredicate ipred;
+    if (isUnsigned)
+      ipred = IsMax ? (last ? arith::CmpIPredicate::uge
+                            : arith::CmpIPredicate::ugt)
+                    : (last ? arith::CmpIPredicate::ule
+                            : arith::CmpIPredicate::ult);
+    else
+      ipred = IsMax ? (last ? arith::CmpIPredicate::sge
+                            : arith::CmpIPredicate::sgt)
+                    : (last ? arith::CmpIPredicate::sle
+                            : arith::CmpIPredicate::slt);
+
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valueType, indexType}, ValueRange{data},
+        ValueRange{values, indices}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0], best = args[1], bestIndex = args[2];
+          Value better =
+              isFloat ? Value(arith::CmpFOp::create(b, l, fpred, x, best))
+                      : Value(arith::CmpIOp::create(b, l, ipred, x, best));
+          Value index = arith::IndexCastOp::create(
+              b, l, i64, linalg::IndexOp::create(b, l, axis));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, better, x, best),
+                         arith::SelectOp::create(b, l, better, index,
+                                                 bestIndex)});
+        });
+    rewriter.replaceOp(op, restoreKeptDims(rewriter, loc, generic.getResult(1),
+                                           resultType, reduced));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateReductionToLinalgPatterns(const TypeConverter &converter,
-                                   RewritePatternSet &patterns) {
-  (void)converter;
-  (void)patterns;
+                                             RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering<kiln::ReduceSumOp, ReduceKind::Sum>,
+               ReduceLowering<kiln::ReduceMeanOp, ReduceKind::Mean>,
+               ReduceLowering<kiln::ReduceMaxOp, ReduceKind::Max>,
+               ReduceLowering<kiln::ReduceMinOp, ReduceKind::Min>,
+               ReduceLowering<kiln::ReduceProdOp, ReduceKind::Prod>,
+               ReduceLowering<kiln::ReduceL1Op, ReduceKind::L1>,
+               ReduceLowering<kiln::ReduceL2Op, ReduceKind::L2>,
+               ReduceLowering<kiln::ReduceLogSumOp, ReduceKind::LogSum>,
+               ReduceLowering<kiln::ReduceLogSumExpOp, ReduceKind::LogSumExp>,
+               ReduceLowering<kiln::ReduceSumSquareOp, ReduceKind::SumSquare>,
+               ArgReduceLowering<kiln::ArgMaxOp, true>,
+               ArgReduceLowering<kiln::ArgMinOp, false>>(
+      converter, patterns.getContext());
 }

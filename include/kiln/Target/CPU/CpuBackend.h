@@ -1,0 +1,94 @@
+//===- CpuBackend.h - Kiln's CPU code generator -----------------*- C++ -*-===//
+//
+// From the optimized kiln graph to a shared object for the host CPU:
+//
+//   graph (kiln)  --buildLinalgPipeline-->  linalg on tensors
+//                 --buildLLVMPipeline--->   LLVM dialect, kiln_entry(void**)
+//   translateToLLVMIR -> optimizeLLVMModule -> emitMachineCode (obj/asm)
+//   linkSharedObject: the object + Kiln's ABI support archive -> .so bytes
+//
+// The calling convention of the result is docs/artifact.md's "Code ABI".
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TARGET_CPU_CPUBACKEND_H
+#define KILN_TARGET_CPU_CPUBACKEND_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
+
+namespace kiln::cpu {
+
+struct CpuOptions {
+  /// `native` (the host CPU and its features), `generic` (x86-64 baseline,
+  /// runs on any x86-64), or an LLVM CPU name (e.g. skylake-avx512).
+  std::string cpu = "native";
+  /// `codegen` (MLIR-generated loops) or `library` (OpenBLAS GEMM for the
+  /// matmuls and convolutions).
+  std::string kernels = "codegen";
+  /// Parallel loops on OpenMP (the thread count is a run-time option).
+  bool parallel = true;
+  /// LLVM optimization level (0..3).
+  unsigned llvmOptLevel = 3;
+};
+
+/// kiln ops (after the graph pipeline) -> linalg/tensor/arith/math; the large
+/// constants become weight arguments of @main first.
+void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
+                         bool hoistWeights = true);
+/// linalg on tensors -> LLVM dialect with the exported `kiln_entry`.
+void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
+/// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
+/// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
+std::unique_ptr<mlir::Pass> createLibraryCallsPass();
+
+/// The dialects the lowering creates and their bufferization models.
+void registerCpuBackendDialects(mlir::DialectRegistry &registry);
+/// Registers the passes above (and Kiln's own entry-point passes) for
+/// kiln-opt.
+void registerCpuBackendPasses();
+
+/// The resolved target: triple, CPU name, LLVM feature string and the
+/// x86 features the artifact records (avx2, fma, avx512f, ...).
+struct TargetInfo {
+  std::string triple;
+  std::string cpu;
+  std::string featureString;
+  std::vector<std::string> features;
+};
+/// Resolves --cpu; `error` says why it failed (unknown CPU name).
+bool resolveTarget(const CpuOptions &options, TargetInfo &info,
+                   std::string &error);
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetInfo &info,
+                                                         unsigned optLevel,
+                                                         std::string &error);
+/// The LLVM-dialect module as LLVM IR, with the target's triple and layout.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine);
+/// LLVM's -O<n> pipeline for the target.
+bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                        unsigned optLevel, std::string &error);
+/// An object file (or assembly) of the module.
+bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
+                     bool assembly, std::string &out, std::string &error);
+/// Links an object into a shared object with Kiln's ABI support archive
+/// (libkiln_abi.a beside the tools, or $KILN_ABI_ARCHIVE), libomp and libm,
+/// using the system C compiler ($KILN_CC, else cc).
+bool linkSharedObject(const std::string &object, const CpuOptions &options,
+                      std::string &sharedObject, std::string &error);
+
+} // namespace kiln::cpu
+
+#endif // KILN_TARGET_CPU_CPUBACKEND_H

@@ -1,0 +1,46 @@
+//===- ModelSignature.h - What an artifact's metadata describes -*- C++ -*-===//
+//
+// The inputs, weights and outputs of a compiled model, read off @main once
+// the weights are hoisted (kiln-hoist-weights) and before lowering changes
+// the element types (uint8 stays uint8 here). Every backend writes these
+// into the artifact in this order, which is also the order of the buffers
+// passed to kiln_entry.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TARGET_MODELSIGNATURE_H
+#define KILN_TARGET_MODELSIGNATURE_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct TensorSpec {
+  std::string name;
+  std::string dtype; // docs/artifact.md's names: float32, uint8, bool, ...
+  std::vector<int64_t> shape;
+};
+
+struct WeightSpec : TensorSpec {
+  std::string bytes; // dense row-major data, bool as one byte per element
+};
+
+struct ModelSignature {
+  std::vector<TensorSpec> inputs;
+  std::vector<WeightSpec> weights;
+  std::vector<TensorSpec> outputs;
+};
+
+/// The artifact dtype name of an MLIR element type; empty when it has none.
+std::string dtypeName(mlir::Type elementType);
+
+/// Reads the signature off @main; emits an error and fails on an input or
+/// output an artifact cannot describe (a dynamic dim, an unsupported dtype).
+mlir::FailureOr<ModelSignature> collectSignature(mlir::ModuleOp module);
+
+} // namespace kiln
+
+#endif // KILN_TARGET_MODELSIGNATURE_H

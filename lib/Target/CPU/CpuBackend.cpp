@@ -1,0 +1,418 @@
+//===- CpuBackend.cpp - Kiln's CPU code generator -------------------------===//
+//
+// The lowering is upstream MLIR all the way once the kiln ops are linalg:
+// one-shot bufferization over function boundaries (results become
+// caller-provided out-params, inputs and weights read-only), the ownership
+// based deallocation pipeline, linalg to parallel loops, the outer parallel
+// loops onto OpenMP, then LLVM. Two small Kiln passes frame it: one marks the
+// entry's arguments read-only before bufferization, one gives the lowered
+// entry the artifact's calling convention (kiln_entry(void **buffers)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/CpuBackend.h"
+
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+/// Marks @main's arguments (graph inputs and weights) read-only, so that
+/// bufferization never writes into a caller's buffer or the mapped weights.
+struct PrepareEntryPass
+    : PassWrapper<PrepareEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPass)
+  StringRef getArgument() const override { return "kiln-cpu-prepare-entry"; }
+  StringRef getDescription() const override {
+    return "Mark @main's arguments read-only for bufferization";
+  }
+  void runOnOperation() override {
+    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      getOperation().emitError("no @main function to compile");
+      return signalPassFailure();
+    }
+    OpBuilder b(&getContext());
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (isa<TensorType>(main.getArgument(i).getType()))
+        main.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                        b.getBoolAttr(false));
+  }
+};
+
+/// After lowering to LLVM, @main takes one bare pointer per buffer (inputs,
+/// weights, outputs). This renames it `kiln_main` (internal) and adds the
+/// exported `void kiln_entry(void **buffers)` that loads the pointers and
+/// calls it, so the runtime calls every model the same way.
+struct EntryWrapperPass
+    : PassWrapper<EntryWrapperPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EntryWrapperPass)
+  StringRef getArgument() const override { return "kiln-cpu-entry-wrapper"; }
+  StringRef getDescription() const override {
+    return "Export the lowered @main as kiln_entry(void **buffers)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<LLVM::LLVMFuncOp>("main");
+    if (!main) {
+      module.emitError("kiln-cpu-entry-wrapper: no lowered llvm.func @main");
+      return signalPassFailure();
+    }
+    MLIRContext *context = &getContext();
+    auto ptrType = LLVM::LLVMPointerType::get(context);
+    LLVM::LLVMFunctionType mainType = main.getFunctionType();
+    if (!isa<LLVM::LLVMVoidType>(mainType.getReturnType()) ||
+        llvm::any_of(mainType.getParams(),
+                     [&](Type t) { return t != ptrType; })) {
+      main.emitError("kiln-cpu-entry-wrapper: @main must take bare pointers "
+                     "and return nothing (static shapes, outputs as "
+                     "out-params)");
+      return signalPassFailure();
+    }
+    main.setSymName("kiln_main");
+    main.setLinkage(LLVM::Linkage::Internal);
+
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    Location loc = main.getLoc();
+    auto entry = LLVM::LLVMFuncOp::create(
+        b, loc, "kiln_entry",
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                    {ptrType}));
+    Block *block = entry.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    SmallVector<Value> args;
+    for (unsigned i = 0; i < mainType.getNumParams(); ++i) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
+                                       block->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{(int32_t)i});
+      args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+    }
+    LLVM::CallOp::create(b, loc, main, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+};
+
+} // namespace
+
+void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
+                         bool hoistWeights) {
+  if (hoistWeights)
+    pm.addPass(createKilnHoistWeights());
+  pm.addPass(createConvertKilnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
+  pm.addPass(std::make_unique<PrepareEntryPass>());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  if (options.kernels == "library")
+    pm.addPass(createLibraryCallsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  if (options.parallel)
+    pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(std::make_unique<EntryWrapperPass>());
+}
+
+void registerCpuBackendDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void registerCpuBackendPasses() {
+  PassRegistration<PrepareEntryPass>();
+  PassRegistration<EntryWrapperPass>();
+  registerPass([] { return createLibraryCallsPass(); });
+  PassPipelineRegistration<>(
+      "kiln-cpu-linalg-pipeline",
+      "kiln graph -> linalg on tensors (weights hoisted)",
+      [](OpPassManager &pm) { buildLinalgPipeline(pm, CpuOptions()); });
+  PassPipelineRegistration<>(
+      "kiln-cpu-llvm-pipeline", "linalg on tensors -> LLVM dialect",
+      [](OpPassManager &pm) { buildLLVMPipeline(pm, CpuOptions()); });
+}
+
+//===----------------------------------------------------------------------===//
+// Target, LLVM IR, machine code
+//===----------------------------------------------------------------------===//
+
+/// The x86 features an artifact records: the ones code generation can use
+/// and the runtime can check with __builtin_cpu_supports.
+static const char *const kRecordedFeatures[] = {
+    "sse4.2",  "avx",       "avx2",     "fma",        "f16c",
+    "avx512f", "avx512bw",  "avx512dq", "avx512vl",   "avx512vnni",
+    "avxvnni", "avx512bf16", "avx512fp16"};
+
+bool resolveTarget(const CpuOptions &options, TargetInfo &info,
+                   std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  info.triple = llvm::sys::getDefaultTargetTriple();
+  llvm::Triple triple(info.triple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  llvm::StringMap<bool> enabled;
+  if (options.cpu == "native") {
+    info.cpu = llvm::sys::getHostCPUName().str();
+    enabled = llvm::sys::getHostCPUFeatures();
+  } else if (options.cpu == "generic") {
+    info.cpu = triple.isX86() ? "x86-64" : "generic";
+  } else {
+    info.cpu = options.cpu;
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(triple, info.cpu, ""));
+    if (!sti || !sti->isCPUStringValid(info.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
+              " (use native, generic or an LLVM CPU name)";
+      return false;
+    }
+    for (const char *feature : kRecordedFeatures)
+      if (sti->checkFeatures(std::string("+") + feature))
+        enabled[feature] = true;
+  }
+  std::string features;
+  for (auto &entry : enabled) {
+    if (!features.empty())
+      features += ",";
+    features += (entry.second ? "+" : "-") + entry.first().str();
+  }
+  info.featureString = options.cpu == "native" ? features : "";
+  for (const char *feature : kRecordedFeatures)
+    if (enabled.lookup(feature))
+      info.features.push_back(feature);
+  return true;
+}
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const TargetInfo &info, unsigned optLevel,
+                    std::string &error) {
+  llvm::Triple triple(info.triple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions targetOptions;
+  auto level = optLevel == 0   ? llvm::CodeGenOptLevel::None
+               : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+               : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                               : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, info.cpu, info.featureString, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!machine)
+    error = "cannot create a target machine for " + info.triple + " " + info.cpu;
+  return machine;
+}
+
+std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "kiln_model");
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  llvmModule->setDataLayout(machine.createDataLayout());
+  return llvmModule;
+}
+
+bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                        unsigned optLevel, std::string &error) {
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                               &machine);
+  if (llvm::Error err = transformer(&module)) {
+    error = llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}
+
+bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
+                     bool assembly, std::string &out, std::string &error) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr,
+                                  assembly ? llvm::CodeGenFileType::AssemblyFile
+                                           : llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit this file type";
+    return false;
+  }
+  pm.run(module);
+  out.assign(buffer.begin(), buffer.end());
+  return true;
+}
+
+/// libkiln_abi.a: $KILN_ABI_ARCHIVE, else beside the running tool
+/// (build/bin/.. /lib/libkiln_abi.a).
+static std::string findAbiArchive() {
+  if (const char *env = std::getenv("KILN_ABI_ARCHIVE"))
+    return env;
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&findAbiArchive));
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(path, "lib", "libkiln_abi.a");
+  return std::string(path);
+}
+
+bool linkSharedObject(const std::string &object, const CpuOptions &options,
+                      std::string &sharedObject, std::string &error) {
+  std::string archive = findAbiArchive();
+  if (!llvm::sys::fs::exists(archive)) {
+    error = "Kiln's ABI support archive not found at " + archive +
+            " (set KILN_ABI_ARCHIVE)";
+    return false;
+  }
+  const char *ccEnv = std::getenv("KILN_CC");
+  auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
+  if (!cc) {
+    error = "no C compiler driver to link with (install gcc, or set KILN_CC)";
+    return false;
+  }
+  llvm::SmallString<128> objPath, soPath, logPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln-model", "o", fd, objPath) ||
+      llvm::sys::fs::createTemporaryFile("kiln-model", "so", soPath) ||
+      llvm::sys::fs::createTemporaryFile("kiln-link", "log", logPath)) {
+    error = "cannot create temporary files";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  std::string ompDir = "/usr/lib/llvm-22/lib";
+  std::vector<std::string> args = {*cc,
+                                   "-shared",
+                                   "-o",
+                                   std::string(soPath),
+                                   std::string(objPath),
+                                   "-Wl,--whole-archive",
+                                   archive,
+                                   "-Wl,--no-whole-archive",
+                                   "-L" + ompDir,
+                                   "-Wl,-rpath," + ompDir,
+                                   "-lomp"};
+  if (options.kernels == "library") {
+    args.push_back("-Wl,--whole-archive");
+    llvm::SmallString<256> blas(llvm::sys::path::parent_path(archive));
+    llvm::sys::path::append(blas, "libkiln_abi_blas.a");
+    args.push_back(std::string(blas));
+    args.push_back("-Wl,--no-whole-archive");
+    args.push_back("-lopenblas");
+  }
+  args.push_back("-lm");
+  llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
+                                                llvm::StringRef(logPath),
+                                                llvm::StringRef(logPath)};
+  int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects);
+  auto so = llvm::MemoryBuffer::getFile(soPath);
+  if (rc != 0 || !so) {
+    auto log = llvm::MemoryBuffer::getFile(logPath);
+    error = "linking the model's shared object failed";
+    if (log)
+      error += ":\n" + (*log)->getBuffer().str();
+  } else {
+    sharedObject = (*so)->getBuffer().str();
+  }
+  llvm::sys::fs::remove(objPath);
+  llvm::sys::fs::remove(soPath);
+  llvm::sys::fs::remove(logPath);
+  return error.empty();
+}
+
+} // namespace kiln::cpu

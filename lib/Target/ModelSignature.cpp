@@ -1,0 +1,145 @@
+//===- ModelSignature.cpp - What an artifact's metadata describes ---------===//
+
+#include "kiln/Target/ModelSignature.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::string dtypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isF64())
+    return "float64";
+  if (auto intType = dyn_cast<IntegerType>(type)) {
+    unsigned width = intType.getWidth();
+    if (width == 1)
+      return "bool";
+    if (width != 8 && width != 16 && width != 32 && width != 64)
+      return "";
+    return (intType.isUnsigned() ? "uint" : "int") + std::to_string(width);
+  }
+  return "";
+}
+
+/// The elements of a weight as the runtime reads them: dense, row-major,
+/// bool as one byte per element.
+static FailureOr<std::string> serialize(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  Type element = type.getElementType();
+  int64_t count = type.getNumElements();
+  if (element.isInteger(1)) {
+    std::string bytes;
+    bytes.reserve(count);
+    for (bool v : attr.getValues<bool>())
+      bytes.push_back(v ? 1 : 0);
+    return bytes;
+  }
+  size_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    if (data.size() != count * elementBytes)
+      return failure();
+    return std::string(data.begin(), data.end());
+  }
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      std::string bytes;
+      bytes.reserve(count * elementBytes);
+      for (int64_t i = 0; i < count; ++i)
+        bytes.append(raw.begin(), raw.begin() + elementBytes);
+      return bytes;
+    }
+    return std::string(raw.begin(), raw.end());
+  }
+  return failure();
+}
+
+static FailureOr<TensorSpec> describeTensor(Operation *where, Type type,
+                                            StringRef name, StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape()) {
+    where->emitError() << what << " '" << name << "' has type " << type
+                       << "; the CPU backend compiles static shapes only "
+                          "(give them with --input-shapes=name:AxBxC)";
+    return failure();
+  }
+  std::string dtype = dtypeName(tensor.getElementType());
+  if (dtype.empty()) {
+    where->emitError() << what << " '" << name << "' has element type "
+                       << tensor.getElementType()
+                       << ", which an artifact cannot carry";
+    return failure();
+  }
+  return TensorSpec{name.str(), dtype,
+                    std::vector<int64_t>(tensor.getShape().begin(),
+                                         tensor.getShape().end())};
+}
+
+FailureOr<ModelSignature> collectSignature(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main) {
+    module.emitError("no @main function to compile");
+    return failure();
+  }
+  ModelSignature signature;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    Type type = main.getArgument(i).getType();
+    if (auto weight = main.getArgAttrOfType<StringAttr>(i, "kiln.weight")) {
+      auto value = main.getArgAttrOfType<ElementsAttr>(i, "kiln.weight_value");
+      FailureOr<TensorSpec> spec =
+          describeTensor(main, type, weight.getValue(), "weight");
+      if (failed(spec))
+        return failure();
+      FailureOr<std::string> bytes =
+          value ? serialize(value) : FailureOr<std::string>(failure());
+      if (failed(bytes)) {
+        main.emitError() << "weight '" << weight.getValue()
+                         << "' has no readable elements";
+        return failure();
+      }
+      WeightSpec w;
+      static_cast<TensorSpec &>(w) = *spec;
+      w.bytes = std::move(*bytes);
+      signature.weights.push_back(std::move(w));
+      continue;
+    }
+    if (!signature.weights.empty()) {
+      main.emitError("graph inputs must come before the weights");
+      return failure();
+    }
+    auto name = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    std::string fallback = "input_" + std::to_string(i);
+    FailureOr<TensorSpec> spec = describeTensor(
+        main, type, name ? name.getValue() : StringRef(fallback), "input");
+    if (failed(spec))
+      return failure();
+    signature.inputs.push_back(*spec);
+  }
+  for (unsigned i = 0; i < main.getNumResults(); ++i) {
+    auto name = main.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    std::string fallback = "output_" + std::to_string(i);
+    FailureOr<TensorSpec> spec =
+        describeTensor(main, main.getResultTypes()[i],
+                       name ? name.getValue() : StringRef(fallback), "output");
+    if (failed(spec))
+      return failure();
+    signature.outputs.push_back(*spec);
+  }
+  return signature;
+}
+
+} // namespace kiln

@@ -1,0 +1,112 @@
+// RUN: kiln-opt %s --convert-kiln-to-linalg --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --convert-kiln-to-linalg --split-input-file | mlir-opt --one-shot-bufferize=bufferize-function-boundaries --split-input-file > /dev/null
+
+// Axes from a constant operand (negative counted from the end); keepdims
+// restores the reduced dims with expand_shape.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @sum_keepdims
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<3xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0 : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<3xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[SUM]] {{\[}}[0, 1, 2]] output_shape [1, 3, 1] : tensor<3xf32> into tensor<1x3x1xf32>
+func.func @sum_keepdims(%a: tensor<2x3x4xf32>) -> tensor<1x3x1xf32> {
+  %axes = kiln.constant dense<[0, -1]> : tensor<2xi64>
+  %0 = kiln.reduce_sum %a, %axes : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<1x3x1xf32>
+  return %0 : tensor<1x3x1xf32>
+}
+
+// -----
+
+// f16 accumulates in f32; Mean divides by the element count and rounds
+// once; no axes reduce everything.
+// CHECK-LABEL: func.func @mean_f16
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<f32>)
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: linalg.generic
+// CHECK: %[[N:.+]] = arith.constant 2.400000e+01 : f32
+// CHECK: arith.divf %{{.+}}, %[[N]] : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @mean_f16(%a: tensor<2x3x4xf16>) -> tensor<f16> {
+  %none = kiln.none
+  %0 = kiln.reduce_mean %a, %none {keepdims = 0 : i64} : (tensor<2x3x4xf16>, none) -> tensor<f16>
+  return %0 : tensor<f16>
+}
+
+// -----
+
+// Unsigned max starts from 0 and uses maxui; the axes attribute form;
+// noop_with_empty_axes with no axes is the identity.
+// CHECK-LABEL: func.func @max_unsigned
+// CHECK: %[[Z:.+]] = arith.constant 0 : i8
+// CHECK: linalg.fill ins(%[[Z]] : i8)
+// CHECK: iterator_types = ["reduction", "parallel"]
+// CHECK: arith.maxui
+// CHECK: return %{{.+}}, %arg0
+func.func @max_unsigned(%a: tensor<2x3xui8>) -> (tensor<3xui8>, tensor<2x3xui8>) {
+  %none = kiln.none
+  %0 = kiln.reduce_max %a, %none {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<2x3xui8>, none) -> tensor<3xui8>
+  %1 = kiln.reduce_min %a, %none {noop_with_empty_axes = 1 : i64} : (tensor<2x3xui8>, none) -> tensor<2x3xui8>
+  return %0, %1 : tensor<3xui8>, tensor<2x3xui8>
+}
+
+// -----
+
+// LogSumExp is max-shifted: max, shift (0 where infinite), sum of
+// exp(x - shift), log(sum) + shift.
+// CHECK-LABEL: func.func @log_sum_exp
+// CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NINF]] : f32)
+// CHECK: arith.maximumf
+// CHECK: %[[SHIFT:.+]] = linalg.generic
+// CHECK: math.absf
+// CHECK: arith.select
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} ins(%arg0, %[[SHIFT]] : tensor<2x4xf32>, tensor<2xf32>)
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]], %[[SHIFT]] : tensor<2xf32>, tensor<2xf32>)
+// CHECK: %[[LOG:.+]] = math.log
+// CHECK: arith.addf %[[LOG]]
+func.func @log_sum_exp(%a: tensor<2x4xf32>) -> tensor<2x1xf32> {
+  %axes = kiln.constant dense<[1]> : tensor<1xi64>
+  %0 = kiln.reduce_log_sum_exp %a, %axes : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+// L2 of everything with keepdims: a 0-d accumulator expanded with an empty
+// reassociation.
+// CHECK-LABEL: func.func @l2_all
+// CHECK: arith.mulf
+// CHECK: math.sqrt
+// CHECK: tensor.expand_shape %{{.+}} [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+func.func @l2_all(%a: tensor<2x4xf32>) -> tensor<1x1xf32> {
+  %none = kiln.none
+  %0 = kiln.reduce_l2 %a, %none : (tensor<2x4xf32>, none) -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
+}
+
+// -----
+
+// ArgMax: value and index carried together; select_last_index makes ties
+// win (>=); the index comes from linalg.index of the axis.
+// CHECK-LABEL: func.func @arg_max
+// CHECK: %[[LOW:.+]] = arith.constant -2147483648 : i32
+// CHECK: linalg.fill ins(%[[LOW]] : i32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[B:.+]] = arith.cmpi sge
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: %[[I64:.+]] = arith.index_cast %[[I]] : index to i64
+// CHECK: arith.select %[[B]], %{{.+}}, %{{.+}} : i32
+// CHECK: arith.select %[[B]], %[[I64]], %{{.+}} : i64
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: arith.cmpf olt
+func.func @arg_max(%a: tensor<2x3xi32>, %b: tensor<2x3xf32>) -> (tensor<2xi64>, tensor<1x3xi64>) {
+  %0 = kiln.arg_max %a {axis = -1 : i64, keepdims = 0 : i64, select_last_index = 1 : i64} : (tensor<2x3xi32>) -> tensor<2xi64>
+  %1 = kiln.arg_min %b {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
+  return %0, %1 : tensor<2xi64>, tensor<1x3xi64>
+}
