@@ -374,6 +374,13 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     SmallVector<Value> results;
     for (Value output : op.getOutputs()) {
       auto type = convertedType(getTypeConverter(), output.getType());
+      if (type.getNumElements() == 0) {
+        // An empty part: nothing to read (and offsets past an empty input
+        // dim would not verify).
+        results.push_back(emptyTensor(rewriter, loc, type));
+        offsets[axis] += type.getDimSize(axis);
+        continue;
+      }
       results.push_back(tensor::ExtractSliceOp::create(
           rewriter, loc, type, input, indexAttrs(rewriter, offsets),
           indexAttrs(rewriter, type.getShape()),
@@ -387,11 +394,23 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
   }
 };
 
-/// Slice: the result size comes from the static result type; the starts
-/// and steps must be constants. Positive steps are a strided extract_slice;
-/// negative ones a generic reading start + step * i.
+/// Slice: the result size comes from the static result type, so the ends
+/// are not needed. With constant starts, axes and steps, positive steps are
+/// a strided extract_slice and negative ones a generic reading
+/// start + step * i. Otherwise the clamped starts and the steps are computed
+/// at run time (ONNX's rules, per axis) and the generic reads through them.
 struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
+
+  /// The i-th entry of a 1-D integer tensor, as i64.
+  static Value entry(OpBuilder &b, Location loc, Value tensor, int64_t i) {
+    Value value = tensor::ExtractOp::create(
+        b, loc, tensor, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    if (value.getType() != b.getI64Type())
+      value = arith::ExtSIOp::create(b, loc, b.getI64Type(), value);
+    return value;
+  }
+
   LogicalResult
   matchAndRewrite(kiln::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -400,70 +419,144 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
     Value data = adaptor.getData();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t rank = dataType.getRank();
-
-    auto starts = constantInts(op.getStarts());
-    if (failed(starts))
-      return unsupported(op, "starts is not a constant");
-    SmallVector<int64_t> axes, steps(starts->size(), 1);
-    if (isa<NoneType>(op.getAxes().getType())) {
-      for (int64_t i = 0, e = starts->size(); i < e; ++i)
-        axes.push_back(i);
-    } else {
-      auto values = constantInts(op.getAxes());
-      if (failed(values))
-        return unsupported(op, "axes is not a constant");
-      axes = *values;
-    }
-    if (!isa<NoneType>(op.getSteps().getType())) {
-      auto values = constantInts(op.getSteps());
-      if (failed(values))
-        return unsupported(op, "steps is not a constant");
-      steps = *values;
-    }
-    if (axes.size() != starts->size() || steps.size() != starts->size())
-      return unsupported(op, "starts, axes and steps differ in length");
+    int64_t count =
+        cast<RankedTensorType>(op.getStarts().getType()).getDimSize(0);
+    bool hasAxes = !isa<NoneType>(op.getAxes().getType());
+    bool hasSteps = !isa<NoneType>(op.getSteps().getType());
 
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
       return success();
     }
-    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-    bool negative = false;
-    for (auto [i, rawAxis] : llvm::enumerate(axes)) {
-      int64_t axis = normalizeAxis(rawAxis, rank);
-      if (axis < 0 || axis >= rank)
-        return unsupported(op, "axis out of range");
-      int64_t dim = dataType.getDimSize(axis);
-      int64_t step = steps[i];
-      if (step == 0)
-        return unsupported(op, "a step is 0");
-      int64_t start = (*starts)[i];
-      if (start < 0)
-        start += dim;
-      start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
-                       : std::clamp<int64_t>(start, 0, dim - 1);
-      offsets[axis] = start;
-      strides[axis] = step;
-      negative |= step < 0;
-    }
-    if (!negative) {
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          op, type, data, indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, type.getShape()),
-          indexAttrs(rewriter, strides));
+
+    auto starts = constantInts(op.getStarts());
+    FailureOr<SmallVector<int64_t>> axes = SmallVector<int64_t>();
+    for (int64_t i = 0; i < count; ++i)
+      axes->push_back(i);
+    if (hasAxes)
+      axes = constantInts(op.getAxes());
+    FailureOr<SmallVector<int64_t>> steps =
+        SmallVector<int64_t>(count, 1);
+    if (hasSteps)
+      steps = constantInts(op.getSteps());
+    if (succeeded(axes))
+      for (int64_t &axis : *axes) {
+        axis = normalizeAxis(axis, rank);
+        if (axis < 0 || axis >= rank)
+          return unsupported(op, "axis out of range");
+      }
+    if (succeeded(steps) && llvm::is_contained(*steps, 0))
+      return unsupported(op, "a step is 0");
+
+    if (succeeded(starts) && succeeded(axes) && succeeded(steps)) {
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      bool negative = false;
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t axis = (*axes)[i];
+        int64_t dim = dataType.getDimSize(axis);
+        int64_t step = (*steps)[i];
+        int64_t start = (*starts)[i];
+        if (start < 0)
+          start += dim;
+        start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                         : std::clamp<int64_t>(start, 0, dim - 1);
+        offsets[axis] = start;
+        strides[axis] = step;
+        negative |= step < 0;
+      }
+      if (!negative) {
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+            op, type, data, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, type.getShape()),
+            indexAttrs(rewriter, strides));
+        return success();
+      }
+      Value result = indexGeneric(
+          rewriter, loc, type,
+          [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+              ValueRange) -> Value {
+            SmallVector<Value> in;
+            for (int64_t d = 0; d < rank; ++d) {
+              // offset + stride * i
+              Value scaled = arith::MulIOp::create(
+                  b, l, ivs[d],
+                  arith::ConstantIndexOp::create(b, l, strides[d]));
+              in.push_back(arith::AddIOp::create(
+                  b, l, scaled,
+                  arith::ConstantIndexOp::create(b, l, offsets[d])));
+            }
+            return tensor::ExtractOp::create(b, l, data, in);
+          });
+      rewriter.replaceOp(op, result);
       return success();
+    }
+
+    // Run-time starts/axes/steps: per data dim, the offset and stride as
+    // i64 scalars (0 and 1 for the dims not sliced).
+    Type i64 = rewriter.getI64Type();
+    auto constant = [&](int64_t v) {
+      return scalarConstant(rewriter, loc, i64, v);
+    };
+    SmallVector<Value> offsets, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      offsets.push_back(constant(0));
+      strides.push_back(constant(1));
+    }
+    Value zero = constant(0);
+    for (int64_t i = 0; i < count; ++i) {
+      Value start = entry(rewriter, loc, adaptor.getStarts(), i);
+      Value step = succeeded(steps) ? constant((*steps)[i])
+                                    : entry(rewriter, loc, adaptor.getSteps(), i);
+      Value positive = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sgt, step, zero);
+      Value axis;
+      if (failed(axes)) {
+        axis = entry(rewriter, loc, adaptor.getAxes(), i);
+        Value negativeAxis = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::slt, axis, zero);
+        axis = arith::SelectOp::create(
+            rewriter, loc, negativeAxis,
+            arith::AddIOp::create(rewriter, loc, axis, constant(rank)), axis);
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (succeeded(axes) && (*axes)[i] != d)
+          continue;
+        int64_t dim = dataType.getDimSize(d);
+        // Negative starts count from the end; then clamp to [0, dim] for a
+        // positive step, [0, dim - 1] for a negative one.
+        Value negativeStart = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::slt, start, zero);
+        Value s = arith::SelectOp::create(
+            rewriter, loc, negativeStart,
+            arith::AddIOp::create(rewriter, loc, start, constant(dim)), start);
+        Value high = arith::SelectOp::create(rewriter, loc, positive,
+                                             constant(dim), constant(dim - 1));
+        s = arith::MaxSIOp::create(rewriter, loc, s, zero);
+        s = arith::MinSIOp::create(rewriter, loc, s, high);
+        if (succeeded(axes)) {
+          offsets[d] = s;
+          strides[d] = step;
+        } else {
+          Value match = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, axis, constant(d));
+          offsets[d] =
+              arith::SelectOp::create(rewriter, loc, match, s, offsets[d]);
+          strides[d] =
+              arith::SelectOp::create(rewriter, loc, match, step, strides[d]);
+        }
+      }
     }
     Value result = indexGeneric(
         rewriter, loc, type,
-        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs, ValueRange) -> Value {
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
           SmallVector<Value> in;
           for (int64_t d = 0; d < rank; ++d) {
-            // offset + stride * i
-            Value scaled = arith::MulIOp::create(
-                b, l, ivs[d], arith::ConstantIndexOp::create(b, l, strides[d]));
-            in.push_back(arith::AddIOp::create(
-                b, l, scaled,
-                arith::ConstantIndexOp::create(b, l, offsets[d])));
+            Value i = arith::IndexCastOp::create(b, l, i64, ivs[d]);
+            Value at = arith::AddIOp::create(
+                b, l, offsets[d], arith::MulIOp::create(b, l, i, strides[d]));
+            in.push_back(
+                arith::IndexCastOp::create(b, l, b.getIndexType(), at));
           }
           return tensor::ExtractOp::create(b, l, data, in);
         });
