@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -991,10 +992,74 @@ struct TriluLowering : OpConversionPattern<kiln::TriluOp> {
   }
 };
 
-/// CumSum: a loop over the positions along the axis carrying the running
-/// sum of the slices (so each step is a vectorizable elementwise add over
-/// the other dims); exclusive stores the sum before adding, reverse walks
-/// the positions backwards.
+/// CumSum of `x` (static `type`, non-empty) along `axis`: a loop over the
+/// positions along the axis carrying the running sum of the slices (so each
+/// step is a vectorizable elementwise add over the other dims); exclusive
+/// stores the sum before adding, reverse walks the positions backwards.
+Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                  int64_t axis, bool exclusive, bool reverse) {
+  int64_t rank = type.getRank();
+  Type elementType = type.getElementType();
+  bool isFloat = isa<FloatType>(elementType);
+  int64_t n = type.getDimSize(axis);
+  SmallVector<int64_t> sliceShape(type.getShape());
+  sliceShape[axis] = 1;
+  auto sliceType = RankedTensorType::get(sliceShape, elementType);
+
+  Value acc = filledTensor(b, loc, sliceType,
+                           scalarConstant(b, loc, elementType, 0.0));
+  Value init = emptyTensor(b, loc, type);
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, n);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, one, ValueRange{acc, init},
+      [&](OpBuilder &fb, Location l, Value t, ValueRange iterArgs) {
+        Value position = t;
+        if (reverse)
+          position = arith::SubIOp::create(
+              fb, l, arith::ConstantIndexOp::create(fb, l, n - 1), t);
+        SmallVector<OpFoldResult> offsets(rank, fb.getIndexAttr(0));
+        offsets[axis] = position;
+        SmallVector<OpFoldResult> sizes = indexAttrs(fb, sliceShape);
+        SmallVector<OpFoldResult> strides(rank, fb.getIndexAttr(1));
+        Value slice = tensor::ExtractSliceOp::create(fb, l, sliceType, x,
+                                                     offsets, sizes, strides);
+        // Exclusive: store the running sum before this slice is added.
+        Value out = iterArgs[1];
+        if (exclusive)
+          out = tensor::InsertSliceOp::create(fb, l, iterArgs[0], out, offsets,
+                                              sizes, strides);
+        // The running sum is updated in place (outs = the carried tensor),
+        // so the loop bufferizes without copies.
+        SmallVector<AffineMap> maps(
+            2, AffineMap::getMultiDimIdentityMap(rank, fb.getContext()));
+        Value sum =
+            linalg::GenericOp::create(
+                fb, l, TypeRange{sliceType}, ValueRange{slice},
+                ValueRange{iterArgs[0]}, maps,
+                SmallVector<utils::IteratorType>(
+                    rank, utils::IteratorType::parallel),
+                [&](OpBuilder &bb, Location ll, ValueRange s) {
+                  Value add =
+                      isFloat
+                          ? Value(arith::AddFOp::create(bb, ll, s[1], s[0]))
+                          : Value(arith::AddIOp::create(bb, ll, s[1], s[0]));
+                  linalg::YieldOp::create(bb, ll, add);
+                })
+                .getResult(0);
+        if (!exclusive)
+          out = tensor::InsertSliceOp::create(fb, l, sum, out, offsets, sizes,
+                                              strides);
+        scf::YieldOp::create(fb, l, ValueRange{sum, out});
+      });
+  return loop.getResult(1);
+}
+
+/// CumSum with a constant axis: cumSumAlong. With a run-time axis (the
+/// ONNX backend tests feed it as an input), a chain of scf.if over the
+/// possible axes, one cumSumAlong each; an out-of-range axis (invalid ONNX)
+/// takes the last one.
 struct CumSumLowering : OpConversionPattern<kiln::CumSumOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -1003,72 +1068,60 @@ struct CumSumLowering : OpConversionPattern<kiln::CumSumOp> {
     auto type = convertedType(getTypeConverter(), op.getType());
     Location loc = op.getLoc();
     int64_t rank = type.getRank();
-    auto axisValues = constantInts(op.getAxis());
-    if (failed(axisValues) || axisValues->size() != 1)
-      return unsupported(op, "axis is not a constant");
-    int64_t axis = normalizeAxis(axisValues->front(), rank);
-    if (axis < 0 || axis >= rank)
-      return unsupported(op, "axis out of range");
+    if (rank == 0)
+      return unsupported(op, "rank-0 input");
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    Value x = adaptor.getX();
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
       return success();
     }
-    Type elementType = type.getElementType();
-    bool isFloat = isa<FloatType>(elementType);
-    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
-    int64_t n = type.getDimSize(axis);
-    SmallVector<int64_t> sliceShape(type.getShape());
-    sliceShape[axis] = 1;
-    auto sliceType = RankedTensorType::get(sliceShape, elementType);
-    Value x = adaptor.getX();
+    auto axisValues = constantInts(op.getAxis());
+    if (succeeded(axisValues)) {
+      if (axisValues->size() != 1)
+        return unsupported(op, "axis has more than one element");
+      int64_t axis = normalizeAxis(axisValues->front(), rank);
+      if (axis < 0 || axis >= rank)
+        return unsupported(op, "axis out of range");
+      rewriter.replaceOp(
+          op, cumSumAlong(rewriter, loc, x, type, axis, exclusive, reverse));
+      return success();
+    }
 
-    Value acc = filledTensor(rewriter, loc, sliceType,
-                             scalarConstant(rewriter, loc, elementType, 0.0));
-    Value init = emptyTensor(rewriter, loc, type);
-    Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value ub = arith::ConstantIndexOp::create(rewriter, loc, n);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, lb, ub, one, ValueRange{acc, init},
-        [&](OpBuilder &b, Location l, Value t, ValueRange iterArgs) {
-          Value position = t;
-          if (reverse)
-            position = arith::SubIOp::create(
-                b, l, arith::ConstantIndexOp::create(b, l, n - 1), t);
-          SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-          offsets[axis] = position;
-          SmallVector<OpFoldResult> sizes = indexAttrs(b, sliceShape);
-          SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-          Value slice = tensor::ExtractSliceOp::create(
-              b, l, sliceType, x, offsets, sizes, strides);
-          // Exclusive: store the running sum before this slice is added.
-          Value out = iterArgs[1];
-          if (exclusive)
-            out = tensor::InsertSliceOp::create(b, l, iterArgs[0], out,
-                                                offsets, sizes, strides);
-          // The running sum is updated in place (outs = the carried
-          // tensor), so the loop bufferizes without copies.
-          SmallVector<AffineMap> maps(
-              2, AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
-          Value sum =
-              linalg::GenericOp::create(
-                  b, l, TypeRange{sliceType}, ValueRange{slice},
-                  ValueRange{iterArgs[0]}, maps,
-                  SmallVector<utils::IteratorType>(
-                      rank, utils::IteratorType::parallel),
-                  [&](OpBuilder &bb, Location ll, ValueRange s) {
-                    Value add =
-                        isFloat ? Value(arith::AddFOp::create(bb, ll, s[1], s[0]))
-                                : Value(arith::AddIOp::create(bb, ll, s[1], s[0]));
-                    linalg::YieldOp::create(bb, ll, add);
-                  })
-                  .getResult(0);
-          if (!exclusive)
-            out = tensor::InsertSliceOp::create(b, l, sum, out, offsets,
-                                                sizes, strides);
-          scf::YieldOp::create(b, l, ValueRange{sum, out});
-        });
-    rewriter.replaceOp(op, loop.getResult(1));
+    Value axis = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(),
+        extractFirst(rewriter, loc, adaptor.getAxis()));
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value negative = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, axis, zero);
+    axis = arith::SelectOp::create(
+        rewriter, loc, negative,
+        arith::AddIOp::create(rewriter, loc, axis,
+                              arith::ConstantIndexOp::create(rewriter, loc,
+                                                             rank)),
+        axis);
+    // if axis == 0 {...} else if axis == 1 {...} ... else {last axis}
+    // (scf.if rather than scf.index_switch: it lowers through the plainest
+    // control flow).
+    std::function<Value(OpBuilder &, int64_t)> choose =
+        [&](OpBuilder &b, int64_t d) -> Value {
+      if (d == rank - 1)
+        return cumSumAlong(b, loc, x, type, d, exclusive, reverse);
+      Value isAxis = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, axis,
+          arith::ConstantIndexOp::create(b, loc, d));
+      auto ifOp = scf::IfOp::create(
+          b, loc, isAxis,
+          [&](OpBuilder &tb, Location l) {
+            scf::YieldOp::create(
+                tb, l, cumSumAlong(tb, l, x, type, d, exclusive, reverse));
+          },
+          [&](OpBuilder &eb, Location l) {
+            scf::YieldOp::create(eb, l, choose(eb, d + 1));
+          });
+      return ifOp.getResult(0);
+    };
+    rewriter.replaceOp(op, choose(rewriter, 0));
     return success();
   }
 };

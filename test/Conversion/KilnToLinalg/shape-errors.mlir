@@ -2,16 +2,6 @@
 // Shape-family nodes the CPU lowering rejects, each with a message naming
 // the node and what is missing.
 
-// The axis of a CumSum decides the loop structure: it must be known.
-func.func @cumsum_runtime_axis(%x: tensor<2x3xf32>, %axis: tensor<i64>) -> tensor<2x3xf32> {
-  // expected-error @+2 {{cannot lower kiln.cum_sum to the CPU: axis is not a constant}}
-  // expected-error @+1 {{cannot lower kiln.cum_sum to the CPU: no lowering for this op or these operand types}}
-  %y = kiln.cum_sum %x, %axis : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
-  return %y : tensor<2x3xf32>
-}
-
-// -----
-
 // NonZero's output length depends on the data.
 func.func @non_zero(%x: tensor<3x4xf32>) -> tensor<2x5xi64> {
   // expected-error @+2 {{cannot lower kiln.non_zero to the CPU: the number of non-zero elements (the output shape) is only known at run time}}
