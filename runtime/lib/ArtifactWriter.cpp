@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 namespace kiln {
 
@@ -264,7 +265,20 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   return h;
 }
 
+static std::string writeArtifactImpl(const std::string &path,
+                                     const ArtifactSpec &spec);
+
 std::string writeArtifact(const std::string &path, const ArtifactSpec &spec) {
+  // The compiler calls this without exception support: nothing may escape.
+  try {
+    return writeArtifactImpl(path, spec);
+  } catch (const std::exception &e) {
+    return path + ": " + e.what();
+  }
+}
+
+static std::string writeArtifactImpl(const std::string &path,
+                                     const ArtifactSpec &spec) {
   std::string err = validate(spec);
   if (!err.empty())
     return path + ": " + err;
