@@ -329,6 +329,10 @@ static std::string writeArtifactImpl(const std::string &path,
   out.pad(dataOffset);
   out.hashing = true;
   out.write(spec.code, spec.codeSize);
+  // The weights section starts 64-byte aligned even when it is empty, and
+  // the file reaches its start (a reader checks offset <= file size).
+  if (!side)
+    out.pad(dataOffset + weightsOffset);
   if (!side && !spec.weights.empty())
     writeWeights(out, spec, offsets, dataOffset + weightsOffset);
   if (out.error.empty()) {
