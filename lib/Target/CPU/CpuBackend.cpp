@@ -281,9 +281,18 @@ bool resolveTarget(const CpuOptions &options, TargetInfo &info,
     info.cpu = triple.isX86() ? "x86-64" : "generic";
   } else {
     info.cpu = options.cpu;
+    // Asked for an unknown CPU, LLVM warns on stderr and goes on: check the
+    // name against a generic subtarget first.
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(info.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
+              " (use native, generic or an LLVM CPU name)";
+      return false;
+    }
     std::unique_ptr<llvm::MCSubtargetInfo> sti(
         target->createMCSubtargetInfo(triple, info.cpu, ""));
-    if (!sti || !sti->isCPUStringValid(info.cpu)) {
+    if (!sti) {
       error = "unknown CPU '" + options.cpu + "' for " + info.triple +
               " (use native, generic or an LLVM CPU name)";
       return false;
