@@ -37,7 +37,7 @@ using ReduceBodyFn = llvm::function_ref<Value(OpBuilder &, Location,
 /// the input element, then the kept inputs' elements, then the accumulator.
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ValueRange keptInputs, ArrayRef<bool> reduced, Value init,
-                     ReduceBodyFn body) {
+                     ReduceBodyFn body, Value initTensor = {}) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
@@ -54,7 +54,7 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
     keptExprs.push_back(getAffineDimExpr(i, context));
   }
   auto outType = RankedTensorType::get(keptShape, init.getType());
-  Value filled = filledTensor(b, loc, outType, init);
+  Value filled = initTensor ? initTensor : filledTensor(b, loc, outType, init);
   AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, context)};
   SmallVector<Value> inputs{input};
@@ -71,6 +71,38 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
         linalg::YieldOp::create(nested, nestedLoc, result);
       });
   return generic.getResult(0);
+}
+
+/// ONNX Runtime's max/min/arg reductions start from the first element of
+/// each reduced slice and take x when x > acc (x < acc): a leading NaN
+/// stays, later NaNs are skipped. This is that start: the elements at index
+/// 0 of the reduced dims, converted to `accType`, as a fresh tensor of the
+/// kept dims; null when a reduced dim is empty.
+Value firstAlongReduced(OpBuilder &b, Location loc, Value data,
+                        ArrayRef<bool> reduced, Type accType) {
+  auto type = cast<RankedTensorType>(data.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<int64_t> keptShape;
+  for (auto [i, r] : llvm::enumerate(reduced)) {
+    int64_t size = type.getDimSize(i);
+    if (r && size == 0)
+      return {};
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(r ? 1 : size));
+    strides.push_back(b.getIndexAttr(1));
+    if (!r)
+      keptShape.push_back(size);
+  }
+  auto sliceType = RankedTensorType::get(keptShape, type.getElementType());
+  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, data,
+                                               offsets, sizes, strides);
+  return buildElementwise(
+      b, loc, slice, sliceType.clone(accType),
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        if (args[0].getType() == accType)
+          return args[0];
+        return arith::ExtFOp::create(nb, l, accType, args[0]);
+      });
 }
 
 /// `value` (of the kept dims) reshaped to `resultType`, which has the same
@@ -280,6 +312,21 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       init = scalarConstant(rewriter, loc, acc, 0);
     }
 
+    // Float max/min as ONNX Runtime (see firstAlongReduced).
+    Value initTensor;
+    bool isMinMax = Kind == ReduceKind::Max || Kind == ReduceKind::Min;
+    if (isFloat && isMinMax)
+      initTensor = firstAlongReduced(rewriter, loc, data, reduced, acc);
+    auto floatMinMax = [&](OpBuilder &b, Location l, Value x,
+                           Value a) -> Value {
+      Value better = arith::CmpFOp::create(
+          b, l,
+          Kind == ReduceKind::Max ? arith::CmpFPredicate::OGT
+                                  : arith::CmpFPredicate::OLT,
+          x, a);
+      return arith::SelectOp::create(b, l, better, x, a);
+    };
+
     Value result = buildReduction(
         rewriter, loc, data, kept, reduced, init,
         [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
@@ -287,13 +334,13 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
           switch (Kind) {
           case ReduceKind::Max:
             if (isFloat)
-              return arith::MaximumFOp::create(b, l, x, a);
+              return floatMinMax(b, l, x, a);
             if (isUnsigned)
               return arith::MaxUIOp::create(b, l, x, a);
             return arith::MaxSIOp::create(b, l, x, a);
           case ReduceKind::Min:
             if (isFloat)
-              return arith::MinimumFOp::create(b, l, x, a);
+              return floatMinMax(b, l, x, a);
             if (isUnsigned)
               return arith::MinUIOp::create(b, l, x, a);
             return arith::MinSIOp::create(b, l, x, a);
@@ -315,7 +362,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
           default:
             return add(b, l, x, a);
           }
-        });
+        },
+        initTensor);
 
     // Epilogue: finish the value and round f32 accumulators back.
     int64_t count = 1;
@@ -416,9 +464,13 @@ struct ArgReduceLowering : OpConversionPattern<OpTy> {
     Type i64 = rewriter.getI64Type();
     auto valueType = RankedTensorType::get(keptShape, element);
     auto indexType = RankedTensorType::get(keptShape, i64);
-    Value initValue = IsMax ? lowestValue(rewriter, loc, kilnElement)
-                            : highestValue(rewriter, loc, kilnElement);
-    Value values = filledTensor(rewriter, loc, valueType, initValue);
+    // Start from the first element as ONNX Runtime (a leading NaN wins,
+    // later ones are skipped); an empty axis keeps the identity.
+    Value values = firstAlongReduced(rewriter, loc, data, reduced, element);
+    if (!values)
+      values = filledTensor(rewriter, loc, valueType,
+                            IsMax ? lowestValue(rewriter, loc, kilnElement)
+                                  : highestValue(rewriter, loc, kilnElement));
     Value indices = filledTensor(rewriter, loc, indexType,
                                  scalarConstant(rewriter, loc, i64, 0));
     AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
