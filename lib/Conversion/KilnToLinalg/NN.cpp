@@ -198,10 +198,81 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
-/// ONNX MatMul (numpy): 2-D x 2-D is one linalg.matmul; an N-D lhs against
-/// a 2-D rhs folds its batch dims into the rows; otherwise both operands are
-/// broadcast to the common batch dims, collapsed to one batch dim, and
-/// multiplied with linalg.batch_matmul.
+/// numpy matmul (ONNX MatMul) of `lhs` and `rhs` into a tensor of
+/// `resultShape` with element type `accType` (the inputs are extended by the
+/// named ops). 2-D x 2-D is one linalg.matmul; an N-D lhs against a 2-D rhs
+/// folds its batch dims into the rows; otherwise both operands are broadcast
+/// to the common batch dims, collapsed to one batch dim, and multiplied with
+/// linalg.batch_matmul.
+Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                       ArrayRef<int64_t> resultShape, Type accType) {
+  // numpy promotion of 1-D operands.
+  if (tensorType(lhs).getRank() == 1)
+    lhs = reshapeTo(b, loc, lhs, {1, tensorType(lhs).getDimSize(0)});
+  if (tensorType(rhs).getRank() == 1)
+    rhs = reshapeTo(b, loc, rhs, {tensorType(rhs).getDimSize(0), 1});
+  auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
+  int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
+  int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
+  int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
+  ArrayRef<int64_t> lhsBatch = lhsType.getShape().drop_back(2);
+  ArrayRef<int64_t> rhsBatch = rhsType.getShape().drop_back(2);
+
+  Value product;
+  SmallVector<int64_t> productShape;
+  if (rhsBatch.empty()) {
+    // [batch..., M, K] x [K, N]: the batch dims are more rows.
+    int64_t rows = m;
+    for (int64_t d : lhsBatch)
+      rows *= d;
+    Value flat = reshapeTo(b, loc, lhs, {rows, k});
+    product = buildMatmul(b, loc, flat, rhs, accType);
+    productShape.assign(lhsBatch.begin(), lhsBatch.end());
+  } else {
+    // Broadcast the batch dims (right-aligned, 1 stretches).
+    size_t batchRank = std::max(lhsBatch.size(), rhsBatch.size());
+    SmallVector<int64_t> batch(batchRank, 1);
+    for (size_t i = 0; i < batchRank; ++i) {
+      int64_t l = i + lhsBatch.size() >= batchRank
+                      ? lhsBatch[i + lhsBatch.size() - batchRank]
+                      : 1;
+      int64_t r = i + rhsBatch.size() >= batchRank
+                      ? rhsBatch[i + rhsBatch.size() - batchRank]
+                      : 1;
+      batch[i] = std::max(l, r);
+    }
+    int64_t batchSize = 1;
+    for (int64_t d : batch)
+      batchSize *= d;
+    auto toBatched = [&](Value operand, int64_t rows, int64_t cols) {
+      SmallVector<int64_t> full(batch);
+      full.append({rows, cols});
+      auto type = tensorType(operand);
+      if (type.getShape() != ArrayRef<int64_t>(full))
+        operand = buildElementwise(
+            b, loc, operand, type.clone(full),
+            [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+      return reshapeTo(b, loc, operand, {batchSize, rows, cols});
+    };
+    Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
+    Value init = filledTensor(
+        b, loc, RankedTensorType::get({batchSize, m, n}, accType),
+        scalarConstant(b, loc, accType, 0));
+    product = linalg::BatchMatmulOp::create(b, loc,
+                                            TypeRange{init.getType()},
+                                            ValueRange{lhs3, rhs3},
+                                            ValueRange{init})
+                  .getResult(0);
+    productShape = batch;
+  }
+  productShape.append({m, n});
+  product = reshapeTo(b, loc, product, productShape);
+  // Drop the promoted dims of 1-D operands.
+  return reshapeTo(b, loc, product, resultShape);
+}
+
+/// ONNX MatMul: buildNumpyMatmul, then the truncation of a half-precision
+/// accumulator.
 struct MatMulLowering : OpConversionPattern<kiln::MatMulOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -210,76 +281,14 @@ struct MatMulLowering : OpConversionPattern<kiln::MatMulOp> {
     Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
-    Value lhs = adaptor.getA(), rhs = adaptor.getB();
     Type elementType = resultType.getElementType();
-    Type accType = computeType(elementType);
     if (isa<IntegerType>(elementType) && elementType.getIntOrFloatBitWidth() < 32)
       return unsupported(op, "matmul of " + std::to_string(
                                  elementType.getIntOrFloatBitWidth()) +
                                  "-bit integers (ONNX MatMul takes 32/64-bit)");
-    // numpy promotion of 1-D operands.
-    if (tensorType(lhs).getRank() == 1)
-      lhs = reshapeTo(rewriter, loc, lhs, {1, tensorType(lhs).getDimSize(0)});
-    if (tensorType(rhs).getRank() == 1)
-      rhs = reshapeTo(rewriter, loc, rhs, {tensorType(rhs).getDimSize(0), 1});
-    auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
-    int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
-    int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
-    int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
-    ArrayRef<int64_t> lhsBatch = lhsType.getShape().drop_back(2);
-    ArrayRef<int64_t> rhsBatch = rhsType.getShape().drop_back(2);
-
-    Value product;
-    SmallVector<int64_t> productShape;
-    if (rhsBatch.empty()) {
-      // [batch..., M, K] x [K, N]: the batch dims are more rows.
-      int64_t rows = m;
-      for (int64_t d : lhsBatch)
-        rows *= d;
-      Value flat = reshapeTo(rewriter, loc, lhs, {rows, k});
-      product = buildMatmul(rewriter, loc, flat, rhs, accType);
-      productShape.assign(lhsBatch.begin(), lhsBatch.end());
-    } else {
-      // Broadcast the batch dims (right-aligned, 1 stretches).
-      size_t batchRank = std::max(lhsBatch.size(), rhsBatch.size());
-      SmallVector<int64_t> batch(batchRank, 1);
-      for (size_t i = 0; i < batchRank; ++i) {
-        int64_t l = i + lhsBatch.size() >= batchRank
-                        ? lhsBatch[i + lhsBatch.size() - batchRank]
-                        : 1;
-        int64_t r = i + rhsBatch.size() >= batchRank
-                        ? rhsBatch[i + rhsBatch.size() - batchRank]
-                        : 1;
-        batch[i] = std::max(l, r);
-      }
-      int64_t batchSize = 1;
-      for (int64_t d : batch)
-        batchSize *= d;
-      auto toBatched = [&](Value operand, int64_t rows, int64_t cols) {
-        SmallVector<int64_t> full(batch);
-        full.append({rows, cols});
-        auto type = tensorType(operand);
-        if (type.getShape() != ArrayRef<int64_t>(full))
-          operand = buildElementwise(
-              rewriter, loc, operand, type.clone(full),
-              [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-        return reshapeTo(rewriter, loc, operand, {batchSize, rows, cols});
-      };
-      Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
-      Value init = filledTensor(
-          rewriter, loc, RankedTensorType::get({batchSize, m, n}, accType),
-          scalarConstant(rewriter, loc, accType, 0));
-      product = linalg::BatchMatmulOp::create(rewriter, loc,
-                                              TypeRange{init.getType()},
-                                              ValueRange{lhs3, rhs3},
-                                              ValueRange{init})
-                    .getResult(0);
-      productShape = batch;
-    }
-    productShape.append({m, n});
-    product = reshapeTo(rewriter, loc, product, productShape);
-    // Drop the promoted dims of 1-D operands.
-    product = reshapeTo(rewriter, loc, product, resultType.getShape());
+    Value product =
+        buildNumpyMatmul(rewriter, loc, adaptor.getA(), adaptor.getB(),
+                         resultType.getShape(), computeType(elementType));
     rewriter.replaceOp(op, truncateTensor(rewriter, loc, product, elementType));
     return success();
   }
@@ -702,36 +711,45 @@ Value buildConv(OpBuilder &b, Location loc, Value padded, Value weight,
 /// ONNX Conv. Group 1 with 1-3 spatial dims uses linalg.conv_{1d_ncw_fcw,
 /// 2d_nchw_fchw,3d_ncdhw_fcdhw}; grouped and depthwise convolutions a
 /// linalg.generic over [N, G, M/G, out..., C/G, k...]. Padding is an
-/// explicit tensor.pad; the bias initializes the accumulator.
+/// explicit tensor.pad; the bias initializes the accumulator. Returns the
+/// accumulator (element type computeType of the result's); shared by
+/// kiln.conv and kiln.fused_conv.
+template <typename OpTy>
+FailureOr<Value> buildConvAccumulator(OpTy op, OpBuilder &b, Value x,
+                                      Value weight, Value bias,
+                                      RankedTensorType resultType) {
+  Location loc = op.getLoc();
+  auto xType = tensorType(x), wType = tensorType(weight);
+  ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
+  FailureOr<Window> w = resolveWindow(op, xType.getShape().drop_front(2),
+                                      wType.getShape().drop_front(2),
+                                      kiln::getConvWindowAttrs(op), outShape);
+  if (failed(w))
+    return failure();
+  Type elementType = resultType.getElementType();
+  Type ct = computeType(elementType);
+  Value padded = padWindowInput(b, loc, x, *w, outShape,
+                                scalarConstant(b, loc, elementType, 0));
+  Value init = convInit(b, loc, bias, resultType.clone(ct));
+  return buildConv(b, loc, padded, weight, init, *w, op.getGroup(), ct);
+}
+
 struct ConvLowering : OpConversionPattern<kiln::ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(kiln::ConvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
-    Value x = adaptor.getX(), weight = adaptor.getW(), bias = adaptor.getB();
-    auto xType = tensorType(x), wType = tensorType(weight);
-    ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
-    FailureOr<Window> w =
-        resolveWindow(op, xType.getShape().drop_front(2),
-                      wType.getShape().drop_front(2),
-                      kiln::getConvWindowAttrs(op), outShape);
-    if (failed(w))
+    FailureOr<Value> acc =
+        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                             adaptor.getB(), resultType);
+    if (failed(acc))
       return failure();
-    Type elementType = resultType.getElementType();
-    Type ct = computeType(elementType);
-    Value padded = padWindowInput(rewriter, loc, x, *w, outShape,
-                                  scalarConstant(rewriter, loc, elementType, 0));
-
-    Value init = convInit(rewriter, loc, bias, resultType.clone(ct));
-    Value acc = buildConv(rewriter, loc, padded, weight, init, *w,
-                          op.getGroup(), ct);
-    rewriter.replaceOp(op, truncateTensor(rewriter, loc, acc, elementType));
+    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
+                                          resultType.getElementType()));
     return success();
   }
-
 };
 
 /// ConvTranspose as a convolution: X upsampled by the strides (zeros
@@ -2324,6 +2342,209 @@ struct EinsumLowering : OpConversionPattern<kiln::EinsumOp> {
   }
 };
 
+
+//===----------------------------------------------------------------------===//
+// Kiln's fused ops
+//===----------------------------------------------------------------------===//
+
+/// The epilogue activation `act` of a fused op on scalar `v`.
+Value applyActivation(OpBuilder &b, Location l, StringRef act, Value v) {
+  Type t = v.getType();
+  auto c = [&](double x) { return scalarConstant(b, l, t, x); };
+  auto sigmoid = [&](Value x) -> Value {
+    Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+    return arith::DivFOp::create(b, l, c(1),
+                                 arith::AddFOp::create(b, l, c(1), e));
+  };
+  if (act == "relu")
+    return arith::MaximumFOp::create(b, l, v, c(0));
+  if (act == "sigmoid")
+    return sigmoid(v);
+  if (act == "silu")
+    return arith::MulFOp::create(b, l, v, sigmoid(v));
+  if (act == "tanh")
+    return math::TanhOp::create(b, l, v);
+  Value half = arith::MulFOp::create(b, l, v, c(0.5));
+  if (act == "gelu") {
+    Value erf = math::ErfOp::create(
+        b, l, arith::MulFOp::create(b, l, v, c(M_SQRT1_2)));
+    return arith::MulFOp::create(b, l, half,
+                                 arith::AddFOp::create(b, l, c(1), erf));
+  }
+  if (act == "gelu_tanh") {
+    Value cube = arith::MulFOp::create(
+        b, l, v, arith::MulFOp::create(b, l, v, v));
+    Value inner = arith::AddFOp::create(
+        b, l, v, arith::MulFOp::create(b, l, cube, c(0.044715)));
+    inner = arith::MulFOp::create(b, l, inner, c(std::sqrt(2.0 / M_PI)));
+    return arith::MulFOp::create(
+        b, l, half,
+        arith::AddFOp::create(b, l, c(1), math::TanhOp::create(b, l, inner)));
+  }
+  return v; // "none"
+}
+
+/// The elementwise epilogue of a fused op on the accumulator `acc`:
+/// alpha * acc (+ bias), the activation and the residual in the requested
+/// order, truncated to `resultType`. `bias`/`residual` may be null; both
+/// broadcast numpy-style against the result.
+Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
+                    Value residual, StringRef activation,
+                    bool residualBeforeActivation, double alpha,
+                    RankedTensorType resultType) {
+  Type ct = tensorType(acc).getElementType();
+  SmallVector<Value> inputs{acc};
+  if (bias)
+    inputs.push_back(bias);
+  if (residual)
+    inputs.push_back(residual);
+  return buildElementwise(
+      b, loc, inputs, resultType,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value y = args[0];
+        unsigned next = 1;
+        if (alpha != 1.0)
+          y = arith::MulFOp::create(nb, l, y, scalarConstant(nb, l, ct, alpha));
+        if (bias)
+          y = arith::AddFOp::create(nb, l, y,
+                                    extendScalar(nb, l, args[next++], ct));
+        Value res =
+            residual ? extendScalar(nb, l, args[next++], ct) : Value();
+        if (res && residualBeforeActivation)
+          y = arith::AddFOp::create(nb, l, y, res);
+        y = applyActivation(nb, l, activation, y);
+        if (res && !residualBeforeActivation)
+          y = arith::AddFOp::create(nb, l, y, res);
+        return truncateScalar(nb, l, y, resultType.getElementType());
+      });
+}
+
+/// kiln.fused_matmul: the numpy matmul (B's last two dims swapped first
+/// with trans_b) into an f32 (or f64) accumulator, then one epilogue.
+struct FusedMatMulLowering : OpConversionPattern<kiln::FusedMatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Value b = adaptor.getB();
+    if (op.getTransB()) {
+      auto type = tensorType(b);
+      int64_t rank = type.getRank();
+      if (rank < 2)
+        return unsupported(op, "trans_b with a 1-D B");
+      SmallVector<int64_t> perm, shape;
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      for (int64_t i : perm)
+        shape.push_back(type.getDimSize(i));
+      b = linalg::TransposeOp::create(rewriter, loc, b,
+                                      emptyTensor(rewriter, loc,
+                                                  type.clone(shape)),
+                                      perm)
+              .getResult()[0];
+    }
+    Type ct = computeType(resultType.getElementType());
+    Value product = buildNumpyMatmul(rewriter, loc, adaptor.getA(), b,
+                                     resultType.getShape(), ct);
+    Value bias = isNone(adaptor.getBias()) ? Value() : adaptor.getBias();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, loc, product, bias, residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          op.getAlpha().convertToDouble(), resultType));
+    return success();
+  }
+};
+
+/// kiln.fused_conv: the convolution (bias in the accumulator), then the
+/// activation and residual epilogue.
+struct FusedConvLowering : OpConversionPattern<kiln::FusedConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                             adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          1.0, resultType));
+    return success();
+  }
+};
+
+/// kiln.rms_norm: the mean of the squares over the dims from `axis` in the
+/// stash type, N = X * rsqrt(mean + epsilon) rounded to X's type, then
+/// N * scale (scale broadcast against X's trailing dims).
+struct RMSNormLowering : OpConversionPattern<kiln::RMSNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::RMSNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    Value x = adaptor.getX(), scale = adaptor.getScale();
+    auto type = tensorType(x);
+    int64_t rank = type.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    Type elementType = type.getElementType();
+    Type stash = stashType(context, op.getStashType());
+    if (!stash)
+      return unsupported(op, "stash_type " + std::to_string(op.getStashType()));
+    Type ct = computeType(stash);
+    if (ct.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth())
+      ct = elementType;
+    SmallVector<int64_t> axes;
+    for (int64_t i = axis; i < rank; ++i)
+      axes.push_back(i);
+    AxisMaps maps(rank, axes, context);
+    int64_t count = 1;
+    for (int64_t i : axes)
+      count *= type.getDimSize(i);
+    Value sumSquares = reduceDims(
+        rewriter, loc, x, {maps.full}, type.getShape(), maps.reducedDims, ct,
+        scalarConstant(rewriter, loc, ct, 0),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return poolCombine(b, l, PoolKind::Lp, args[0], args[1], false, 2);
+        });
+    double epsilon = op.getEpsilon().convertToDouble();
+    Value result = buildGeneric(
+        rewriter, loc, {x, sumSquares, scale},
+        emptyTensor(rewriter, loc, type),
+        {maps.full, maps.reduced,
+         broadcastMap(tensorType(scale).getShape(), type.getShape(), context),
+         maps.full},
+        maps.parallelIterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value mean = arith::DivFOp::create(
+              b, l, args[1], scalarConstant(b, l, ct, count));
+          Value n = arith::MulFOp::create(b, l,
+                                          extendScalar(b, l, args[0], ct),
+                                          invStdDev(b, l, mean, epsilon));
+          // N is rounded to X's type before the scale, as the op defines.
+          n = truncateScalar(b, l, n, elementType);
+          Type wide = computeType(elementType);
+          Value y = arith::MulFOp::create(b, l, extendScalar(b, l, n, wide),
+                                          extendScalar(b, l, args[2], wide));
+          return truncateScalar(b, l, y, elementType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
@@ -2341,6 +2562,7 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                BatchNormLowering, InstanceNormLowering, LayerNormLowering,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
                DropoutLowering, PadLowering, ConvTransposeLowering,
-               ResizeLowering, EinsumLowering>(
+               ResizeLowering, EinsumLowering, FusedMatMulLowering,
+               FusedConvLowering, RMSNormLowering>(
       converter, context);
 }

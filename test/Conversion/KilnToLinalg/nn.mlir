@@ -502,3 +502,54 @@ func.func @einsum_implicit(%c: tensor<3x4xf32>, %d: tensor<4x6xf32>) -> tensor<3
   %0 = kiln.einsum %c, %d {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x6xf32>) -> tensor<3x6xf32>
   return %0 : tensor<3x6xf32>
 }
+
+// -----
+
+// kiln.fused_matmul: B transposed (trans_b), the matmul, then one epilogue:
+// alpha, bias, GELU (erf), residual after the activation.
+// CHECK-LABEL: func.func @fused_matmul
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<6x8xf32>) outs({{.*}} : tensor<8x6xf32>) permutation = [1, 0]
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[BT]] :
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]]
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %arg2, %arg3 : tensor<2x4x6xf32>, tensor<6xf32>, tensor<2x4x6xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: math.erf
+// CHECK: arith.addf
+func.func @fused_matmul(%a: tensor<2x4x8xf32>, %b: tensor<6x8xf32>, %bias: tensor<6xf32>, %res: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
+  %0 = kiln.fused_matmul %a, %b, %bias, %res {activation = "gelu", trans_b = true, alpha = 2.0 : f32} : (tensor<2x4x8xf32>, tensor<6x8xf32>, tensor<6xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}
+
+// -----
+
+// kiln.fused_conv: the conv with the bias as accumulator, then residual
+// before the ReLU.
+// CHECK-LABEL: func.func @fused_conv
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %arg3 :
+// CHECK: %[[S:.*]] = arith.addf
+// CHECK: arith.maximumf %[[S]]
+func.func @fused_conv(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = kiln.fused_conv %x, %w, %b, %r {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// kiln.rms_norm on f16 with an f32 stash: the sum of squares in f32, then
+// x * rsqrt(mean + eps) rounded to f16 before the scale.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[SS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<1x3x16xf16>) outs({{.*}} : tensor<1x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[SS]], %arg1 :
+// CHECK: arith.constant 1.600000e+01 : f32
+// CHECK: math.rsqrt
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.truncf
+func.func @rms_norm(%x: tensor<1x3x16xf16>, %w: tensor<16xf16>) -> tensor<1x3x16xf16> {
+  %0 = kiln.rms_norm %x, %w {axis = -1 : i64, epsilon = 1.0e-06 : f32, stash_type = 1 : i64} : (tensor<1x3x16xf16>, tensor<16xf16>) -> tensor<1x3x16xf16>
+  return %0 : tensor<1x3x16xf16>
+}
