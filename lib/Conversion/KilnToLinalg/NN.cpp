@@ -1022,15 +1022,38 @@ struct PoolLowering : OpConversionPattern<OpTy> {
       outExprs.push_back(d(i));
     SmallVector<IteratorType> iterators(2 + s, IteratorType::parallel);
     iterators.append(s, IteratorType::reduction);
-    Value acc = buildGeneric(
-        rewriter, loc,
-        {padded, windowShape(rewriter, loc, *w, xType.getElementType())},
-        init,
-        {xMap, windowMap(numLoops, 2 + s, s, context),
-         AffineMap::get(numLoops, 0, outExprs, context)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          return poolCombine(b, l, Kind, args[0], args[2], isUnsigned, p);
-        });
+    Value window = windowShape(rewriter, loc, *w, xType.getElementType());
+    Value acc;
+    // 2-D float max and sum pools are linalg's named pooling ops (their
+    // bodies are maximumf / addf after extending to the accumulator).
+    bool named = s == 2 && (Kind == PoolKind::Average ||
+                            (Kind == PoolKind::Max &&
+                             isa<FloatType>(xType.getElementType())));
+    if (named) {
+      SmallVector<NamedAttribute> attrs{
+          rewriter.getNamedAttr("strides",
+                                rewriter.getI64TensorAttr(w->strides)),
+          rewriter.getNamedAttr("dilations",
+                                rewriter.getI64TensorAttr(w->dilations))};
+      SmallVector<Type> types{init.getType()};
+      SmallVector<Value> ins{padded, window};
+      if (Kind == PoolKind::Max)
+        acc = linalg::PoolingNchwMaxOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else
+        acc = linalg::PoolingNchwSumOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+    } else {
+      acc = buildGeneric(
+          rewriter, loc, {padded, window}, init,
+          {xMap, windowMap(numLoops, 2 + s, s, context),
+           AffineMap::get(numLoops, 0, outExprs, context)},
+          iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+            return poolCombine(b, l, Kind, args[0], args[2], isUnsigned, p);
+          });
+    }
     if constexpr (Kind == PoolKind::Max) {
       rewriter.replaceOp(op, {acc, Value()});
       return success();

@@ -205,19 +205,21 @@ func.func @conv_depthwise(%x: tensor<1x4x8x8xf16>, %w: tensor<4x1x3x3xf16>) -> t
 
 // -----
 
-// MaxPool pads with -inf; the window operand gives the kernel loops their
-// extent. With ceil_mode the overhang is padded too (ui8: with 0, the
+// MaxPool pads with -inf; a 2-D float pool is linalg.pooling_nchw_max.
+// Others are a generic whose window operand gives the kernel loops their
+// extent; with ceil_mode the overhang is padded too (ui8: with 0, the
 // lowest ui8, and compared unsigned).
 // CHECK-DAG: #[[$PX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
 // CHECK-DAG: #[[$PK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor.yield %[[NEGINF]]
 // CHECK: %[[K:.*]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[$PX]], #[[$PK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins({{.*}}, %[[K]]
-// CHECK: arith.maximumf
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[K]] : tensor<1x2x7x7xf32>, tensor<3x3xf32>)
 // CHECK: tensor.pad %arg1 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[K2:.*]] = tensor.empty() : tensor<2x2xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[$PX]], #[[$PK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins({{.*}}, %[[K2]]
 // CHECK: arith.maxui
 func.func @max_pool(%x: tensor<1x2x5x5xf32>, %u: tensor<1x2x5x5xui8>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>) {
   %y, %i = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
@@ -246,7 +248,7 @@ func.func @max_pool_indices(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, te
 // AveragePool without count_include_pad divides by the taps inside the
 // input: 4 at the corners, 6 on the edges, 9 inside.
 // CHECK-LABEL: func.func @average_pool
-// CHECK: arith.addf
+// CHECK: linalg.pooling_nchw_sum
 // CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<3x3xf32>
 // CHECK: linalg.generic {{.*}} ins({{.*}}, %[[DIV]] :
 // CHECK: arith.divf
