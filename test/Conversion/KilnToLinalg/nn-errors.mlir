@@ -31,12 +31,12 @@ func.func @pad_runtime_axes(%x: tensor<3x4xf32>, %a: tensor<1xi64>) -> tensor<3x
 
 // -----
 
-func.func @resize_cubic(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+func.func @resize_antialias(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %none = kiln.none
   %c = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
   // expected-error @+2 {{cannot lower kiln.resize to the CPU: no lowering for this op or these operand types}}
-  // expected-error @+1 {{cannot lower kiln.resize to the CPU: mode 'cubic' (nearest and linear are)}}
-  %0 = kiln.resize %x, %none, %c, %none {mode = "cubic"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>, none) -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{cannot lower kiln.resize to the CPU: antialias = 1}}
+  %0 = kiln.resize %x, %none, %c, %none {mode = "linear", antialias = 1 : i64} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>, none) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
 }
 

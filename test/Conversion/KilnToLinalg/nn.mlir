@@ -478,6 +478,42 @@ func.func @resize_linear(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1
 
 // -----
 
+// Cubic: four edge-clamped taps per resized axis (16 reads for two axes)
+// with Keys' coefficients; exclude_outside zeroes the taps outside the input
+// and renormalizes.
+// CHECK-LABEL: func.func @resize_cubic
+// CHECK: math.floor
+// CHECK: arith.cmpi sge
+// CHECK: arith.divf
+// CHECK-COUNT-16: tensor.extract %arg0
+// CHECK-NOT: tensor.extract %arg0
+func.func @resize_cubic(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
+  %none = kiln.none
+  %c = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %0 = kiln.resize %x, %none, %c, %none {mode = "cubic", cubic_coeff_a = -5.0e-01 : f32, exclude_outside = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// tf_crop_and_resize: coordinates from the roi; outside the input the
+// result is extrapolation_value.
+// CHECK-LABEL: func.func @resize_crop
+// CHECK: tensor.extract %arg1
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf ogt
+// CHECK: arith.ori
+// CHECK: %[[FILL:.*]] = arith.constant 1.000000e+01 : f32
+// CHECK: arith.select %{{.*}}, %[[FILL]], %{{.*}} : f32
+func.func @resize_crop(%x: tensor<1x1x4x4xf32>, %roi: tensor<8xf32>) -> tensor<1x1x3x3xf32> {
+  %none = kiln.none
+  %s = kiln.constant dense<[1, 1, 3, 3]> : tensor<4xi64>
+  %0 = kiln.resize %x, %roi, %none, %s {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, mode = "linear"} : (tensor<1x1x4x4xf32>, tensor<8xf32>, none, tensor<4xi64>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
 // Einsum: a loop per label, the output's parallel; a repeated label is a
 // diagonal; `...` covers the leading dims.
 // CHECK-DAG: #[[$EA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
