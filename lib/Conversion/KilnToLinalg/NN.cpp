@@ -689,11 +689,27 @@ Value convInit(OpBuilder &b, Location loc, Value bias,
 Value buildConv(OpBuilder &b, Location loc, Value padded, Value weight,
                 Value init, const Window &w, int64_t group, Type ct) {
   int64_t spatial = w.rank();
-  if (group != 1 || spatial < 1 || spatial > 3)
-    return buildGroupedConv(b, loc, padded, weight, init, w, group, ct);
   Attribute strides = b.getI64TensorAttr(w.strides);
   Attribute dilations = b.getI64TensorAttr(w.dilations);
   SmallVector<Type> types{init.getType()};
+  // Depthwise 2-D with one filter per channel ([C, 1, kh, kw], group = C =
+  // M): linalg.depthwise_conv_2d_nchw_chw on the [C, kh, kw] filter.
+  auto wType = tensorType(weight);
+  int64_t channels = tensorType(padded).getDimSize(1);
+  if (spatial == 2 && group == channels && group > 1 &&
+      wType.getDimSize(0) == channels && wType.getDimSize(1) == 1) {
+    Value filter = reshapeTo(
+        b, loc, weight,
+        {channels, wType.getDimSize(2), wType.getDimSize(3)});
+    SmallVector<NamedAttribute> attrs{b.getNamedAttr("strides", strides),
+                                      b.getNamedAttr("dilations", dilations)};
+    return linalg::DepthwiseConv2DNchwChwOp::create(
+               b, loc, types, ValueRange{padded, filter}, ValueRange{init},
+               attrs)
+        .getResult(0);
+  }
+  if (group != 1 || spatial < 1 || spatial > 3)
+    return buildGroupedConv(b, loc, padded, weight, init, w, group, ct);
   SmallVector<Value> ins{padded, weight};
   if (spatial == 1)
     return linalg::Conv1DNcwFcwOp::create(b, loc, types, ins, init, strides,

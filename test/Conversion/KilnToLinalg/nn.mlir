@@ -181,26 +181,39 @@ func.func @conv_1d_3d(%x: tensor<1x2x9xf32>, %w: tensor<3x2x3xf32>, %y: tensor<1
 
 // -----
 
-// Depthwise (group = C) f16 conv with SAME_UPPER: grouped generic over
+// Grouped f16 conv with SAME_UPPER: a generic over
 // [N, G, M/G, oh, ow, C/G, kh, kw] accumulating in f32, then truncated.
 // CHECK-DAG: #[[$GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 // CHECK-DAG: #[[$GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 // CHECK-DAG: #[[$GO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-LABEL: func.func @conv_grouped
 // CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: %[[X:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x10x10xf16>
-// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<4x1x1x3x3xf16>
-// CHECK: %[[ACC:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x8x8xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[$GX]], #[[$GW]], #[[$GO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x4x1x8x8xf32>)
+// CHECK: %[[X:.*]] = tensor.expand_shape {{.*}} into tensor<1x2x2x10x10xf16>
+// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<2x3x2x3x3xf16>
+// CHECK: %[[ACC:.*]] = tensor.expand_shape {{.*}} into tensor<1x2x3x8x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$GX]], #[[$GW]], #[[$GO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x2x3x8x8xf32>)
 // CHECK: arith.extf
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x8x8xf32>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x6x8x8xf32>
 // CHECK: arith.truncf
-func.func @conv_depthwise(%x: tensor<1x4x8x8xf16>, %w: tensor<4x1x3x3xf16>) -> tensor<1x4x8x8xf16> {
+func.func @conv_grouped(%x: tensor<1x4x8x8xf16>, %w: tensor<6x2x3x3xf16>) -> tensor<1x6x8x8xf16> {
   %none = kiln.none
-  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x4x8x8xf16>, tensor<4x1x3x3xf16>, none) -> tensor<1x4x8x8xf16>
-  return %0 : tensor<1x4x8x8xf16>
+  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 2 : i64} : (tensor<1x4x8x8xf16>, tensor<6x2x3x3xf16>, none) -> tensor<1x6x8x8xf16>
+  return %0 : tensor<1x6x8x8xf16>
+}
+
+// -----
+
+// Depthwise (group = C = M): linalg.depthwise_conv_2d_nchw_chw on the
+// [C, kh, kw] filter.
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK: %[[F:.*]] = tensor.collapse_shape %arg1 {{.*}} : tensor<4x1x3x3xf32> into tensor<4x3x3xf32>
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[F]] : tensor<1x4x9x9xf32>, tensor<4x3x3xf32>)
+func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %none = kiln.none
+  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 4 : i64, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>, none) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
 }
 
 // -----
