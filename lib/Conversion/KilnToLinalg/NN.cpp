@@ -588,17 +588,32 @@ Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
 /// the padded input (their extra elements hold `padValue` too, and the
 /// reductions below treat them like padding).
 Value padWindowInput(OpBuilder &b, Location loc, Value x, const Window &w,
-                     ArrayRef<int64_t> output, Value padValue) {
+                     ArrayRef<int64_t> output, Value padValue,
+                     bool channelsLast = false) {
   auto type = tensorType(x);
-  SmallVector<int64_t> low{0, 0}, high{0, 0};
+  int64_t first = channelsLast ? 1 : 2;
+  SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
   for (int64_t i = 0; i < w.rank(); ++i) {
-    int64_t in = type.getDimSize(2 + i);
+    int64_t in = type.getDimSize(first + i);
     int64_t extra = std::max<int64_t>(
         0, w.reach(i, output[i]) - (in + w.padBegin[i] + w.padEnd[i]));
-    low.push_back(w.padBegin[i]);
-    high.push_back(w.padEnd[i] + extra);
+    low[first + i] = w.padBegin[i];
+    high[first + i] = w.padEnd[i] + extra;
   }
   return padTensor(b, loc, x, low, high, padValue);
+}
+
+/// The map reading a padded channels-last window input [N, D..., C] over
+/// loops (n, o..., c, k...): (n, o_i * stride + k_i * dilation ..., c).
+AffineMap windowInputMapNhwc(unsigned numLoops, const Window &w,
+                             MLIRContext *context) {
+  int64_t s = w.rank();
+  SmallVector<AffineExpr> exprs{getAffineDimExpr(0, context)};
+  for (int64_t i = 0; i < s; ++i)
+    exprs.push_back(getAffineDimExpr(1 + i, context) * w.strides[i] +
+                    getAffineDimExpr(s + 2 + i, context) * w.dilations[i]);
+  exprs.push_back(getAffineDimExpr(s + 1, context));
+  return AffineMap::get(numLoops, 0, exprs, context);
 }
 
 /// The map reading a padded window input of loop dims (lead..., o..., k...):
@@ -982,7 +997,7 @@ int64_t tapsInside(const Window &w, int64_t i, int64_t o, int64_t lo,
 /// sums); AveragePool then divides by the number of taps counted (inside
 /// the input, or inside the explicit padding with count_include_pad, never
 /// the ceil_mode overhang); LpPool takes the p-th root.
-template <typename OpTy, PoolKind Kind>
+template <typename OpTy, PoolKind Kind, bool ChannelsLast = false>
 struct PoolLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -999,8 +1014,12 @@ struct PoolLowering : OpConversionPattern<OpTy> {
         cast<RankedTensorType>(op.getX().getType()).getElementType();
     bool isUnsigned = isUnsignedInt(kilnElementType);
     int64_t rank = xType.getRank();
-    ArrayRef<int64_t> inShape = xType.getShape().drop_front(2);
-    ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
+    // The spatial dims: after N and C, or (channels last) between them.
+    int64_t firstSpatial = ChannelsLast ? 1 : 2;
+    ArrayRef<int64_t> inShape =
+        xType.getShape().slice(firstSpatial, rank - 2);
+    ArrayRef<int64_t> outShape =
+        resultType.getShape().slice(firstSpatial, rank - 2);
     FailureOr<Window> w = resolveWindow(op, inShape, {},
                                         kiln::getPoolWindowAttrs(op), outShape);
     if (failed(w))
@@ -1012,7 +1031,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
       if (p < 1)
         return unsupported(op, "p = " + std::to_string(p) + " (must be >= 1)");
     }
-    if constexpr (Kind == PoolKind::Max) {
+    if constexpr (Kind == PoolKind::Max && !ChannelsLast) {
       if (!op.getIndices().use_empty())
         return lowerWithIndices(op, rewriter, x, resultType, *w);
     }
@@ -1023,7 +1042,8 @@ struct PoolLowering : OpConversionPattern<OpTy> {
     Value padValue = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, kilnElementType)
                          : scalarConstant(rewriter, loc, elementType, 0);
-    Value padded = padWindowInput(rewriter, loc, x, *w, outShape, padValue);
+    Value padded = padWindowInput(rewriter, loc, x, *w, outShape, padValue,
+                                  ChannelsLast);
     Value identity = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, kilnElementType)
                          : scalarConstant(rewriter, loc, accElement, 0);
@@ -1031,8 +1051,12 @@ struct PoolLowering : OpConversionPattern<OpTy> {
         filledTensor(rewriter, loc, resultType.clone(accElement), identity);
     unsigned numLoops = 2 + 2 * s;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-    AffineMap xMap = windowInputMap(numLoops, {d(0), d(1)}, 2, 2 + s, *w,
-                                    context);
+    // Loops (n, c, o..., k...), or (n, o..., c, k...) channels last: the
+    // result is the identity over the first 2 + s either way.
+    AffineMap xMap =
+        ChannelsLast
+            ? windowInputMapNhwc(numLoops, *w, context)
+            : windowInputMap(numLoops, {d(0), d(1)}, 2, 2 + s, *w, context);
     SmallVector<AffineExpr> outExprs;
     for (unsigned i = 0; i < 2 + s; ++i)
       outExprs.push_back(d(i));
@@ -1053,8 +1077,16 @@ struct PoolLowering : OpConversionPattern<OpTy> {
                                 rewriter.getI64TensorAttr(w->dilations))};
       SmallVector<Type> types{init.getType()};
       SmallVector<Value> ins{padded, window};
-      if (Kind == PoolKind::Max)
+      if (Kind == PoolKind::Max && ChannelsLast)
+        acc = linalg::PoolingNhwcMaxOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else if (Kind == PoolKind::Max)
         acc = linalg::PoolingNchwMaxOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else if (ChannelsLast)
+        acc = linalg::PoolingNhwcSumOp::create(rewriter, loc, types, ins,
                                                init, attrs)
                   .getResult(0);
       else
@@ -1070,7 +1102,10 @@ struct PoolLowering : OpConversionPattern<OpTy> {
             return poolCombine(b, l, Kind, args[0], args[2], isUnsigned, p);
           });
     }
-    if constexpr (Kind == PoolKind::Max) {
+    if constexpr (Kind == PoolKind::Max && ChannelsLast) {
+      rewriter.replaceOp(op, acc);
+      return success();
+    } else if constexpr (Kind == PoolKind::Max) {
       rewriter.replaceOp(op, {acc, Value()});
       return success();
     }
@@ -1118,7 +1153,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
             rewriter, loc, DenseElementsAttr::get(divType, ArrayRef(divisors))));
         SmallVector<AffineExpr> spatialExprs;
         for (int64_t i = 0; i < s; ++i)
-          spatialExprs.push_back(d(2 + i));
+          spatialExprs.push_back(d(firstSpatial + i));
         maps.push_back(AffineMap::get(rank, 0, spatialExprs, context));
       }
       maps.push_back(identityMap);
@@ -1147,7 +1182,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
   LogicalResult lowerWithIndices(OpTy op, ConversionPatternRewriter &rewriter,
                                  Value x, RankedTensorType resultType,
                                  const Window &w) const {
-    if constexpr (Kind != PoolKind::Max) {
+    if constexpr (Kind != PoolKind::Max || ChannelsLast) {
       return failure();
     } else {
       Location loc = op.getLoc();
@@ -1244,7 +1279,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
 
 /// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: a reduction over the
 /// spatial dims into [N, C], the mean / root, reshaped to [N, C, 1...].
-template <typename OpTy, PoolKind Kind>
+template <typename OpTy, PoolKind Kind, bool ChannelsLast = false>
 struct GlobalPoolLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -1267,11 +1302,14 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
     Type elementType = xType.getElementType();
     Type accElement = Kind == PoolKind::Max ? elementType
                                             : computeType(elementType);
+    // Reduce the spatial dims, keeping N and C ([N, C] either way).
+    int64_t channelDim = ChannelsLast ? rank - 1 : 1;
     SmallVector<bool> reduced(rank, true);
-    reduced[0] = reduced[1] = false;
+    reduced[0] = reduced[channelDim] = false;
     int64_t count = 1;
-    for (int64_t i = 2; i < rank; ++i)
-      count *= xType.getDimSize(i);
+    for (int64_t i = 1; i < rank; ++i)
+      if (i != channelDim)
+        count *= xType.getDimSize(i);
     Value identity = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, elementType)
                          : scalarConstant(rewriter, loc, accElement, 0);
@@ -1282,7 +1320,7 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
           return poolCombine(b, l, Kind, args[0], args[1], false, p);
         });
     auto flatType = RankedTensorType::get(
-        {xType.getDimSize(0), xType.getDimSize(1)}, elementType);
+        {xType.getDimSize(0), xType.getDimSize(channelDim)}, elementType);
     Value result = buildElementwise(
         rewriter, loc, acc, flatType,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -2708,6 +2746,138 @@ struct RMSNormLowering : OpConversionPattern<kiln::RMSNormOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Channels-last convolution and pools (kiln-optimize-layout's ops)
+//===----------------------------------------------------------------------===//
+
+/// kiln.conv_nhwc / kiln.fused_conv_nhwc's convolution: X [N, D..., C], W
+/// OHWI [M, k..., C/G], result [N, out..., M]. Group 1 2-D is
+/// linalg.conv_2d_nhwc_fhwc; otherwise a generic over
+/// [N, out..., G, M/G, C/G, k...]. The bias (broadcast along the last dim)
+/// initializes the accumulator.
+template <typename OpTy>
+FailureOr<Value> buildConvNhwcAccumulator(OpTy op, OpBuilder &b, Value x,
+                                          Value weight, Value bias,
+                                          RankedTensorType resultType) {
+  Location loc = op.getLoc();
+  MLIRContext *context = b.getContext();
+  auto xType = tensorType(x), wType = tensorType(weight);
+  int64_t rank = xType.getRank(), s = rank - 2;
+  ArrayRef<int64_t> outShape = resultType.getShape().slice(1, s);
+  FailureOr<Window> w = resolveWindow(op, xType.getShape().slice(1, s),
+                                      wType.getShape().slice(1, s),
+                                      kiln::getConvWindowAttrs(op), outShape);
+  if (failed(w))
+    return failure();
+  Type elementType = resultType.getElementType();
+  Type ct = computeType(elementType);
+  Value padded =
+      padWindowInput(b, loc, x, *w, outShape,
+                     scalarConstant(b, loc, elementType, 0), true);
+  auto accType = resultType.clone(ct);
+  Value init =
+      isNone(bias)
+          ? filledTensor(b, loc, accType, scalarConstant(b, loc, ct, 0))
+          : buildElementwise(b, loc, bias, accType,
+                             [&](OpBuilder &nb, Location l, ValueRange args) {
+                               return extendScalar(nb, l, args[0], ct);
+                             });
+  int64_t group = op.getGroup();
+  if (group == 1 && s == 2) {
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("strides", b.getI64TensorAttr(w->strides)),
+        b.getNamedAttr("dilations", b.getI64TensorAttr(w->dilations))};
+    return linalg::Conv2DNhwcFhwcOp::create(b, loc, TypeRange{accType},
+                                            ValueRange{padded, weight},
+                                            ValueRange{init}, attrs)
+        .getResult(0);
+  }
+  int64_t n = xType.getDimSize(0), c = xType.getDimSize(rank - 1);
+  int64_t m = wType.getDimSize(0);
+  SmallVector<int64_t> xShape{n}, wShape{group, m / group}, accShape{n};
+  auto paddedType = tensorType(padded);
+  for (int64_t i = 0; i < s; ++i) {
+    xShape.push_back(paddedType.getDimSize(1 + i));
+    wShape.push_back(wType.getDimSize(1 + i));
+    accShape.push_back(outShape[i]);
+  }
+  xShape.append({group, c / group});
+  wShape.push_back(c / group);
+  accShape.append({group, m / group});
+  Value xg = reshapeTo(b, loc, padded, xShape);
+  Value wg = reshapeTo(b, loc, weight, wShape);
+  Value accg = reshapeTo(b, loc, init, accShape);
+  // Loops: n, o..., g, mg, cg, k....
+  unsigned gLoop = 1 + s, mgLoop = 2 + s, cLoop = 3 + s, firstKernel = 4 + s;
+  unsigned numLoops = 4 + 2 * s;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> xExprs{d(0)}, wExprs{d(gLoop), d(mgLoop)},
+      outExprs{d(0)};
+  for (int64_t i = 0; i < s; ++i) {
+    xExprs.push_back(d(1 + i) * w->strides[i] +
+                     d(firstKernel + i) * w->dilations[i]);
+    wExprs.push_back(d(firstKernel + i));
+    outExprs.push_back(d(1 + i));
+  }
+  xExprs.append({d(gLoop), d(cLoop)});
+  wExprs.push_back(d(cLoop));
+  outExprs.append({d(gLoop), d(mgLoop)});
+  SmallVector<IteratorType> iterators(3 + s, IteratorType::parallel);
+  iterators.append(1 + s, IteratorType::reduction);
+  Value result = buildGeneric(
+      b, loc, {xg, wg}, accg,
+      {AffineMap::get(numLoops, 0, xExprs, context),
+       AffineMap::get(numLoops, 0, wExprs, context),
+       AffineMap::get(numLoops, 0, outExprs, context)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value product =
+            arith::MulFOp::create(nb, l, extendScalar(nb, l, args[0], ct),
+                                  extendScalar(nb, l, args[1], ct));
+        return arith::AddFOp::create(nb, l, args[2], product);
+      });
+  return reshapeTo(b, loc, result, accType.getShape());
+}
+
+struct ConvNhwcLowering : OpConversionPattern<kiln::ConvNhwcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConvNhwcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                                 adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
+                                          resultType.getElementType()));
+    return success();
+  }
+};
+
+struct FusedConvNhwcLowering : OpConversionPattern<kiln::FusedConvNhwcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedConvNhwcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                                 adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          1.0, resultType));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
@@ -2726,6 +2896,11 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
                DropoutLowering, PadLowering, ConvTransposeLowering,
                ResizeLowering, EinsumLowering, FusedMatMulLowering,
-               FusedConvLowering, RMSNormLowering>(
+               FusedConvLowering, RMSNormLowering, ConvNhwcLowering,
+               FusedConvNhwcLowering,
+               PoolLowering<kiln::MaxPoolNhwcOp, PoolKind::Max, true>,
+               PoolLowering<kiln::AveragePoolNhwcOp, PoolKind::Average, true>,
+               GlobalPoolLowering<kiln::GlobalAveragePoolNhwcOp,
+                                  PoolKind::Average, true>>(
       converter, context);
 }

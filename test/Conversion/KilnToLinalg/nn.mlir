@@ -604,3 +604,47 @@ func.func @rms_norm(%x: tensor<1x3x16xf16>, %w: tensor<16xf16>) -> tensor<1x3x16
   %0 = kiln.rms_norm %x, %w {axis = -1 : i64, epsilon = 1.0e-06 : f32, stash_type = 1 : i64} : (tensor<1x3x16xf16>, tensor<16xf16>) -> tensor<1x3x16xf16>
   return %0 : tensor<1x3x16xf16>
 }
+
+// -----
+
+// Channels-last ops (kiln-optimize-layout): group-1 2-D conv_nhwc is
+// linalg.conv_2d_nhwc_fhwc on the OHWI filter (bias broadcast along the
+// last dim); the pools are the NHWC named pooling ops; the global pool
+// reduces the spatial dims between N and C.
+// CHECK-DAG: #[[$BL:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @nhwc
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[$BL]], {{.*}}]} ins(%arg2 : tensor<8xf32>)
+// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %arg1 : tensor<1x14x14x3xf32>, tensor<8x3x3x3xf32>) outs(%[[B]] : tensor<1x6x6x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[C]], %arg3 :
+// CHECK: arith.maximumf
+// CHECK: %[[MP:.*]] = linalg.pooling_nhwc_max {{.*}} -> tensor<1x3x3x8xf32>
+// CHECK: linalg.pooling_nhwc_sum
+// CHECK: arith.divf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins({{.*}} : tensor<1x3x3x8xf32>) outs({{.*}} : tensor<1x8xf32>)
+// CHECK: tensor.expand_shape {{.*}} : tensor<1x8xf32> into tensor<1x1x1x8xf32>
+func.func @nhwc(%x: tensor<1x12x12x3xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>, %r: tensor<1x6x6x8xf32>) -> tensor<1x1x1x8xf32> {
+  %0 = kiln.fused_conv_nhwc %x, %w, %b, %r {activation = "relu", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x12x12x3xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  %1 = kiln.max_pool_nhwc %0 {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x6x6x8xf32>) -> tensor<1x3x3x8xf32>
+  %2 = kiln.average_pool_nhwc %1 {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %3 = kiln.global_average_pool_nhwc %2 : (tensor<1x3x3x8xf32>) -> tensor<1x1x1x8xf32>
+  return %3 : tensor<1x1x1x8xf32>
+}
+
+// -----
+
+// Grouped conv_nhwc: a generic over [N, oh, ow, G, M/G, C/G, kh, kw] on X as
+// [N, H, W, G, C/G] and the OHWI filter as [G, M/G, kh, kw, C/G].
+// CHECK-DAG: #[[$NX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d6, d2 + d7, d3, d5)>
+// CHECK-DAG: #[[$NW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3, d4, d6, d7, d5)>
+// CHECK-DAG: #[[$NO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv_nhwc_grouped
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x5x5x2x2xf32>
+// CHECK: tensor.expand_shape %arg1 {{.*}} into tensor<2x3x3x3x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$NX]], #[[$NW]], #[[$NO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x3x3x6xf32>
+func.func @conv_nhwc_grouped(%x: tensor<1x5x5x4xf32>, %w: tensor<6x3x3x2xf32>) -> tensor<1x3x3x6xf32> {
+  %none = kiln.none
+  %0 = kiln.conv_nhwc %x, %w, %none {group = 2 : i64} : (tensor<1x5x5x4xf32>, tensor<6x3x3x2xf32>, none) -> tensor<1x3x3x6xf32>
+  return %0 : tensor<1x3x3x6xf32>
+}
