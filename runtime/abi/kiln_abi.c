@@ -9,6 +9,7 @@
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define KILN_ABI_VERSION 1
 #define KILN_EXPORT __attribute__((visibility("default")))
@@ -58,4 +59,59 @@ KILN_EXPORT void kiln_abi_set_num_threads(int32_t n) {
     omp_set_num_threads(n);
   if (n > 0 && kiln_abi_blas_set_num_threads)
     kiln_abi_blas_set_num_threads(n);
+}
+
+/* memref.copy between views that are not both contiguous lowers to this
+ * call (MLIR's runner-utils name and signature). Descriptors are MLIR's
+ * ranked memref layout: allocated, aligned, offset, sizes[rank],
+ * strides[rank]. */
+struct KilnUnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+struct KilnDescriptorHead {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[];
+};
+
+KILN_EXPORT void memrefCopy(int64_t elementSize, struct KilnUnrankedMemRef *src,
+                            struct KilnUnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  struct KilnDescriptorHead *s = (struct KilnDescriptorHead *)src->descriptor;
+  struct KilnDescriptorHead *d = (struct KilnDescriptorHead *)dst->descriptor;
+  const int64_t *sizes = s->sizesAndStrides;
+  const int64_t *srcStrides = s->sizesAndStrides + rank;
+  const int64_t *dstStrides = d->sizesAndStrides + rank;
+  char *srcBase = s->aligned + s->offset * elementSize;
+  char *dstBase = d->aligned + d->offset * elementSize;
+  if (rank == 0) {
+    memcpy(dstBase, srcBase, (size_t)elementSize);
+    return;
+  }
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] == 0)
+      return;
+  int64_t index[rank];
+  memset(index, 0, sizeof(index));
+  int64_t srcOffset = 0, dstOffset = 0;
+  for (;;) {
+    memcpy(dstBase + dstOffset * elementSize, srcBase + srcOffset * elementSize,
+           (size_t)elementSize);
+    int64_t axis = rank - 1;
+    for (; axis >= 0; --axis) {
+      ++index[axis];
+      srcOffset += srcStrides[axis];
+      dstOffset += dstStrides[axis];
+      if (index[axis] < sizes[axis])
+        break;
+      srcOffset -= srcStrides[axis] * sizes[axis];
+      dstOffset -= dstStrides[axis] * sizes[axis];
+      index[axis] = 0;
+    }
+    if (axis < 0)
+      return;
+  }
 }

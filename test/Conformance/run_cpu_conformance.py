@@ -190,7 +190,11 @@ STATUSES = ["passed", "mismatch", "rejected", "run-error", "crashed"]
 
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--run-one":
-        return run_one_shared_object(sys.argv[2], sys.argv[3])
+        try:
+            return run_one_shared_object(sys.argv[2], sys.argv[3])
+        except Exception as e:  # a load or run error, not a mismatch
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(
         description="Compile and run the ONNX backend tests on the CPU")
     parser.add_argument("--kiln-compile", required=True)

@@ -24,6 +24,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Target/ModelSignature.h"
+#include "kiln/ArtifactWriter.h"
 #include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -288,7 +289,8 @@ static bool writeIR(ModuleOp module) {
 
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
-                           const kiln::cpu::CpuOptions &options) {
+                           const kiln::cpu::CpuOptions &options,
+                           const std::string &graphPipeline) {
   FailureOr<kiln::ModelSignature> signature = kiln::collectSignature(module);
   if (failed(signature))
     return false;
@@ -353,9 +355,40 @@ static bool compileBackend(ModuleOp module, Emit mode,
   }
   if (mode == Emit::SharedObject)
     return writeOutput(sharedObject);
-  // TODO(artifact writer): pack the shared object, the signature and the
-  // weights into model.kiln.
-  return writeOutput(sharedObject);
+
+  if (outputPath == "-") {
+    llvm::errs() << "kiln-compile: an artifact is not written to stdout; "
+                    "give -o model.kiln\n";
+    return false;
+  }
+  kiln::ArtifactSpec spec;
+  spec.compilerVersion = KILN_VERSION;
+  spec.source = inputPath;
+  spec.target = {"cpu", target.triple, target.cpu, target.features};
+  spec.setOption("opt_level", int64_t(optLevel));
+  spec.setOption("kernels", options.kernels);
+  spec.setOption("cpu", options.cpu);
+  spec.setOption("parallel", options.parallel);
+  spec.setOption("embed_weights", bool(embedWeights));
+  std::string backendPipeline;
+  llvm::raw_string_ostream pipelineOs(backendPipeline);
+  pm.printAsTextualPipeline(pipelineOs);
+  spec.pipeline = graphPipeline + " ; " + backendPipeline;
+  for (const kiln::TensorSpec &t : signature->inputs)
+    spec.inputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::TensorSpec &t : signature->outputs)
+    spec.outputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::WeightSpec &w : signature->weights)
+    spec.weights.push_back(
+        {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
+  spec.code = sharedObject.data();
+  spec.codeSize = sharedObject.size();
+  std::string writeError = kiln::writeArtifact(outputPath, spec);
+  if (!writeError.empty()) {
+    llvm::errs() << "kiln-compile: " << writeError << "\n";
+    return false;
+  }
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -420,6 +453,7 @@ int main(int argc, char **argv) {
   DefaultTimingManager timing;
   TimingScope timingRoot;
   kiln::PassReport report;
+  std::string graphPipeline;
   if (runPipeline) {
     auto pm = PassManager::on<ModuleOp>(&context);
     kiln::GraphPipelineOptions pipelineOptions;
@@ -431,6 +465,10 @@ int main(int argc, char **argv) {
     kiln::buildGraphPipeline(pm, pipelineOptions);
     if (backend && !embedWeights)
       pm.addPass(kiln::createKilnHoistWeights());
+    {
+      llvm::raw_string_ostream os(graphPipeline);
+      pm.printAsTextualPipeline(os);
+    }
     if (printPipeline) {
       llvm::errs() << "kiln-compile: pipeline: ";
       pm.printAsTextualPipeline(llvm::errs());
@@ -486,7 +524,7 @@ int main(int argc, char **argv) {
   }
 
   if (backend)
-    return compileBackend(*module, mode, cpuOptions) ? 0 : 1;
+    return compileBackend(*module, mode, cpuOptions, graphPipeline) ? 0 : 1;
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);

@@ -99,18 +99,77 @@ Value restoreKeptDims(OpBuilder &b, Location loc, Value value,
   return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups);
 }
 
+/// The reduced dims implied by the static shapes alone, for axes only known
+/// at run time: with keepdims, the dims whose size becomes 1 (a size-1 dim
+/// reduced or not gives the same values); without, the dropped dims when
+/// the result's dims embed into the input's in exactly one way (the
+/// leftmost and rightmost embeddings agree). std::nullopt when ambiguous.
+std::optional<SmallVector<bool>> reducedDimsFromShapes(ArrayRef<int64_t> in,
+                                                       ArrayRef<int64_t> out,
+                                                       bool keepdims) {
+  int64_t rank = in.size();
+  if (keepdims) {
+    if ((int64_t)out.size() != rank)
+      return std::nullopt;
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (in[i] == out[i])
+        continue;
+      if (out[i] != 1)
+        return std::nullopt;
+      reduced[i] = true;
+    }
+    return reduced;
+  }
+  int64_t outRank = out.size();
+  if (outRank > rank)
+    return std::nullopt;
+  SmallVector<int64_t> left, right(outRank);
+  for (int64_t i = 0, j = 0; j < outRank; ++i) {
+    if (i == rank)
+      return std::nullopt;
+    if (in[i] == out[j]) {
+      left.push_back(i);
+      ++j;
+    }
+  }
+  for (int64_t i = rank - 1, j = outRank - 1; j >= 0; --i) {
+    if (i < 0)
+      return std::nullopt;
+    if (in[i] == out[j])
+      right[j--] = i;
+  }
+  if (ArrayRef<int64_t>(left) != ArrayRef<int64_t>(right))
+    return std::nullopt;
+  SmallVector<bool> reduced(rank, true);
+  for (int64_t i : left)
+    reduced[i] = false;
+  return reduced;
+}
+
 /// The reduced dims of a ReduceX op, or std::nullopt for an identity
 /// (empty axes with noop_with_empty_axes); failure when the axes are not
-/// constant.
+/// constant and the shapes do not tell them.
 template <typename OpTy>
 FailureOr<std::optional<SmallVector<bool>>> reducedDims(OpTy op,
                                                         Value axesInput) {
-  int64_t rank = cast<RankedTensorType>(op.getData().getType()).getRank();
+  auto dataType = cast<RankedTensorType>(op.getData().getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t rank = dataType.getRank();
   SmallVector<int64_t> axes;
   if (!isa<NoneType>(axesInput.getType())) {
     FailureOr<SmallVector<int64_t>> values = constantInts(axesInput);
-    if (failed(values))
-      return failure();
+    if (failed(values)) {
+      // Axes known at run time only: the static result type (which the
+      // run-time axes must produce) says which dims go.
+      if (dataType == resultType && op.getNoopWithEmptyAxes() == 1)
+        return std::optional<SmallVector<bool>>();
+      auto reduced = reducedDimsFromShapes(
+          dataType.getShape(), resultType.getShape(), op.getKeepdims() == 1);
+      if (!reduced)
+        return failure();
+      return std::optional<SmallVector<bool>>(*reduced);
+    }
     axes = *values;
   } else if (std::optional<ArrayRef<int64_t>> attr = op.getAxes()) {
     axes.assign(attr->begin(), attr->end());
@@ -148,7 +207,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
         this->getTypeConverter()->convertType(op.getType()));
     auto dims = reducedDims(op, adaptor.getAxesInput());
     if (failed(dims))
-      return unsupported(op, "axes that are not a constant");
+      return unsupported(op, "axes that are not a constant, and that the "
+                                 "input and result shapes do not determine");
     Value data = adaptor.getData();
     if (!*dims) {
       rewriter.replaceOp(op, data);

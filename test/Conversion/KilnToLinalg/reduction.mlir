@@ -110,3 +110,19 @@ func.func @arg_max(%a: tensor<2x3xi32>, %b: tensor<2x3xf32>) -> (tensor<2xi64>, 
   %1 = kiln.arg_min %b {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
   return %0, %1 : tensor<2xi64>, tensor<1x3xi64>
 }
+
+// -----
+
+// Axes known only at run time: the static shapes decide (keepdims: the dims
+// that become 1; without: the one way the result dims embed).
+// CHECK-LABEL: func.func @runtime_axes
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @runtime_axes(%a: tensor<2x3x4xf32>, %axes: tensor<1xi64>) -> (tensor<2x1x4xf32>, tensor<3x4xf32>) {
+  %0 = kiln.reduce_sum %a, %axes : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x1x4xf32>
+  %1 = kiln.reduce_sum %a, %axes {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<3x4xf32>
+  return %0, %1 : tensor<2x1x4xf32>, tensor<3x4xf32>
+}

@@ -1,0 +1,154 @@
+/*===- runtime.h - The Kiln runtime's C API --------------------------------===*
+ *
+ * Loads a model artifact (model.kiln, docs/artifact.md) written by
+ * kiln-compile and runs it. The runtime links no MLIR or LLVM; it maps the
+ * artifact, checks it (magic, version, size, content hash, target
+ * architecture and CPU features), loads the code section as a shared object
+ * and calls its kiln_entry.
+ *
+ * Errors: every function that can fail returns a kiln_status; on failure
+ * kiln_last_error() gives a message for the calling thread (valid until that
+ * thread's next failing call). Nothing in this API aborts the process on bad
+ * input: damaged artifacts, missing symbols and wrong tensors are errors.
+ *
+ * Thread-safety: a kiln_model and a kiln_session may be used from several
+ * threads at once; in particular kiln_session_run may run one session on
+ * several threads concurrently (each call passes its own buffers; the
+ * session's counters are atomics). kiln_model_free / kiln_session_free must
+ * not race with other calls on the same object.
+ *
+ * See docs/runtime.md.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include "kiln/artifact_format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kiln_status {
+  KILN_OK = 0,
+  KILN_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, an index out of range */
+  KILN_ERROR_IO = 2,               /* cannot open, read or map a file */
+  KILN_ERROR_NOT_ARTIFACT = 3,     /* wrong magic */
+  KILN_ERROR_VERSION = 4,          /* a format version this runtime lacks */
+  KILN_ERROR_TRUNCATED = 5,        /* file shorter than a size it names */
+  KILN_ERROR_CORRUPTED = 6,        /* content hash mismatch */
+  KILN_ERROR_BAD_HEADER = 7,       /* header JSON invalid or inconsistent */
+  KILN_ERROR_UNSUPPORTED_TARGET = 8, /* other arch/kind, missing CPU feature */
+  KILN_ERROR_CODE = 9,       /* code section: dlopen, symbol, ABI version */
+  KILN_ERROR_TENSOR_MISMATCH = 10, /* run: count, dtype, shape, alignment */
+  KILN_ERROR_OUT_OF_MEMORY = 11
+} kiln_status;
+
+/* A short name of a status ("KILN_ERROR_CORRUPTED", ...). */
+const char *kiln_status_string(kiln_status status);
+
+/* The calling thread's message of its last failed call ("" if none). */
+const char *kiln_last_error(void);
+
+typedef struct kiln_model kiln_model;
+typedef struct kiln_session kiln_session;
+
+/* ---- Models -------------------------------------------------------------*/
+
+/* Loads and checks the artifact at `path`. On success *model is set; free it
+ * with kiln_model_free (sessions keep the model alive: it may be freed
+ * before them). */
+kiln_status kiln_model_load(const char *path, kiln_model **model);
+void kiln_model_free(kiln_model *model);
+
+typedef struct kiln_tensor_info {
+  const char *name;    /* valid while the model lives */
+  int32_t dtype;       /* kiln_dtype: ONNX TensorProto.DataType code */
+  int32_t rank;
+  const int64_t *dims; /* rank entries, valid while the model lives */
+} kiln_tensor_info;
+
+size_t kiln_model_num_inputs(const kiln_model *model);
+size_t kiln_model_num_outputs(const kiln_model *model);
+size_t kiln_model_num_weights(const kiln_model *model);
+kiln_status kiln_model_input_info(const kiln_model *model, size_t index,
+                                  kiln_tensor_info *info);
+kiln_status kiln_model_output_info(const kiln_model *model, size_t index,
+                                   kiln_tensor_info *info);
+/* The artifact's header JSON (valid while the model lives). */
+const char *kiln_model_metadata_json(const kiln_model *model);
+/* The content hash recorded in (and verified against) the artifact. */
+uint64_t kiln_model_content_hash(const kiln_model *model);
+
+/* ---- Sessions -----------------------------------------------------------*/
+
+typedef struct kiln_session_options {
+  int32_t num_threads; /* 0: the hardware concurrency */
+  const char *device;  /* NULL or "cpu" (the only device of this runtime) */
+} kiln_session_options;
+
+/* Fills the defaults (num_threads 0, device "cpu"). */
+void kiln_session_options_init(kiln_session_options *options);
+
+/* options may be NULL (the defaults). */
+kiln_status kiln_session_create(kiln_model *model,
+                                const kiln_session_options *options,
+                                kiln_session **session);
+void kiln_session_free(kiln_session *session);
+
+/* A dense row-major tensor. For inputs every field is given. For outputs
+ * either everything is given (the caller's buffer; it is checked against the
+ * model), or data is NULL: then kiln_session_run allocates the buffer
+ * (64-byte aligned) and fills dtype, rank and dims (pointing into the model);
+ * release it with kiln_tensor_release. */
+typedef struct kiln_tensor {
+  void *data;
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *dims;
+} kiln_tensor;
+
+/* Runs the model once. Checks the number of inputs and outputs and the
+ * dtype, shape and alignment (of the element size) of every tensor against
+ * the model, naming the tensor and the expected and given values when they
+ * differ. Safe to call concurrently on one session (see above). */
+kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
+                             size_t num_inputs, kiln_tensor *outputs,
+                             size_t num_outputs);
+
+/* Frees an output buffer that kiln_session_run allocated and sets
+ * tensor->data to NULL. May be called after the session or model is freed.
+ * Must not be called on caller-provided buffers. */
+void kiln_tensor_release(kiln_tensor *tensor);
+
+/* Byte counts come from the allocator the runtime gives the model's code
+ * (the intermediate tensors) plus the outputs the runtime allocates. An
+ * allocation counts toward the session running on the allocating thread; the
+ * code's OpenMP worker threads have no session, so their allocations only
+ * count toward the process-wide numbers. */
+typedef struct kiln_session_stats {
+  uint64_t num_runs;             /* completed kiln_session_run calls */
+  uint64_t last_run_ns;          /* wall time of the last completed run */
+  uint64_t total_run_ns;         /* sum over all runs */
+  uint64_t peak_bytes;           /* the session's peak live bytes */
+  uint64_t current_bytes;        /* the session's live bytes now */
+  uint64_t process_peak_bytes;   /* all sessions and threads together */
+  uint64_t process_current_bytes;
+} kiln_session_stats;
+
+kiln_status kiln_session_get_stats(const kiln_session *session,
+                                   kiln_session_stats *stats);
+
+/* The number of threads the session's runs use. */
+int32_t kiln_session_num_threads(const kiln_session *session);
+/* The model a session runs. */
+const kiln_model *kiln_session_model(const kiln_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_H */

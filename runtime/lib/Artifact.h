@@ -1,0 +1,65 @@
+//===- Artifact.h - Reading and checking a model artifact -------*- C++ -*-===//
+//
+// The runtime's reader of docs/artifact.md, separate from the loader so the
+// unit tests can check each rejection on its own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_LIB_ARTIFACT_H
+#define KILN_RUNTIME_LIB_ARTIFACT_H
+
+#include "kiln/Json.h"
+#include "kiln/runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct TensorDesc {
+  std::string name;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0; ///< product(shape) * element size
+};
+
+struct WeightDesc : TensorDesc {
+  uint64_t offset = 0; ///< in the weights section
+};
+
+struct ArtifactHeader {
+  uint32_t version = 0;
+  uint64_t headerSize = 0;
+  uint64_t dataOffset = 0;
+  uint64_t hash = 0;
+  std::string json;
+  json::Value root;
+  std::string targetKind, triple, cpu;
+  std::vector<std::string> features;
+  std::string entry;
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<WeightDesc> weights;
+  uint64_t codeOffset = 0, codeSize = 0;
+  uint64_t weightsOffset = 0, weightsSize = 0;
+  std::string weightsFile; ///< empty: in this file
+};
+
+/// Parses and checks an artifact held in memory (`size` bytes at `data`):
+/// prefix, sizes, content hash, header JSON and its consistency. Does not
+/// check the host (checkHost does). On failure returns the status and sets
+/// `error`.
+kiln_status parseArtifact(const unsigned char *data, uint64_t size,
+                          ArtifactHeader &out, std::string &error);
+
+/// Whether this host can run the artifact's target: its kind, architecture
+/// and CPU features.
+kiln_status checkHost(const ArtifactHeader &header, std::string &error);
+
+/// Whether the host CPU has `feature` (LLVM/GCC spelling: "avx2",
+/// "avx512vnni", "sse4.2", a leading '+' allowed). Sets `known` to false for
+/// a name it cannot check.
+bool hostHasCpuFeature(const std::string &feature, bool &known);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_ARTIFACT_H

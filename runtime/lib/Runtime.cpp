@@ -1,0 +1,713 @@
+//===- Runtime.cpp - The Kiln runtime's C API -----------------------------===//
+//
+// Loading: the artifact is mapped read-only and checked (Artifact.cpp), the
+// code section is copied into a memfd and dlopen'ed through /proc/self/fd
+// (a temporary file where memfd_create is missing), and the weights are
+// pointers into the mapping (or into the mapped side file).
+//
+// Running: the arguments are checked against the header, kiln_entry gets
+// the buffer array (inputs, weights, outputs), and the code's intermediate
+// allocations come back through the hooks installed at load time, which
+// account them to the session running on the calling thread.
+//
+//===----------------------------------------------------------------------===//
+#include "Artifact.h"
+#include "kiln/runtime.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+thread_local std::string tLastError;
+
+kiln_status setError(kiln_status status, const std::string &message) {
+  tLastError = message;
+  return status;
+}
+
+} // namespace
+
+extern "C" const char *kiln_last_error(void) { return tLastError.c_str(); }
+
+extern "C" const char *kiln_status_string(kiln_status status) {
+  switch (status) {
+  case KILN_OK: return "KILN_OK";
+  case KILN_ERROR_INVALID_ARGUMENT: return "KILN_ERROR_INVALID_ARGUMENT";
+  case KILN_ERROR_IO: return "KILN_ERROR_IO";
+  case KILN_ERROR_NOT_ARTIFACT: return "KILN_ERROR_NOT_ARTIFACT";
+  case KILN_ERROR_VERSION: return "KILN_ERROR_VERSION";
+  case KILN_ERROR_TRUNCATED: return "KILN_ERROR_TRUNCATED";
+  case KILN_ERROR_CORRUPTED: return "KILN_ERROR_CORRUPTED";
+  case KILN_ERROR_BAD_HEADER: return "KILN_ERROR_BAD_HEADER";
+  case KILN_ERROR_UNSUPPORTED_TARGET: return "KILN_ERROR_UNSUPPORTED_TARGET";
+  case KILN_ERROR_CODE: return "KILN_ERROR_CODE";
+  case KILN_ERROR_TENSOR_MISMATCH: return "KILN_ERROR_TENSOR_MISMATCH";
+  case KILN_ERROR_OUT_OF_MEMORY: return "KILN_ERROR_OUT_OF_MEMORY";
+  }
+  return "KILN_ERROR_UNKNOWN";
+}
+
+//===----------------------------------------------------------------------===//
+// The allocator given to the code
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Live and peak bytes of one owner. Every live allocation holds a reference,
+// so an output released after its session is freed still finds its counters.
+struct Counters {
+  std::atomic<uint64_t> current{0};
+  std::atomic<uint64_t> peak{0};
+  std::atomic<int64_t> refs{1};
+
+  void add(uint64_t n) {
+    uint64_t now = current.fetch_add(n, std::memory_order_relaxed) + n;
+    uint64_t p = peak.load(std::memory_order_relaxed);
+    while (now > p &&
+           !peak.compare_exchange_weak(p, now, std::memory_order_relaxed))
+      ;
+  }
+  void sub(uint64_t n) { current.fetch_sub(n, std::memory_order_relaxed); }
+};
+
+void unref(Counters *c) {
+  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete c;
+}
+
+// All allocations of the process (never freed: static storage).
+Counters gProcess;
+// The session running on this thread (set by kiln_session_run).
+thread_local Counters *tSession = nullptr;
+
+// Stored right before the pointer handed out.
+struct AllocHeader {
+  Counters *owner;
+  uint64_t size;
+  void *base;
+  uint64_t reserved;
+};
+static_assert(sizeof(AllocHeader) <= KILN_ARTIFACT_ALIGNMENT,
+              "the header must fit in the alignment padding");
+
+void *allocFor(Counters *owner, size_t size, size_t align) {
+  if (align < KILN_ARTIFACT_ALIGNMENT)
+    align = KILN_ARTIFACT_ALIGNMENT;
+  if (align & (align - 1)) { // not a power of two: the next one
+    size_t p = KILN_ARTIFACT_ALIGNMENT;
+    while (p < align)
+      p <<= 1;
+    align = p;
+  }
+  if (size > SIZE_MAX - align)
+    return nullptr;
+  void *base = nullptr;
+  if (posix_memalign(&base, align, size + align) != 0)
+    return nullptr;
+  char *user = static_cast<char *>(base) + align;
+  AllocHeader *h = reinterpret_cast<AllocHeader *>(user) - 1;
+  h->owner = owner;
+  h->size = size;
+  h->base = base;
+  h->reserved = 0;
+  if (owner) {
+    owner->refs.fetch_add(1, std::memory_order_relaxed);
+    owner->add(size);
+  }
+  gProcess.add(size);
+  return user;
+}
+
+void freeBlock(void *ptr) {
+  if (!ptr)
+    return;
+  AllocHeader *h = static_cast<AllocHeader *>(ptr) - 1;
+  gProcess.sub(h->size);
+  if (h->owner) {
+    h->owner->sub(h->size);
+    unref(h->owner);
+  }
+  std::free(h->base);
+}
+
+// The hooks (docs/artifact.md): C linkage types.
+extern "C" void *kilnHookAlloc(size_t size, size_t align) {
+  return allocFor(tSession, size, align);
+}
+extern "C" void kilnHookFree(void *ptr) { freeBlock(ptr); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+struct kiln_model {
+  ArtifactHeader header;
+  std::string path;
+  void *map = nullptr;
+  size_t mapSize = 0;
+  void *sideMap = nullptr;
+  size_t sideSize = 0;
+  void *dl = nullptr;
+  int32_t (*abiVersion)(void) = nullptr;
+  void (*entry)(void **) = nullptr;
+  void (*setHooks)(void *(*)(size_t, size_t), void (*)(void *)) = nullptr;
+  void (*setNumThreads)(int32_t) = nullptr;
+  std::vector<void *> weightPtrs;
+  std::atomic<int64_t> refs{1};
+
+  ~kiln_model() {
+    if (dl)
+      dlclose(dl);
+    if (map)
+      munmap(map, mapSize);
+    if (sideMap)
+      munmap(sideMap, sideSize);
+  }
+};
+
+namespace {
+
+void unrefModel(kiln_model *m) {
+  if (m && m->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete m;
+}
+
+// Maps a whole file read-only; size 0 maps nothing.
+kiln_status mapFile(const std::string &path, void *&map, size_t &size) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return setError(KILN_ERROR_IO,
+                    path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return setError(KILN_ERROR_IO, path + ": not a regular file");
+  }
+  size = size_t(st.st_size);
+  map = nullptr;
+  if (size) {
+    map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      map = nullptr;
+      close(fd);
+      return setError(KILN_ERROR_IO,
+                      path + ": cannot map: " + std::strerror(errno));
+    }
+  }
+  close(fd);
+  return KILN_OK;
+}
+
+bool writeAll(int fd, const unsigned char *data, uint64_t size) {
+  while (size) {
+    ssize_t n = write(fd, data, size > (1u << 30) ? (1u << 30) : size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= uint64_t(n);
+  }
+  return true;
+}
+
+// dlopen's the code section: from a memfd (no file on disk), or from a
+// temporary file removed right after.
+kiln_status openCode(kiln_model *m, const unsigned char *code, uint64_t size) {
+  std::string where = m->path + ": code section: ";
+  int fd = memfd_create("kiln-model", MFD_CLOEXEC);
+  if (fd >= 0) {
+    if (!writeAll(fd, code, size)) {
+      close(fd);
+      return setError(KILN_ERROR_IO,
+                      where + "cannot write to memfd: " + std::strerror(errno));
+    }
+    // dlopen reuses a loaded object whose name equals the path, and fd
+    // numbers are reused: an earlier model loaded as /proc/self/fd/N (and
+    // still loaded, or kept by the loader) would be returned for a new
+    // model in the same slot. So pick a number no loaded object is named
+    // after, dup'ing the memfd until RTLD_NOLOAD finds nothing.
+    std::vector<int> fds = {fd};
+    std::string procPath;
+    while (true) {
+      procPath = "/proc/self/fd/" + std::to_string(fds.back());
+      void *old = dlopen(procPath.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+      if (!old)
+        break;
+      dlclose(old);
+      int next = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (next < 0 || fds.size() > 1024) {
+        for (int f : fds)
+          close(f);
+        if (next >= 0)
+          close(next);
+        return setError(KILN_ERROR_IO, where + "no free descriptor to load "
+                                               "the code from");
+      }
+      fds.push_back(next);
+    }
+    dlerror();
+    m->dl = dlopen(procPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    for (int f : fds)
+      close(f);
+    if (!m->dl) {
+      const char *e = dlerror();
+      return setError(KILN_ERROR_CODE,
+                      where + "cannot load it: " + (e ? e : "dlopen failed"));
+    }
+    return KILN_OK;
+  }
+  const char *tmpdir = std::getenv("TMPDIR");
+  std::string tmpl =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kiln-model-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  fd = mkstemp(name.data());
+  if (fd < 0)
+    return setError(KILN_ERROR_IO, where + "cannot create a temporary file: " +
+                                       std::strerror(errno));
+  bool ok = writeAll(fd, code, size);
+  close(fd);
+  if (ok)
+    m->dl = dlopen(name.data(), RTLD_NOW | RTLD_LOCAL);
+  const char *e = ok && !m->dl ? dlerror() : nullptr;
+  unlink(name.data());
+  if (!ok)
+    return setError(KILN_ERROR_IO, where + "cannot write a temporary file");
+  if (!m->dl)
+    return setError(KILN_ERROR_CODE,
+                    where + "cannot load it: " + (e ? e : "dlopen failed"));
+  return KILN_OK;
+}
+
+kiln_status findSymbols(kiln_model *m) {
+  auto sym = [&](const char *name, void *&out) {
+    dlerror();
+    out = dlsym(m->dl, name);
+    return out != nullptr;
+  };
+  void *p;
+  std::string where = m->path + ": code section: ";
+  const char *missing = nullptr;
+  if (!sym("kiln_abi_version", p))
+    missing = "kiln_abi_version";
+  else
+    m->abiVersion = reinterpret_cast<int32_t (*)(void)>(p);
+  if (!missing && !sym(m->header.entry.c_str(), p))
+    missing = m->header.entry.c_str();
+  else if (!missing)
+    m->entry = reinterpret_cast<void (*)(void **)>(p);
+  if (!missing && !sym("kiln_abi_set_hooks", p))
+    missing = "kiln_abi_set_hooks";
+  else if (!missing)
+    m->setHooks = reinterpret_cast<void (*)(void *(*)(size_t, size_t),
+                                            void (*)(void *))>(p);
+  if (!missing && !sym("kiln_abi_set_num_threads", p))
+    missing = "kiln_abi_set_num_threads";
+  else if (!missing)
+    m->setNumThreads = reinterpret_cast<void (*)(int32_t)>(p);
+  if (missing)
+    return setError(KILN_ERROR_CODE, where + "the shared object does not "
+                                             "export " + std::string(missing));
+  int32_t v = m->abiVersion();
+  if (v != KILN_CODE_ABI_VERSION)
+    return setError(KILN_ERROR_CODE,
+                    where + "code ABI version " + std::to_string(v) +
+                        ", this runtime runs version " +
+                        std::to_string(KILN_CODE_ABI_VERSION));
+  return KILN_OK;
+}
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+kiln_status loadModel(const char *path, kiln_model *m) {
+  m->path = path;
+  kiln_status st = mapFile(m->path, m->map, m->mapSize);
+  if (st != KILN_OK)
+    return st;
+  static const unsigned char empty[1] = {0};
+  const unsigned char *data =
+      m->map ? static_cast<const unsigned char *>(m->map) : empty;
+  std::string err;
+  st = parseArtifact(data, m->mapSize, m->header, err);
+  if (st == KILN_OK)
+    st = checkHost(m->header, err);
+  if (st != KILN_OK)
+    return setError(st, m->path + ": " + err);
+  const ArtifactHeader &h = m->header;
+
+  const unsigned char *weightsBase;
+  if (!h.weightsFile.empty()) {
+    std::string side = dirName(m->path) + "/" + h.weightsFile;
+    st = mapFile(side, m->sideMap, m->sideSize);
+    if (st != KILN_OK)
+      return setError(st, m->path + ": side weights file: " + kiln_last_error());
+    if (h.weightsOffset > m->sideSize ||
+        h.weightsSize > m->sideSize - h.weightsOffset)
+      return setError(KILN_ERROR_TRUNCATED,
+                      m->path + ": truncated: the side weights file " + side +
+                          " has " + std::to_string(m->sideSize) +
+                          " bytes, the weights section needs " +
+                          std::to_string(h.weightsOffset + h.weightsSize));
+    weightsBase = m->sideMap ? static_cast<const unsigned char *>(m->sideMap) +
+                                   h.weightsOffset
+                             : empty;
+  } else {
+    weightsBase = data + h.dataOffset + h.weightsOffset;
+  }
+  for (const WeightDesc &w : h.weights)
+    m->weightPtrs.push_back(const_cast<unsigned char *>(weightsBase) +
+                            w.offset);
+
+  st = openCode(m, data + h.dataOffset + h.codeOffset, h.codeSize);
+  if (st != KILN_OK)
+    return st;
+  st = findSymbols(m);
+  if (st != KILN_OK)
+    return st;
+  m->setHooks(kilnHookAlloc, kilnHookFree);
+  return KILN_OK;
+}
+
+} // namespace
+
+extern "C" kiln_status kiln_model_load(const char *path, kiln_model **model) {
+  if (!path || !model)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_model_load: path and model must not be NULL");
+  *model = nullptr;
+  kiln_model *m = new (std::nothrow) kiln_model;
+  if (!m)
+    return setError(KILN_ERROR_OUT_OF_MEMORY, "kiln_model_load: out of memory");
+  kiln_status st;
+  try {
+    st = loadModel(path, m);
+  } catch (const std::bad_alloc &) {
+    st = setError(KILN_ERROR_OUT_OF_MEMORY,
+                  std::string(path) + ": out of memory while loading");
+  }
+  if (st != KILN_OK) {
+    delete m;
+    return st;
+  }
+  *model = m;
+  return KILN_OK;
+}
+
+extern "C" void kiln_model_free(kiln_model *model) { unrefModel(model); }
+
+extern "C" size_t kiln_model_num_inputs(const kiln_model *m) {
+  return m ? m->header.inputs.size() : 0;
+}
+extern "C" size_t kiln_model_num_outputs(const kiln_model *m) {
+  return m ? m->header.outputs.size() : 0;
+}
+extern "C" size_t kiln_model_num_weights(const kiln_model *m) {
+  return m ? m->header.weights.size() : 0;
+}
+
+namespace {
+kiln_status tensorInfo(const kiln_model *m, size_t index,
+                       kiln_tensor_info *info, bool output) {
+  if (!m || !info)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "tensor info: model and info must not be NULL");
+  const std::vector<TensorDesc> &list =
+      output ? m->header.outputs : m->header.inputs;
+  if (index >= list.size())
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    std::string(output ? "output" : "input") + " index " +
+                        std::to_string(index) + " out of range (the model has " +
+                        std::to_string(list.size()) + ")");
+  const TensorDesc &t = list[index];
+  info->name = t.name.c_str();
+  info->dtype = t.dtype;
+  info->rank = int32_t(t.shape.size());
+  info->dims = t.shape.data();
+  return KILN_OK;
+}
+} // namespace
+
+extern "C" kiln_status kiln_model_input_info(const kiln_model *m, size_t index,
+                                             kiln_tensor_info *info) {
+  return tensorInfo(m, index, info, false);
+}
+extern "C" kiln_status kiln_model_output_info(const kiln_model *m,
+                                              size_t index,
+                                              kiln_tensor_info *info) {
+  return tensorInfo(m, index, info, true);
+}
+extern "C" const char *kiln_model_metadata_json(const kiln_model *m) {
+  return m ? m->header.json.c_str() : "";
+}
+extern "C" uint64_t kiln_model_content_hash(const kiln_model *m) {
+  return m ? m->header.hash : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+struct kiln_session {
+  kiln_model *model = nullptr;
+  int32_t numThreads = 1;
+  Counters *counters = nullptr;
+  std::atomic<uint64_t> numRuns{0};
+  std::atomic<uint64_t> lastRunNs{0};
+  std::atomic<uint64_t> totalRunNs{0};
+};
+
+extern "C" void kiln_session_options_init(kiln_session_options *options) {
+  if (!options)
+    return;
+  options->num_threads = 0;
+  options->device = "cpu";
+}
+
+extern "C" kiln_status kiln_session_create(kiln_model *model,
+                                           const kiln_session_options *options,
+                                           kiln_session **session) {
+  if (!model || !session)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_create: model and session must not be NULL");
+  *session = nullptr;
+  kiln_session_options opts;
+  kiln_session_options_init(&opts);
+  if (options)
+    opts = *options;
+  if (opts.device && std::strcmp(opts.device, "cpu") != 0)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    std::string("device \"") + opts.device +
+                        "\" is not supported by this runtime (only \"cpu\")");
+  if (opts.num_threads < 0)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "num_threads " + std::to_string(opts.num_threads) +
+                        " is negative (0 means the hardware concurrency)");
+  kiln_session *s = new (std::nothrow) kiln_session;
+  Counters *c = new (std::nothrow) Counters;
+  if (!s || !c) {
+    delete s;
+    delete c;
+    return setError(KILN_ERROR_OUT_OF_MEMORY,
+                    "kiln_session_create: out of memory");
+  }
+  s->counters = c;
+  s->numThreads = opts.num_threads;
+  if (s->numThreads == 0) {
+    unsigned hw = std::thread::hardware_concurrency();
+    s->numThreads = hw ? int32_t(hw) : 1;
+  }
+  model->refs.fetch_add(1, std::memory_order_relaxed);
+  s->model = model;
+  *session = s;
+  return KILN_OK;
+}
+
+extern "C" void kiln_session_free(kiln_session *session) {
+  if (!session)
+    return;
+  unref(session->counters);
+  unrefModel(session->model);
+  delete session;
+}
+
+extern "C" const kiln_model *kiln_session_model(const kiln_session *session) {
+  return session ? session->model : nullptr;
+}
+
+extern "C" int32_t kiln_session_num_threads(const kiln_session *session) {
+  return session ? session->numThreads : 0;
+}
+
+namespace {
+
+std::string shapeString(const int64_t *dims, int32_t rank) {
+  std::string s = "[";
+  for (int32_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string dtypeString(int32_t dtype) {
+  const char *name = kiln_dtype_name(dtype);
+  return name ? name : "dtype code " + std::to_string(dtype);
+}
+
+kiln_status checkTensor(const char *what, size_t index, const TensorDesc &d,
+                        const kiln_tensor &t, bool allowNullData) {
+  std::string named = std::string(what) + " " + std::to_string(index) +
+                      " '" + d.name + "'";
+  if (t.dtype != d.dtype)
+    return setError(KILN_ERROR_TENSOR_MISMATCH,
+                    named + ": dtype " + dtypeString(t.dtype) +
+                        " given, the model expects " + dtypeString(d.dtype));
+  bool sameShape = t.rank == int32_t(d.shape.size()) && t.rank >= 0 &&
+                   (t.rank == 0 || t.dims);
+  for (int32_t i = 0; sameShape && i < t.rank; ++i)
+    sameShape = t.dims[i] == d.shape[size_t(i)];
+  if (!sameShape) {
+    std::string given = t.rank < 0 || (t.rank > 0 && !t.dims)
+                            ? "rank " + std::to_string(t.rank) + " (no dims)"
+                            : shapeString(t.dims, t.rank);
+    return setError(KILN_ERROR_TENSOR_MISMATCH,
+                    named + ": shape " + given +
+                        " given, the model expects " +
+                        shapeString(d.shape.data(), int32_t(d.shape.size())));
+  }
+  if (!t.data) {
+    if (allowNullData || d.bytes == 0)
+      return KILN_OK;
+    return setError(KILN_ERROR_INVALID_ARGUMENT, named + ": data is NULL");
+  }
+  size_t elem = kiln_dtype_size(d.dtype);
+  if (reinterpret_cast<uintptr_t>(t.data) % elem != 0)
+    return setError(KILN_ERROR_TENSOR_MISMATCH,
+                    named + ": data is not aligned to its element size (" +
+                        std::to_string(elem) + " bytes)");
+  return KILN_OK;
+}
+
+// Restores the thread's session pointer however kiln_session_run leaves.
+struct SessionScope {
+  Counters *saved;
+  explicit SessionScope(Counters *c) : saved(tSession) { tSession = c; }
+  ~SessionScope() { tSession = saved; }
+};
+
+} // namespace
+
+extern "C" kiln_status kiln_session_run(kiln_session *session,
+                                        const kiln_tensor *inputs,
+                                        size_t numInputs, kiln_tensor *outputs,
+                                        size_t numOutputs) {
+  if (!session)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_run: session is NULL");
+  const kiln_model *m = session->model;
+  const ArtifactHeader &h = m->header;
+  if (numInputs != h.inputs.size())
+    return setError(KILN_ERROR_TENSOR_MISMATCH,
+                    std::to_string(numInputs) + " inputs given, the model has " +
+                        std::to_string(h.inputs.size()));
+  if (numOutputs != h.outputs.size())
+    return setError(KILN_ERROR_TENSOR_MISMATCH,
+                    std::to_string(numOutputs) +
+                        " outputs given, the model has " +
+                        std::to_string(h.outputs.size()));
+  if ((numInputs && !inputs) || (numOutputs && !outputs))
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_run: inputs/outputs array is NULL");
+  for (size_t i = 0; i < numInputs; ++i) {
+    kiln_status st = checkTensor("input", i, h.inputs[i], inputs[i], false);
+    if (st != KILN_OK)
+      return st;
+  }
+  // Outputs with data == NULL are the runtime's to allocate: only their
+  // data pointer is looked at.
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (!outputs[i].data)
+      continue;
+    kiln_status st = checkTensor("output", i, h.outputs[i], outputs[i], false);
+    if (st != KILN_OK)
+      return st;
+  }
+
+  SessionScope scope(session->counters);
+  std::vector<void *> buffers;
+  std::vector<size_t> allocated;
+  try {
+    buffers.reserve(numInputs + m->weightPtrs.size() + numOutputs);
+    allocated.reserve(numOutputs);
+  } catch (const std::bad_alloc &) {
+    return setError(KILN_ERROR_OUT_OF_MEMORY, "kiln_session_run: out of memory");
+  }
+  for (size_t i = 0; i < numInputs; ++i)
+    buffers.push_back(inputs[i].data);
+  for (void *w : m->weightPtrs)
+    buffers.push_back(w);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    kiln_tensor &t = outputs[i];
+    if (!t.data) {
+      const TensorDesc &d = h.outputs[i];
+      t.data = allocFor(session->counters, d.bytes, KILN_ARTIFACT_ALIGNMENT);
+      if (!t.data) {
+        for (size_t j : allocated) {
+          freeBlock(outputs[j].data);
+          outputs[j].data = nullptr;
+        }
+        return setError(KILN_ERROR_OUT_OF_MEMORY,
+                        "output '" + d.name + "': cannot allocate " +
+                            std::to_string(d.bytes) + " bytes");
+      }
+      t.dtype = d.dtype;
+      t.rank = int32_t(d.shape.size());
+      t.dims = d.shape.data();
+      allocated.push_back(i);
+    }
+    buffers.push_back(t.data);
+  }
+
+  m->setNumThreads(session->numThreads);
+  auto start = std::chrono::steady_clock::now();
+  m->entry(buffers.data());
+  auto end = std::chrono::steady_clock::now();
+  uint64_t ns = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(end - start)
+          .count());
+  session->lastRunNs.store(ns, std::memory_order_relaxed);
+  session->totalRunNs.fetch_add(ns, std::memory_order_relaxed);
+  session->numRuns.fetch_add(1, std::memory_order_relaxed);
+  return KILN_OK;
+}
+
+extern "C" void kiln_tensor_release(kiln_tensor *tensor) {
+  if (!tensor)
+    return;
+  freeBlock(tensor->data);
+  tensor->data = nullptr;
+}
+
+extern "C" kiln_status kiln_session_get_stats(const kiln_session *session,
+                                              kiln_session_stats *stats) {
+  if (!session || !stats)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_get_stats: session and stats must not be "
+                    "NULL");
+  stats->num_runs = session->numRuns.load(std::memory_order_relaxed);
+  stats->last_run_ns = session->lastRunNs.load(std::memory_order_relaxed);
+  stats->total_run_ns = session->totalRunNs.load(std::memory_order_relaxed);
+  stats->peak_bytes = session->counters->peak.load(std::memory_order_relaxed);
+  stats->current_bytes =
+      session->counters->current.load(std::memory_order_relaxed);
+  stats->process_peak_bytes = gProcess.peak.load(std::memory_order_relaxed);
+  stats->process_current_bytes =
+      gProcess.current.load(std::memory_order_relaxed);
+  return KILN_OK;
+}

@@ -1,0 +1,76 @@
+//===- TestArtifact.cpp - Packs the runtime tests' model ------------------===//
+#include "TestArtifact.h"
+
+#include <fstream>
+#include <iterator>
+
+namespace kiln {
+namespace test {
+
+const char *const kTestModelSo = KILN_TEST_MODEL_SO;
+const char *const kTestModelNoEntrySo = KILN_TEST_MODEL_NO_ENTRY_SO;
+const char *const kTestModelAbi2So = KILN_TEST_MODEL_ABI2_SO;
+
+std::vector<float> testWeightW() {
+  std::vector<float> w(32);
+  for (int k = 0; k < 32; ++k)
+    w[k] = 0.25f * float(k % 8) - 1.0f;
+  return w;
+}
+
+std::vector<float> testWeightB() { return {1.0f, 2.0f, 3.0f}; }
+
+std::vector<char> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in),
+                           std::istreambuf_iterator<char>());
+}
+
+ArtifactSpec testModelSpec(const std::vector<char> &code,
+                           const std::vector<float> &w,
+                           const std::vector<float> &b) {
+  ArtifactSpec spec;
+  spec.compilerVersion = "test";
+  spec.source = "test/Runtime/TestModel.c";
+#if defined(__x86_64__)
+  spec.target = {"cpu", "x86_64-pc-linux-gnu", "x86-64", {"sse2"}};
+#elif defined(__aarch64__)
+  spec.target = {"cpu", "aarch64-unknown-linux-gnu", "generic", {}};
+#endif
+  spec.setOption("opt_level", int64_t(0));
+  spec.setOption("kernels", "hand-written");
+  spec.pipeline = "none";
+  spec.inputs = {{"x", "float32", {4, 8}}, {"s", "int32", {8}}};
+  spec.outputs = {{"y", "float32", {4, 8}}, {"z", "int64", {1}}};
+  spec.weights = {{"w", "float32", {4, 8}, w.data(), w.size() * 4},
+                  {"b", "float32", {3}, b.data(), b.size() * 4}};
+  spec.code = code.data();
+  spec.codeSize = code.size();
+  return spec;
+}
+
+std::string writeTestArtifact(const std::string &path,
+                              const std::string &soPath,
+                              uint64_t sideThreshold) {
+  std::vector<char> code = readFile(soPath);
+  if (code.empty())
+    return soPath + ": cannot read";
+  std::vector<float> w = testWeightW(), b = testWeightB();
+  ArtifactSpec spec = testModelSpec(code, w, b);
+  spec.sideWeightsThreshold = sideThreshold;
+  return writeArtifact(path, spec);
+}
+
+void testModelReference(const float *x, const int32_t *s, float *y,
+                        int64_t *z) {
+  std::vector<float> w = testWeightW();
+  for (int i = 0; i < 32; ++i)
+    y[i] = x[i] * w[i] + float(s[i % 8]) + 1.0f;
+  int64_t sum = 0;
+  for (int j = 0; j < 8; ++j)
+    sum += s[j];
+  z[0] = sum;
+}
+
+} // namespace test
+} // namespace kiln

@@ -1,0 +1,41 @@
+//===- kiln-test-artifact.cpp - Writes the runtime tests' model artifact --===//
+//
+// kiln-test-artifact -o OUT.kiln [--side-threshold BYTES]
+//
+// The lit tests of kiln-run use it to get an artifact with a real code
+// section without kiln-compile (TestModel.c documents the model).
+//
+//===----------------------------------------------------------------------===//
+#include "TestArtifact.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+int main(int argc, char **argv) {
+  std::string out;
+  uint64_t threshold = KILN_ARTIFACT_SIDE_WEIGHTS_THRESHOLD;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "-o") && i + 1 < argc)
+      out = argv[++i];
+    else if (!std::strcmp(argv[i], "--side-threshold") && i + 1 < argc)
+      threshold = std::strtoull(argv[++i], nullptr, 10);
+    else {
+      std::fprintf(stderr,
+                   "usage: kiln-test-artifact -o OUT [--side-threshold N]\n");
+      return 2;
+    }
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "kiln-test-artifact: -o is required\n");
+    return 2;
+  }
+  std::string err = kiln::test::writeTestArtifact(
+      out, kiln::test::kTestModelSo, threshold);
+  if (!err.empty()) {
+    std::fprintf(stderr, "kiln-test-artifact: %s\n", err.c_str());
+    return 1;
+  }
+  return 0;
+}

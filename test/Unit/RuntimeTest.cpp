@@ -1,0 +1,810 @@
+//===- RuntimeTest.cpp - Tests of the runtime (runtime/) ------------------===//
+//
+// The JSON parser, the artifact writer and reader, every rejection of a bad
+// artifact, the side weights file, the allocator's accounting, and runs of a
+// real code section (test/Runtime/TestModel.c) from one and from several
+// threads.
+//
+//===----------------------------------------------------------------------===//
+#include "Artifact.h"
+#include "TestArtifact.h"
+#include "kiln/ArtifactWriter.h"
+#include "kiln/Json.h"
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+using namespace kiln;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+std::string tempDir() {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/kiln-runtime-test-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    return std::string(d ? d : "/tmp");
+  }();
+  return dir;
+}
+
+std::string tempPath(const std::string &name) {
+  return tempDir() + "/" + name;
+}
+
+void writeBytes(const std::string &path, const std::vector<char> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// Loads `path` and returns the status; the message goes to `message`.
+kiln_status loadStatus(const std::string &path, std::string &message) {
+  kiln_model *m = nullptr;
+  kiln_status st = kiln_model_load(path.c_str(), &m);
+  message = st == KILN_OK ? "" : kiln_last_error();
+  kiln_model_free(m);
+  return st;
+}
+
+// A file with a hand-made header and data area and a correct hash, for the
+// header checks that a hash mismatch would otherwise hide.
+std::string fileWithHeader(const std::string &header,
+                           const std::vector<char> &data) {
+  uint64_t dataOffset = (40 + header.size() + 63) / 64 * 64;
+  std::vector<char> file(dataOffset + data.size(), 0);
+  std::memcpy(file.data(), KILN_ARTIFACT_MAGIC, 8);
+  auto put = [&](size_t off, uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      file[off + i] = char(v >> (8 * i));
+  };
+  put(8, 1, 4);
+  put(16, header.size(), 8);
+  put(24, dataOffset, 8);
+  std::memcpy(file.data() + 40, header.data(), header.size());
+  std::memcpy(file.data() + dataOffset, data.data(), data.size());
+  uint64_t h = kiln_fnv1a64(KILN_FNV1A64_OFFSET_BASIS, header.data(),
+                            header.size());
+  h = kiln_fnv1a64(h, data.data(), data.size());
+  put(32, h, 8);
+  return std::string(file.begin(), file.end());
+}
+
+std::string goodArtifact() {
+  static std::string path = [] {
+    std::string p = tempPath("good.kiln");
+    std::string err = test::writeTestArtifact(p);
+    EXPECT_EQ(err, "");
+    return p;
+  }();
+  return path;
+}
+
+struct Inputs {
+  std::vector<float> x = std::vector<float>(32);
+  std::vector<int32_t> s = std::vector<int32_t>(8);
+  explicit Inputs(int seed) {
+    for (int i = 0; i < 32; ++i)
+      x[i] = float((i * 7 + seed * 13) % 19) * 0.125f - 1.0f;
+    for (int j = 0; j < 8; ++j)
+      s[j] = (j * 3 + seed) % 11 - 5;
+  }
+};
+
+const int64_t kXDims[] = {4, 8};
+const int64_t kSDims[] = {8};
+const int64_t kYDims[] = {4, 8};
+const int64_t kZDims[] = {1};
+
+// Runs one session with caller-provided outputs; returns whether the
+// outputs match the reference.
+bool runAndCheck(kiln_session *session, int seed, std::string *error) {
+  Inputs in(seed);
+  std::vector<float> y(32, -99.0f), yRef(32);
+  int64_t z = -1, zRef;
+  kiln_tensor inputs[2] = {
+      {in.x.data(), KILN_DTYPE_FLOAT32, 2, kXDims},
+      {in.s.data(), KILN_DTYPE_INT32, 1, kSDims}};
+  kiln_tensor outputs[2] = {{y.data(), KILN_DTYPE_FLOAT32, 2, kYDims},
+                            {&z, KILN_DTYPE_INT64, 1, kZDims}};
+  if (kiln_session_run(session, inputs, 2, outputs, 2) != KILN_OK) {
+    if (error)
+      *error = kiln_last_error();
+    return false;
+  }
+  test::testModelReference(in.x.data(), in.s.data(), yRef.data(), &zRef);
+  return y == yRef && z == zRef;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeJson, ParsesValues) {
+  json::Value v;
+  std::string err;
+  ASSERT_TRUE(json::parse(
+      R"( {"a": [1, -2, 3.5, 1e3, true, false, null], "s": "x\"\n\u00e9\ud83d\ude00",
+          "big": 9007199254740993, "o": {}} )",
+      v, err))
+      << err;
+  ASSERT_TRUE(v.isObject());
+  const json::Value *a = v.find("a");
+  ASSERT_TRUE(a && a->isArray());
+  ASSERT_EQ(a->getArray().size(), 7u);
+  EXPECT_TRUE(a->getArray()[0].isInteger());
+  EXPECT_EQ(a->getArray()[1].getInteger(), -2);
+  EXPECT_FALSE(a->getArray()[2].isInteger());
+  EXPECT_DOUBLE_EQ(a->getArray()[2].getNumber(), 3.5);
+  EXPECT_FALSE(a->getArray()[3].isInteger());
+  EXPECT_DOUBLE_EQ(a->getArray()[3].getNumber(), 1000.0);
+  EXPECT_TRUE(a->getArray()[4].getBool());
+  EXPECT_TRUE(a->getArray()[6].isNull());
+  EXPECT_EQ(v.find("s")->getString(), "x\"\n\xc3\xa9\xf0\x9f\x98\x80");
+  // Integers stay exact (2^53 + 1 is not a double).
+  EXPECT_EQ(v.find("big")->getInteger(), 9007199254740993LL);
+  EXPECT_TRUE(v.find("o")->isObject());
+  EXPECT_EQ(v.find("missing"), nullptr);
+}
+
+TEST(RuntimeJson, RejectsInvalid) {
+  const char *bad[] = {
+      "",          "[1,]",        "{\"a\":1,}",      "{\"a\":1,\"a\":2}",
+      "[1] x",     "// c\n[1]",   "01",              "1.",
+      "-",         "\"\\x\"",     "\"\\ud800\"",     "\"a\nb\"",
+      "[1 2]",     "{1:2}",       "tru",             "\"\xff\"",
+      "\"\xc0\xaf\"", "{\"a\" 1}", "[\"unterminated", "1e"};
+  for (const char *text : bad) {
+    json::Value v;
+    std::string err;
+    EXPECT_FALSE(json::parse(text, v, err)) << "accepted: " << text;
+    EXPECT_NE(err.find("JSON error at byte"), std::string::npos) << err;
+  }
+  std::string deep(100, '[');
+  deep += std::string(100, ']');
+  json::Value v;
+  std::string err;
+  EXPECT_FALSE(json::parse(deep, v, err));
+  EXPECT_NE(err.find("nesting"), std::string::npos) << err;
+}
+
+TEST(RuntimeJson, QuoteRoundTrips) {
+  std::string s = "a\"b\\c\n\x01\xc3\xa9";
+  json::Value v;
+  std::string err;
+  ASSERT_TRUE(json::parse(json::quote(s), v, err)) << err;
+  EXPECT_EQ(v.getString(), s);
+}
+
+//===----------------------------------------------------------------------===//
+// Format helpers
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeFormat, Dtypes) {
+  EXPECT_EQ(kiln_dtype_from_name("float32"), KILN_DTYPE_FLOAT32);
+  EXPECT_EQ(kiln_dtype_from_name("bfloat16"), 16);
+  EXPECT_EQ(kiln_dtype_from_name("float128"), KILN_DTYPE_UNDEFINED);
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_BOOL), "bool");
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BOOL), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT64), 8u);
+  // FNV-1a 64 of "a" (the reference value).
+  EXPECT_EQ(kiln_fnv1a64(KILN_FNV1A64_OFFSET_BASIS, "a", 1),
+            0xaf63dc4c8601ec8cull);
+}
+
+//===----------------------------------------------------------------------===//
+// Writer and reader
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeArtifact, WriterReaderRoundTrip) {
+  std::vector<char> code = test::readFile(test::kTestModelSo);
+  ASSERT_FALSE(code.empty());
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  spec.setOption("note", "with \"quotes\"");
+  spec.setOption("fast", true);
+  std::string path = tempPath("roundtrip.kiln");
+  ASSERT_EQ(writeArtifact(path, spec), "");
+
+  std::vector<char> file = test::readFile(path);
+  ArtifactHeader h;
+  std::string err;
+  ASSERT_EQ(parseArtifact(reinterpret_cast<unsigned char *>(file.data()),
+                          file.size(), h, err),
+            KILN_OK)
+      << err;
+  EXPECT_EQ(h.dataOffset % 64, 0u);
+  EXPECT_EQ(h.codeOffset, 0u);
+  EXPECT_EQ(h.codeSize, code.size());
+  EXPECT_EQ(0, std::memcmp(file.data() + h.dataOffset, code.data(),
+                           code.size()));
+  ASSERT_EQ(h.inputs.size(), 2u);
+  EXPECT_EQ(h.inputs[0].name, "x");
+  EXPECT_EQ(h.inputs[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(h.inputs[1].dtype, KILN_DTYPE_INT32);
+  ASSERT_EQ(h.outputs.size(), 2u);
+  EXPECT_EQ(h.outputs[1].dtype, KILN_DTYPE_INT64);
+  ASSERT_EQ(h.weights.size(), 2u);
+  EXPECT_EQ(h.weights[1].name, "b");
+  EXPECT_EQ(h.weights[1].offset % 64, 0u);
+  EXPECT_EQ(h.weightsFile, "");
+  const char *wBytes = file.data() + h.dataOffset + h.weightsOffset;
+  EXPECT_EQ((h.dataOffset + h.weightsOffset) % 64, 0u);
+  EXPECT_EQ(0, std::memcmp(wBytes + h.weights[0].offset, w.data(), 128));
+  EXPECT_EQ(0, std::memcmp(wBytes + h.weights[1].offset, b.data(), 12));
+  EXPECT_EQ(h.triple, spec.target.triple);
+  EXPECT_EQ(h.features, spec.target.features);
+  const json::Value *opts = h.root.find("options");
+  ASSERT_TRUE(opts && opts->isObject());
+  EXPECT_EQ(opts->find("note")->getString(), "with \"quotes\"");
+  EXPECT_EQ(opts->find("opt_level")->getInteger(), 0);
+  EXPECT_TRUE(opts->find("fast")->getBool());
+  EXPECT_EQ(h.root.find("compiler")->find("version")->getString(), "test");
+
+  // The C API sees the same metadata.
+  Model model(path);
+  auto inputs = model.inputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[1].name, "s");
+  EXPECT_EQ(inputs[1].dims, (std::vector<int64_t>{8}));
+  EXPECT_EQ(model.outputs()[0].dtype, KILN_DTYPE_FLOAT32);
+  EXPECT_EQ(model.metadataJson(), h.json);
+  EXPECT_EQ(model.contentHash(), h.hash);
+  EXPECT_EQ(kiln_model_num_weights(model.get()), 2u);
+  kiln_tensor_info info;
+  EXPECT_EQ(kiln_model_input_info(model.get(), 2, &info),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_last_error()).find("out of range"),
+            std::string::npos);
+}
+
+TEST(RuntimeArtifact, WriterRejectsBadSpecs) {
+  std::vector<char> code = test::readFile(test::kTestModelSo);
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  spec.weights[0].size = 100;
+  EXPECT_NE(writeArtifact(tempPath("bad.kiln"), spec).find("need 128"),
+            std::string::npos);
+  spec = test::testModelSpec(code, w, b);
+  spec.inputs[0].dtype = "float128";
+  EXPECT_NE(writeArtifact(tempPath("bad.kiln"), spec).find("unknown dtype"),
+            std::string::npos);
+  spec = test::testModelSpec(code, w, b);
+  spec.optionsJson = "[1]";
+  EXPECT_NE(writeArtifact(tempPath("bad.kiln"), spec).find("not a JSON object"),
+            std::string::npos);
+  spec = test::testModelSpec(code, w, b);
+  spec.code = nullptr;
+  EXPECT_NE(writeArtifact(tempPath("bad.kiln"), spec).find("no code"),
+            std::string::npos);
+  EXPECT_NE(writeArtifact("/nonexistent-dir/x.kiln",
+                          test::testModelSpec(code, w, b))
+                .find("cannot open"),
+            std::string::npos);
+  // Nothing half-written is left behind.
+  EXPECT_NE(access(tempPath("bad.kiln").c_str(), F_OK), 0);
+}
+
+TEST(RuntimeArtifact, SideWeightsFile) {
+  std::string path = tempPath("side.kiln");
+  ASSERT_EQ(test::writeTestArtifact(path, test::kTestModelSo,
+                                    /*sideThreshold=*/16),
+            "");
+  std::vector<char> side = test::readFile(path + ".weights");
+  ASSERT_EQ(side.size(), 128u + 12u); // w at 0, b at 128
+  std::vector<float> w = test::testWeightW();
+  EXPECT_EQ(0, std::memcmp(side.data(), w.data(), 128));
+  EXPECT_EQ(0, std::memcmp(side.data() + 128, test::testWeightB().data(), 12));
+  {
+    std::vector<char> file = test::readFile(path);
+    ArtifactHeader h;
+    std::string err;
+    ASSERT_EQ(parseArtifact(reinterpret_cast<unsigned char *>(file.data()),
+                            file.size(), h, err),
+              KILN_OK)
+        << err;
+    EXPECT_EQ(h.weightsFile, "side.kiln.weights");
+  }
+  {
+    Model model(path);
+    Session session(model, 1);
+    std::string error;
+    EXPECT_TRUE(runAndCheck(session.get(), 3, &error)) << error;
+  }
+  // The side file cut short, then missing.
+  side.resize(40);
+  writeBytes(path + ".weights", side);
+  std::string msg;
+  EXPECT_EQ(loadStatus(path, msg), KILN_ERROR_TRUNCATED);
+  EXPECT_NE(msg.find("side weights file"), std::string::npos) << msg;
+  std::remove((path + ".weights").c_str());
+  EXPECT_EQ(loadStatus(path, msg), KILN_ERROR_IO);
+  EXPECT_NE(msg.find("side weights file"), std::string::npos) << msg;
+  // Rewriting below the threshold removes the stale side file.
+  writeBytes(path + ".weights", side);
+  ASSERT_EQ(test::writeTestArtifact(path), "");
+  EXPECT_NE(access((path + ".weights").c_str(), F_OK), 0);
+}
+
+TEST(RuntimeArtifact, SideWeightsAtTheDefaultThresholdStayInline) {
+  ArtifactSpec spec;
+  EXPECT_EQ(spec.sideWeightsThreshold, 2ull << 30);
+}
+
+//===----------------------------------------------------------------------===//
+// Bad artifacts
+//===----------------------------------------------------------------------===//
+
+struct Mutated {
+  std::string path;
+  explicit Mutated(const std::string &name,
+                   void (*mutate)(std::vector<char> &)) {
+    std::vector<char> bytes = test::readFile(goodArtifact());
+    mutate(bytes);
+    path = tempPath(name);
+    writeBytes(path, bytes);
+  }
+};
+
+void expectLoadError(const std::string &path, kiln_status want,
+                     const std::string &fragment) {
+  std::string msg;
+  kiln_status st = loadStatus(path, msg);
+  EXPECT_EQ(st, want) << kiln_status_string(st) << ": " << msg;
+  EXPECT_NE(msg.find(fragment), std::string::npos)
+      << "message: " << msg << "\nexpected to contain: " << fragment;
+}
+
+TEST(RuntimeBadArtifact, TheGoodOneLoads) {
+  std::string msg;
+  EXPECT_EQ(loadStatus(goodArtifact(), msg), KILN_OK) << msg;
+}
+
+TEST(RuntimeBadArtifact, Missing) {
+  expectLoadError(tempPath("nope.kiln"), KILN_ERROR_IO, "cannot open");
+  expectLoadError(tempDir(), KILN_ERROR_IO, "not a regular file");
+  kiln_model *m;
+  EXPECT_EQ(kiln_model_load(nullptr, &m), KILN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(RuntimeBadArtifact, WrongMagic) {
+  Mutated f("magic.kiln", [](std::vector<char> &b) { b[0] = 'X'; });
+  expectLoadError(f.path, KILN_ERROR_NOT_ARTIFACT, "not a Kiln artifact");
+  Mutated empty("empty.kiln", [](std::vector<char> &b) { b.clear(); });
+  expectLoadError(empty.path, KILN_ERROR_NOT_ARTIFACT, "not a Kiln artifact");
+  Mutated text("text.kiln", [](std::vector<char> &b) {
+    std::string s = "hello, this is not a model at all\n";
+    b.assign(s.begin(), s.end());
+  });
+  expectLoadError(text.path, KILN_ERROR_NOT_ARTIFACT, "not a Kiln artifact");
+}
+
+TEST(RuntimeBadArtifact, WrongVersion) {
+  Mutated f("version.kiln", [](std::vector<char> &b) { b[8] = 2; });
+  expectLoadError(f.path, KILN_ERROR_VERSION,
+                  "artifact format version 2, this runtime reads 1");
+}
+
+TEST(RuntimeBadArtifact, Truncated) {
+  Mutated prefix("trunc1.kiln", [](std::vector<char> &b) { b.resize(20); });
+  expectLoadError(prefix.path, KILN_ERROR_TRUNCATED, "truncated");
+  Mutated magicOnly("trunc0.kiln", [](std::vector<char> &b) { b.resize(5); });
+  expectLoadError(magicOnly.path, KILN_ERROR_TRUNCATED, "truncated");
+  Mutated header("trunc2.kiln", [](std::vector<char> &b) { b.resize(100); });
+  expectLoadError(header.path, KILN_ERROR_TRUNCATED, "truncated");
+  Mutated data("trunc3.kiln",
+               [](std::vector<char> &b) { b.resize(b.size() - 10); });
+  expectLoadError(data.path, KILN_ERROR_TRUNCATED, "truncated");
+  Mutated half("trunc4.kiln",
+               [](std::vector<char> &b) { b.resize(b.size() / 2); });
+  expectLoadError(half.path, KILN_ERROR_TRUNCATED, "truncated");
+}
+
+TEST(RuntimeBadArtifact, Corrupted) {
+  Mutated data("corrupt1.kiln", [](std::vector<char> &b) { b.back() ^= 1; });
+  expectLoadError(data.path, KILN_ERROR_CORRUPTED, "corrupted");
+  Mutated header("corrupt2.kiln", [](std::vector<char> &b) { b[45] ^= 4; });
+  expectLoadError(header.path, KILN_ERROR_CORRUPTED, "corrupted");
+  Mutated hash("corrupt3.kiln", [](std::vector<char> &b) { b[33] ^= 1; });
+  expectLoadError(hash.path, KILN_ERROR_CORRUPTED, "corrupted");
+}
+
+std::string writeWithTarget(const std::string &name, ArtifactTarget target) {
+  std::vector<char> code = test::readFile(test::kTestModelSo);
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  spec.target = std::move(target);
+  std::string path = tempPath(name);
+  EXPECT_EQ(writeArtifact(path, spec), "");
+  return path;
+}
+
+TEST(RuntimeBadArtifact, WrongTarget) {
+#if defined(__x86_64__)
+  const char *other = "aarch64-unknown-linux-gnu";
+  const char *otherArch = "aarch64";
+  const char *mine = "x86_64-pc-linux-gnu";
+#else
+  const char *other = "x86_64-pc-linux-gnu";
+  const char *otherArch = "x86_64";
+  const char *mine = "aarch64-unknown-linux-gnu";
+#endif
+  expectLoadError(writeWithTarget("arch.kiln", {"cpu", other, "generic", {}}),
+                  KILN_ERROR_UNSUPPORTED_TARGET, otherArch);
+  expectLoadError(writeWithTarget("kind.kiln", {"cuda", mine, "sm_90", {}}),
+                  KILN_ERROR_UNSUPPORTED_TARGET, "kind \"cuda\"");
+  expectLoadError(
+      writeWithTarget("os.kiln", {"cpu", std::string(mine).substr(0, 7) +
+                                             "-apple-darwin",
+                                  "generic", {}}),
+      KILN_ERROR_UNSUPPORTED_TARGET, "not a Linux target");
+  expectLoadError(writeWithTarget("unknownfeat.kiln",
+                                  {"cpu", mine, "x", {"kiln-no-such-feature"}}),
+                  KILN_ERROR_UNSUPPORTED_TARGET,
+                  "cannot check CPU features: kiln-no-such-feature");
+}
+
+TEST(RuntimeBadArtifact, MissingCpuFeature) {
+#if defined(__x86_64__)
+  // A feature this host lacks (AMD-only ones first: most CI hosts are
+  // Intel; AVX-512 ones for AMD hosts).
+  const char *candidates[] = {"sse4a", "fma4", "xop", "avx512vp2intersect",
+                              "avx512er", "avx512fp16", "amx-tile"};
+  std::string lacking;
+  for (const char *f : candidates) {
+    bool known;
+    if (!hostHasCpuFeature(f, known) && known) {
+      lacking = f;
+      break;
+    }
+  }
+  if (lacking.empty())
+    GTEST_SKIP() << "this host has every candidate feature";
+  expectLoadError(writeWithTarget("feat.kiln", {"cpu", "x86_64-pc-linux-gnu",
+                                                "test", {"sse2", lacking}}),
+                  KILN_ERROR_UNSUPPORTED_TARGET,
+                  "CPU features this host lacks: " + lacking);
+  // Present features (with LLVM's '+' and a disabled '-' one) pass.
+  std::string msg;
+  EXPECT_EQ(loadStatus(writeWithTarget("feat2.kiln",
+                                       {"cpu", "x86_64-pc-linux-gnu", "test",
+                                        {"+sse2", "sse4.1", "-" + lacking}}),
+                       msg),
+            KILN_OK)
+      << msg;
+  bool known;
+  EXPECT_TRUE(hostHasCpuFeature("sse2", known));
+  EXPECT_TRUE(known);
+#else
+  GTEST_SKIP() << "x86 feature names";
+#endif
+}
+
+std::string writeWithCode(const std::string &name,
+                          const std::vector<char> &code) {
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  std::string path = tempPath(name);
+  EXPECT_EQ(writeArtifact(path, spec), "");
+  return path;
+}
+
+TEST(RuntimeBadArtifact, BadCode) {
+  expectLoadError(
+      writeWithCode("noentry.kiln", test::readFile(test::kTestModelNoEntrySo)),
+      KILN_ERROR_CODE, "does not export kiln_entry");
+  expectLoadError(
+      writeWithCode("abi2.kiln", test::readFile(test::kTestModelAbi2So)),
+      KILN_ERROR_CODE, "code ABI version 2, this runtime runs version 1");
+  std::string junk = "this is not an ELF shared object";
+  expectLoadError(
+      writeWithCode("junk.kiln", std::vector<char>(junk.begin(), junk.end())),
+      KILN_ERROR_CODE, "cannot load it");
+}
+
+// dlopen matches loaded objects by path and /proc/self/fd/N paths repeat:
+// each load must still get its own code.
+TEST(RuntimeBadArtifact, CodeOfDifferentModelsDoesNotAlias) {
+  std::string noEntry =
+      writeWithCode("alias-noentry.kiln",
+                    test::readFile(test::kTestModelNoEntrySo));
+  for (int i = 0; i < 3; ++i) {
+    std::string msg;
+    {
+      Model good(goodArtifact()); // loaded while the other one loads
+      EXPECT_EQ(loadStatus(noEntry, msg), KILN_ERROR_CODE) << msg;
+    }
+    EXPECT_EQ(loadStatus(goodArtifact(), msg), KILN_OK) << msg;
+    EXPECT_EQ(loadStatus(noEntry, msg), KILN_ERROR_CODE) << msg;
+  }
+}
+
+const char *kHeaderTemplate = R"({
+  "format": "kiln-artifact", "version": 1,
+  "compiler": {"name": "t", "version": "0"}, "source": "",
+  "target": {"kind": "cpu", "triple": "TRIPLE", "cpu": "", "features": []},
+  "options": {}, "pipeline": "", "entry": "kiln_entry",
+  "inputs": INPUTS,
+  "outputs": [{"name": "y", "dtype": "float32", "shape": [2]}],
+  "weights": WEIGHTS,
+  "sections": [{"name": "code", "kind": "elf-shared-object", "offset": 0,
+                "size": 64},
+               {"name": "weights", "kind": "raw", "offset": 64, "size": 64,
+                "file": null}]
+})";
+
+std::string header(const std::string &inputs, const std::string &weights) {
+  std::string h = kHeaderTemplate;
+#if defined(__x86_64__)
+  const char *triple = "x86_64-pc-linux-gnu";
+#else
+  const char *triple = "aarch64-unknown-linux-gnu";
+#endif
+  h.replace(h.find("TRIPLE"), 6, triple);
+  h.replace(h.find("INPUTS"), 6, inputs);
+  h.replace(h.find("WEIGHTS"), 7, weights);
+  return h;
+}
+
+void expectHeaderError(const std::string &name, const std::string &text,
+                       kiln_status want, const std::string &fragment) {
+  std::string path = tempPath(name);
+  std::string file = fileWithHeader(text, std::vector<char>(128, 0));
+  writeBytes(path, std::vector<char>(file.begin(), file.end()));
+  expectLoadError(path, want, fragment);
+}
+
+TEST(RuntimeBadArtifact, BadHeader) {
+  const std::string okInputs =
+      R"([{"name": "x", "dtype": "float32", "shape": [2]}])";
+  const std::string okWeights =
+      R"([{"name": "w", "dtype": "float32", "shape": [2], "offset": 0, "size": 8}])";
+  // The template itself passes every header check (it fails at dlopen).
+  expectHeaderError("hdr-ok.kiln", header(okInputs, okWeights),
+                    KILN_ERROR_CODE, "cannot load it");
+  expectHeaderError("hdr-json.kiln", "{\"format\": ", KILN_ERROR_BAD_HEADER,
+                    "JSON error");
+  expectHeaderError("hdr-array.kiln", "[]", KILN_ERROR_BAD_HEADER,
+                    "not a JSON object");
+  std::string noInputs = header(okInputs, okWeights);
+  noInputs.replace(noInputs.find("\"inputs\""), 8, "\"inputz\"");
+  expectHeaderError("hdr-noinputs.kiln", noInputs, KILN_ERROR_BAD_HEADER,
+                    "missing \"inputs\"");
+  expectHeaderError(
+      "hdr-dtype.kiln",
+      header(R"([{"name": "x", "dtype": "complex64", "shape": [2]}])",
+             okWeights),
+      KILN_ERROR_BAD_HEADER, "input 'x': unknown dtype \"complex64\"");
+  expectHeaderError(
+      "hdr-dynamic.kiln",
+      header(R"([{"name": "x", "dtype": "float32", "shape": [-1, 2]}])",
+             okWeights),
+      KILN_ERROR_BAD_HEADER, "static shapes only");
+  expectHeaderError(
+      "hdr-shape.kiln",
+      header(R"([{"name": "x", "dtype": "float32", "shape": [2.5]}])",
+             okWeights),
+      KILN_ERROR_BAD_HEADER, "shape entries must be integers");
+  expectHeaderError(
+      "hdr-wsize.kiln",
+      header(okInputs, R"([{"name": "w", "dtype": "float32", "shape": [2],
+                            "offset": 0, "size": 12}])"),
+      KILN_ERROR_BAD_HEADER, "weight 'w': size 12, its dtype and shape need 8");
+  expectHeaderError(
+      "hdr-walign.kiln",
+      header(okInputs, R"([{"name": "w", "dtype": "float32", "shape": [2],
+                            "offset": 8, "size": 8}])"),
+      KILN_ERROR_BAD_HEADER, "not 64-byte aligned");
+  expectHeaderError(
+      "hdr-wrange.kiln",
+      header(okInputs, R"([{"name": "w", "dtype": "float32", "shape": [32],
+                            "offset": 0, "size": 128}])"),
+      KILN_ERROR_BAD_HEADER, "outside the weights section");
+  std::string bigSection = header(okInputs, okWeights);
+  bigSection.replace(bigSection.find("\"size\": 64,"), 11, "\"size\": 640,");
+  expectHeaderError("hdr-trunc.kiln", bigSection, KILN_ERROR_TRUNCATED,
+                    "section 'weights' ends past the end");
+  std::string v2 = header(okInputs, okWeights);
+  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 7");
+  expectHeaderError("hdr-version.kiln", v2, KILN_ERROR_VERSION,
+                    "version 7 in the header");
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeRun, EndToEnd) {
+  Model model(goodArtifact());
+  Session session(model, 2);
+  EXPECT_EQ(kiln_session_num_threads(session.get()), 2);
+  std::string error;
+  EXPECT_TRUE(runAndCheck(session.get(), 1, &error)) << error;
+  EXPECT_TRUE(runAndCheck(session.get(), 2, &error)) << error;
+  kiln_session_stats stats = session.stats();
+  EXPECT_EQ(stats.num_runs, 2u);
+  EXPECT_GT(stats.total_run_ns, 0u);
+  // The model's scratch buffer went through the runtime's allocator.
+  EXPECT_GE(stats.peak_bytes, 4096u);
+  EXPECT_EQ(stats.current_bytes, 0u);
+  EXPECT_GE(stats.process_peak_bytes, stats.peak_bytes);
+}
+
+TEST(RuntimeRun, RuntimeAllocatedOutputsAndAccounting) {
+  Model model(goodArtifact());
+  Session session(model, 1);
+  Inputs in(5);
+  std::vector<float> yRef(32);
+  int64_t zRef;
+  test::testModelReference(in.x.data(), in.s.data(), yRef.data(), &zRef);
+  {
+    auto outs = session.run({Tensor::of(in.x.data(), {4, 8}),
+                             Tensor::of(in.s.data(), {8})});
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(outs[0].data()) % 64, 0u);
+    EXPECT_EQ(outs[0].dims(), (std::vector<int64_t>{4, 8}));
+    EXPECT_EQ(outs[1].dtype(), KILN_DTYPE_INT64);
+    EXPECT_EQ(std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + 32),
+              yRef);
+    EXPECT_EQ(*outs[1].as<int64_t>(), zRef);
+    kiln_session_stats stats = session.stats();
+    // Outputs live: 128 + 8 bytes; the scratch buffer came and went.
+    EXPECT_EQ(stats.current_bytes, 136u);
+    EXPECT_EQ(stats.peak_bytes, 136u + 4096u);
+  }
+  EXPECT_EQ(session.stats().current_bytes, 0u);
+
+  // An output may outlive its session and model.
+  kiln_tensor outs[2] = {};
+  {
+    Model m2(goodArtifact());
+    Session s2(m2, 1);
+    kiln_tensor inputs[2] = {{in.x.data(), KILN_DTYPE_FLOAT32, 2, kXDims},
+                             {in.s.data(), KILN_DTYPE_INT32, 1, kSDims}};
+    ASSERT_EQ(kiln_session_run(s2.get(), inputs, 2, outs, 2), KILN_OK)
+        << kiln_last_error();
+  }
+  EXPECT_EQ(static_cast<float *>(outs[0].data)[3], yRef[3]);
+  kiln_tensor_release(&outs[0]);
+  kiln_tensor_release(&outs[1]);
+  EXPECT_EQ(outs[0].data, nullptr);
+}
+
+TEST(RuntimeRun, SessionKeepsTheModelAlive) {
+  kiln_model *m;
+  ASSERT_EQ(kiln_model_load(goodArtifact().c_str(), &m), KILN_OK);
+  kiln_session *s;
+  ASSERT_EQ(kiln_session_create(m, nullptr, &s), KILN_OK);
+  kiln_model_free(m);
+  std::string error;
+  EXPECT_TRUE(runAndCheck(s, 4, &error)) << error;
+  kiln_session_free(s);
+}
+
+TEST(RuntimeRun, SessionOptions) {
+  Model model(goodArtifact());
+  kiln_session_options o;
+  kiln_session_options_init(&o);
+  kiln_session *s = nullptr;
+  ASSERT_EQ(kiln_session_create(model.get(), &o, &s), KILN_OK);
+  EXPECT_GE(kiln_session_num_threads(s), 1);
+  kiln_session_free(s);
+  o.device = "cuda";
+  EXPECT_EQ(kiln_session_create(model.get(), &o, &s),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_last_error()).find("\"cuda\""), std::string::npos);
+  o.device = "cpu";
+  o.num_threads = -3;
+  EXPECT_EQ(kiln_session_create(model.get(), &o, &s),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(RuntimeRun, WrongInputsAreErrors) {
+  Model model(goodArtifact());
+  Session session(model, 1);
+  Inputs in(0);
+  std::vector<float> y(32);
+  int64_t z;
+  kiln_tensor outputs[2] = {{y.data(), KILN_DTYPE_FLOAT32, 2, kYDims},
+                            {&z, KILN_DTYPE_INT64, 1, kZDims}};
+  auto expectRunError = [&](std::vector<kiln_tensor> inputs,
+                            kiln_tensor *outs, size_t nOut, kiln_status want,
+                            const std::string &fragment) {
+    kiln_status st = kiln_session_run(session.get(), inputs.data(),
+                                      inputs.size(), outs, nOut);
+    EXPECT_EQ(st, want) << kiln_status_string(st);
+    EXPECT_NE(std::string(kiln_last_error()).find(fragment), std::string::npos)
+        << "message: " << kiln_last_error() << "\nwanted: " << fragment;
+  };
+  kiln_tensor x = {in.x.data(), KILN_DTYPE_FLOAT32, 2, kXDims};
+  kiln_tensor s = {in.s.data(), KILN_DTYPE_INT32, 1, kSDims};
+  expectRunError({x}, outputs, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "1 inputs given, the model has 2");
+  expectRunError({x, s}, outputs, 1, KILN_ERROR_TENSOR_MISMATCH,
+                 "1 outputs given, the model has 2");
+  kiln_tensor xHalf = x;
+  xHalf.dtype = KILN_DTYPE_FLOAT16;
+  expectRunError({xHalf, s}, outputs, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': dtype float16 given, the model expects float32");
+  const int64_t wrongDims[] = {4, 7};
+  kiln_tensor xShape = x;
+  xShape.dims = wrongDims;
+  expectRunError({xShape, s}, outputs, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': shape [4, 7] given, the model expects [4, 8]");
+  kiln_tensor sRank = s;
+  sRank.rank = 2;
+  sRank.dims = kXDims;
+  expectRunError({x, sRank}, outputs, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 1 's': shape [4, 8] given, the model expects [8]");
+  kiln_tensor sNull = s;
+  sNull.data = nullptr;
+  expectRunError({x, sNull}, outputs, 2, KILN_ERROR_INVALID_ARGUMENT,
+                 "input 1 's': data is NULL");
+  kiln_tensor xOdd = x;
+  xOdd.data = reinterpret_cast<char *>(in.x.data()) + 1;
+  expectRunError({xOdd, s}, outputs, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "not aligned to its element size");
+  kiln_tensor badOut[2] = {outputs[0], outputs[1]};
+  badOut[1].dtype = KILN_DTYPE_INT32;
+  expectRunError({x, s}, badOut, 2, KILN_ERROR_TENSOR_MISMATCH,
+                 "output 1 'z': dtype int32 given, the model expects int64");
+  EXPECT_EQ(kiln_session_run(nullptr, nullptr, 0, nullptr, 0),
+            KILN_ERROR_INVALID_ARGUMENT);
+  // None of the failures counted as a run; a good call still works.
+  EXPECT_EQ(session.stats().num_runs, 0u);
+  std::string error;
+  EXPECT_TRUE(runAndCheck(session.get(), 9, &error)) << error;
+
+  // The C++ wrapper turns the status into an exception.
+  try {
+    session.run({Tensor::of(in.x.data(), {4, 8})});
+    FAIL() << "no exception";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_TENSOR_MISMATCH);
+  }
+}
+
+TEST(RuntimeRun, OneSessionFromFourThreads) {
+  Model model(goodArtifact());
+  Session session(model, 1);
+  constexpr int kThreads = 4, kRuns = 200;
+  std::atomic<int> failures{0};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads)
+        std::this_thread::yield(); // start together
+      for (int r = 0; r < kRuns; ++r) {
+        // Distinct inputs per thread and run: a mixed-up buffer shows.
+        if (!runAndCheck(session.get(), t * 1000 + r, &errors[t]))
+          failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0) << errors[0] << errors[1];
+  kiln_session_stats stats = session.stats();
+  EXPECT_EQ(stats.num_runs, uint64_t(kThreads * kRuns));
+  EXPECT_EQ(stats.current_bytes, 0u);
+  // At most four scratch buffers are live at once.
+  EXPECT_GE(stats.peak_bytes, 4096u);
+  EXPECT_LE(stats.peak_bytes, 4u * 4096u);
+}
+
+} // namespace
