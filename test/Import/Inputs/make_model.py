@@ -337,6 +337,40 @@ def too_many_inputs():
     return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], opset=21, ir=10)
 
 
+def function_nllloss():
+    # NegativeLogLikelihoodLoss-13 has a context-dependent function body
+    # (it gathers weights only when there are weights).
+    nodes = [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"],
+                              ["loss"], name="nll", reduction="sum")]
+    return model(nodes, [vi("x", F, [3, 5]), vi("t", I64, [3]),
+                         vi("w", F, [5])], [vi("loss", F, [])])
+
+
+def function_sce():
+    # SoftmaxCrossEntropyLoss's body is LogSoftmax plus a
+    # NegativeLogLikelihoodLoss, itself a function: expanded recursively.
+    # The optional log_prob output is omitted.
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"],
+                              ["loss"], name="sce", reduction="mean")]
+    return model(nodes, [vi("x", F, [2, 4]), vi("t", I64, [2])],
+                 [vi("loss", F, [])])
+
+
+def function_window():
+    # HannWindow-17 is a plain function: its attribute references (periodic,
+    # output_datatype) take the node's values, or the schema's defaults.
+    nodes = [helper.make_node("HannWindow", ["n"], ["win"], name="hann",
+                             periodic=0)]
+    return model(nodes, [vi("n", TensorProto.INT32, [])],
+                 [vi("win", F, [None])])
+
+
+def function_unsupported_body():
+    # Bernoulli-15's body draws with RandomUniformLike, which Kiln lacks.
+    nodes = [helper.make_node("Bernoulli", ["p"], ["b"], name="coin")]
+    return model(nodes, [vi("p", F, [4])], [vi("b", F, [4])])
+
+
 def not_onnx(path):
     with open(path, "w") as f:
         f.write("this is not an ONNX model\n" * 10)
