@@ -143,6 +143,11 @@ private:
   void expandFunction(const onnx::NodeProto &node,
                       const std::string &displayName,
                       const onnx::OpSchema &schema);
+  void expandRecurrent(const onnx::NodeProto &node,
+                       const std::string &displayName);
+  void importBody(const onnx::NodeProto &node, const std::string &displayName,
+                  const onnx::FunctionProto &function, int64_t bodyOpset,
+                  const onnx::OpSchema *schema);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
   Operation *createOp(llvm::StringRef opName, ValueRange operands,
                       NamedAttrList &attributes, Location loc,
@@ -451,6 +456,9 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
     return importConstantNode(node, loc);
 
   auto it = getKilnOpTable().find(node.op_type());
+  if (it == getKilnOpTable().end() && isRecurrentOp(node.op_type()) &&
+      isDefaultDomain(node.domain()))
+    return expandRecurrent(node, displayName);
   if (it == getKilnOpTable().end()) {
     // ONNX defines some ops as functions of other ops: import those as the
     // function's body.
@@ -564,9 +572,6 @@ constexpr int kMaxFunctionDepth = 16;
 void GraphBuilder::expandFunction(const onnx::NodeProto &node,
                                   const std::string &displayName,
                                   const onnx::OpSchema &schema) {
-  if (functionDepth >= kMaxFunctionDepth)
-    fail("function ops nest more than {0} deep (recursive function?)",
-         kMaxFunctionDepth);
   onnx::FunctionProto function;
   if (schema.HasFunction()) {
     function = *schema.GetFunction();
@@ -588,6 +593,40 @@ void GraphBuilder::expandFunction(const onnx::NodeProto &node,
   for (const onnx::OperatorSetIdProto &opset : function.opset_import())
     if (isDefaultDomain(opset.domain()))
       bodyOpset = opset.version();
+  importBody(node, displayName, function, bodyOpset, &schema);
+}
+
+void GraphBuilder::expandRecurrent(const onnx::NodeProto &node,
+                                   const std::string &displayName) {
+  RecurrentInputs inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    Value value = lookupValue(node.input(i));
+    if (i == 0)
+      if (auto type = dyn_cast<RankedTensorType>(value.getType())) {
+        inputs.xShape.assign(type.getShape().begin(), type.getShape().end());
+        inputs.xIsF32 = type.getElementType().isF32();
+      }
+    if (i == 4)
+      if (auto constant = value.getDefiningOp<ConstantOp>())
+        if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue())) {
+          inputs.constantSequenceLens.emplace();
+          for (const APInt &v : dense.getValues<APInt>())
+            inputs.constantSequenceLens->push_back(v.getSExtValue());
+        }
+  }
+  onnx::FunctionProto body = buildRecurrentBody(node, inputs);
+  importBody(node, displayName, body, kLibOnnxMaxOpset, nullptr);
+}
+
+void GraphBuilder::importBody(const onnx::NodeProto &node,
+                              const std::string &displayName,
+                              const onnx::FunctionProto &function,
+                              int64_t bodyOpset, const onnx::OpSchema *schema) {
+  if (functionDepth >= kMaxFunctionDepth)
+    fail("function ops nest more than {0} deep (recursive function?)",
+         kMaxFunctionDepth);
 
   // Internal values get names no graph value has: the node's name (made
   // unique among the expansions) and '/'.
@@ -622,8 +661,11 @@ void GraphBuilder::expandFunction(const onnx::NodeProto &node,
         bound.set_name(attr.name());
         return bound;
       }
-    auto it = schema.attributes().find(attr.ref_attr_name());
-    if (it != schema.attributes().end() && it->second.default_value.has_type()) {
+    if (!schema)
+      return std::nullopt;
+    auto it = schema->attributes().find(attr.ref_attr_name());
+    if (it != schema->attributes().end() &&
+        it->second.default_value.has_type()) {
       onnx::AttributeProto bound = it->second.default_value;
       bound.set_name(attr.name());
       return bound;
@@ -671,8 +713,9 @@ void GraphBuilder::expandFunction(const onnx::NodeProto &node,
         fail("unsupported domain '{0}'", inner.domain());
       importNode(inner, innerName);
     } catch (const ImportError &e) {
-      fail("in the function body of {0}: node '{1}' ({2}): {3}",
-           node.op_type(), innerName, inner.op_type(), e.what());
+      fail("in the {0} of {1}: node '{2}' ({3}): {4}",
+           schema ? "function body" : "decomposition", node.op_type(),
+           innerName, inner.op_type(), e.what());
     }
   }
 }
