@@ -371,6 +371,32 @@ def function_unsupported_body():
     return model(nodes, [vi("p", F, [4])], [vi("b", F, [4])])
 
 
+def rnn_unrolled():
+    # A forward RNN over 2 steps with a bias, returning Y and Y_h.
+    nodes = [helper.make_node("RNN", ["x", "w", "r", "b"], ["y", "y_h"],
+                              name="rnn", hidden_size=3)]
+    return model(nodes, [vi("x", F, [2, 4, 5])],
+                 [vi("y", F, [2, 1, 4, 3]), vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 3, 5)), init("r", rand(1, 3, 3)),
+                  init("b", rand(1, 6))], opset=14)
+
+
+def rnn_dynamic_sequence():
+    nodes = [helper.make_node("GRU", ["x", "w", "r"], ["", "y_h"],
+                              name="gru", hidden_size=3)]
+    return model(nodes, [vi("x", F, ["T", 4, 5])], [vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 9, 5)), init("r", rand(1, 9, 3))],
+                 opset=14)
+
+
+def lstm_clip():
+    nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["", "y_h"],
+                              name="lstm", hidden_size=3, clip=1.0)]
+    return model(nodes, [vi("x", F, [2, 4, 5])], [vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 12, 5)), init("r", rand(1, 12, 3))],
+                 opset=14)
+
+
 def not_onnx(path):
     with open(path, "w") as f:
         f.write("this is not an ONNX model\n" * 10)
