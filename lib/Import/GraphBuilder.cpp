@@ -163,6 +163,12 @@ private:
                          NamedAttrList &attributes);
   void checkLegacySoftmax(const onnx::NodeProto &node, ValueRange operands,
                           NamedAttrList &attributes);
+  void normalizeLegacyPRelu(const onnx::NodeProto &node,
+                            SmallVectorImpl<Value> &operands, Location loc);
+  bool importSqueezeAsReshape(const onnx::NodeProto &node, ValueRange operands,
+                              Location loc);
+  RankedTensorType getStaticDeclaredType(const std::string &valueName);
+  Value createI64Constant(llvm::ArrayRef<int64_t> values, Location loc);
   Type refineType(Type kilnType, const std::string &valueName);
   void verifyModule(ModuleOp module);
 
@@ -448,6 +454,99 @@ void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
   attributes.set("axis", builder.getI64IntegerAttr(axis));
 }
 
+Value GraphBuilder::createI64Constant(llvm::ArrayRef<int64_t> values,
+                                      Location loc) {
+  NamedAttrList attrs;
+  attrs.set("value", DenseElementsAttr::get(
+                         RankedTensorType::get({int64_t(values.size())},
+                                               builder.getI64Type()),
+                         values));
+  return createOp(ConstantOp::getOperationName(), {}, attrs, loc, {})
+      ->getResult(0);
+}
+
+void GraphBuilder::normalizeLegacyPRelu(const onnx::NodeProto &node,
+                                        SmallVectorImpl<Value> &operands,
+                                        Location loc) {
+  // Before opset 7 a 1-D slope of PRelu has one value per channel (dim 1),
+  // not numpy broadcasting over the last dim; libonnx's 6 → 7 adapter keeps
+  // the slope as it is. Reshaping it to [C, 1, ...] keeps the meaning.
+  if (node.op_type() != "PRelu" || functionDepth != 0 ||
+      loaded.modelOpset >= 7 || operands.size() != 2)
+    return;
+  auto x = dyn_cast<RankedTensorType>(operands[0].getType());
+  auto slope = dyn_cast<RankedTensorType>(operands[1].getType());
+  if (!x || !slope || x.getRank() < 3 || slope.getRank() != 1 ||
+      slope.isDynamicDim(0) || slope.getDimSize(0) == 1 ||
+      x.getDimSize(1) != slope.getDimSize(0))
+    return;
+  SmallVector<int64_t> shape(x.getRank() - 1, 1);
+  shape[0] = slope.getDimSize(0);
+  NamedAttrList attrs;
+  operands[1] = createOp(ReshapeOp::getOperationName(),
+                         {operands[1], createI64Constant(shape, loc)}, attrs,
+                         loc, {})
+                    ->getResult(0);
+}
+
+RankedTensorType
+GraphBuilder::getStaticDeclaredType(const std::string &valueName) {
+  for (const auto *types : {&loaded.declaredTypes, &loaded.onnxInferredTypes}) {
+    auto it = types->find(valueName);
+    if (it == types->end())
+      continue;
+    RankedTensorType type =
+        convertTypeProto(it->second, context, valueName, /*needRank=*/false);
+    if (type && type.hasStaticShape())
+      return type;
+  }
+  return {};
+}
+
+bool GraphBuilder::importSqueezeAsReshape(const onnx::NodeProto &node,
+                                          ValueRange operands, Location loc) {
+  // Squeeze/Unsqueeze with axes known only at run time (a graph input) have
+  // a result rank Kiln cannot infer. When the model declares the result's
+  // static shape, and it is the input's with 1s added or removed, the node
+  // can only be that reshape: import it as one (the axes value is then not
+  // read; a run with other axes would contradict the model's own types).
+  const std::string &op = node.op_type();
+  if ((op != "Squeeze" && op != "Unsqueeze") || operands.size() != 2 ||
+      isNone(operands[1]) || operands[1].getDefiningOp<ConstantOp>() ||
+      node.output_size() != 1)
+    return false;
+  auto input = dyn_cast<RankedTensorType>(operands[0].getType());
+  auto axes = dyn_cast<RankedTensorType>(operands[1].getType());
+  RankedTensorType result = getStaticDeclaredType(node.output(0));
+  if (!input || !input.hasStaticShape() || !axes || axes.getRank() != 1 ||
+      axes.isDynamicDim(0) || !result ||
+      result.getElementType() != input.getElementType())
+    return false;
+  bool unsqueeze = op == "Unsqueeze";
+  ArrayRef<int64_t> longer = unsqueeze ? result.getShape() : input.getShape();
+  ArrayRef<int64_t> shorter = unsqueeze ? input.getShape() : result.getShape();
+  if (int64_t(longer.size()) - int64_t(shorter.size()) != axes.getDimSize(0))
+    return false;
+  // `shorter` must be `longer` less some of its 1s.
+  size_t j = 0;
+  int64_t dropped = 0;
+  for (int64_t dim : longer) {
+    if (j < shorter.size() && shorter[j] == dim)
+      ++j;
+    else if (dim == 1)
+      ++dropped;
+    else
+      return false;
+  }
+  if (j != shorter.size() || dropped != axes.getDimSize(0))
+    return false;
+  NamedAttrList attrs;
+  createOp(ReshapeOp::getOperationName(),
+           {operands[0], createI64Constant(result.getShape(), loc)}, attrs, loc,
+           {node.output(0)});
+  return true;
+}
+
 void GraphBuilder::importNode(const onnx::NodeProto &node,
                               const std::string &displayName) {
   opTypeOfNode[displayName] = node.op_type();
@@ -507,6 +606,9 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
       !attributes.get(numOutputs))
     attributes.set(numOutputs, builder.getI64IntegerAttr(node.output_size()));
   checkLegacySoftmax(node, operands, attributes);
+  normalizeLegacyPRelu(node, operands, loc);
+  if (importSqueezeAsReshape(node, operands, loc))
+    return;
 
   SmallVector<std::string> resultNames(node.output().begin(),
                                        node.output().end());

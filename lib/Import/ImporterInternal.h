@@ -54,6 +54,8 @@ struct LoadedModel {
   onnx::ModelProto model;
   /// Default-domain opset after version conversion.
   int64_t opset = 0;
+  /// The default-domain opset the model itself imports.
+  int64_t modelOpset = 0;
   /// Why libonnx's version converter failed, when it did (the model is
   /// then imported at its own opset).
   std::string conversionFailure;

@@ -397,6 +397,31 @@ def lstm_clip():
                  opset=14)
 
 
+def runtime_axes_squeeze():
+    # Squeeze/Unsqueeze whose axes are graph inputs; the outputs' declared
+    # static shapes say what they do.
+    nodes = [helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsq"),
+             helper.make_node("Squeeze", ["u", "sa"], ["s"], name="sq")]
+    return model(nodes, [vi("x", F, [3, 4]), vi("ua", I64, [2]),
+                         vi("sa", I64, [1])],
+                 [vi("u", F, [1, 3, 1, 4]), vi("s", F, [3, 1, 4])])
+
+
+def runtime_axes_undeclared():
+    nodes = [helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsq")]
+    return model(nodes, [vi("x", F, [3, 4]), vi("ua", I64, [1])],
+                 [vi("u", F, ["a", "b", "c"])])
+
+
+def legacy_prelu_channels():
+    # PRelu-6 takes one slope per channel (dim 1).
+    nodes = [helper.make_node("PRelu", ["x", "slope"], ["y"], name="prelu")]
+    return model(nodes, [vi("x", F, [2, 3, 4, 5]), vi("slope", F, [3])],
+                 [vi("y", F, [2, 3, 4, 5])],
+                 [init("slope", np.array([0.1, 0.2, 0.3], np.float32))],
+                 opset=6, ir=3)
+
+
 def not_onnx(path):
     with open(path, "w") as f:
         f.write("this is not an ONNX model\n" * 10)
