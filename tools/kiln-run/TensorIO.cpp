@@ -270,7 +270,8 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
                " bytes, shape " + shapeString(out.dims) + " of " +
                dtypeString(out.dtype) + " needs " +
                std::to_string(out.numBytes()));
-  std::memcpy(out.data(), bytes.data() + dataStart, out.numBytes());
+  if (out.numBytes())
+    std::memcpy(out.data(), bytes.data() + dataStart, out.numBytes());
   return true;
 }
 
@@ -321,6 +322,12 @@ bool writeNpy(const std::string &path, const HostTensor &t,
 // TensorProto
 //===----------------------------------------------------------------------===//
 
+// memcpy that allows an empty tensor (whose storage pointer may be null).
+static void copyBytes(void *dst, const void *src, size_t n) {
+  if (n)
+    std::memcpy(dst, src, n);
+}
+
 bool readTensorProto(const std::string &path, HostTensor &out,
                      std::string &error) {
   std::string bytes;
@@ -367,24 +374,24 @@ bool readTensorProto(const std::string &path, HostTensor &out,
               " needs " + std::to_string(n * elem);
       return false;
     }
-    std::memcpy(dst, proto.raw_data().data(), n * elem);
+    copyBytes(dst, proto.raw_data().data(), n * elem);
     return true;
   }
   switch (out.dtype) {
   case KILN_DTYPE_FLOAT32:
     if (uint64_t(proto.float_data_size()) != n)
       return sizeError("float_data", proto.float_data_size());
-    std::memcpy(dst, proto.float_data().data(), n * 4);
+    copyBytes(dst, proto.float_data().data(), n * 4);
     return true;
   case KILN_DTYPE_FLOAT64:
     if (uint64_t(proto.double_data_size()) != n)
       return sizeError("double_data", proto.double_data_size());
-    std::memcpy(dst, proto.double_data().data(), n * 8);
+    copyBytes(dst, proto.double_data().data(), n * 8);
     return true;
   case KILN_DTYPE_INT64:
     if (uint64_t(proto.int64_data_size()) != n)
       return sizeError("int64_data", proto.int64_data_size());
-    std::memcpy(dst, proto.int64_data().data(), n * 8);
+    copyBytes(dst, proto.int64_data().data(), n * 8);
     return true;
   case KILN_DTYPE_UINT32:
   case KILN_DTYPE_UINT64:

@@ -56,7 +56,7 @@ Running:
   --warmup N           untimed runs after the first (cold) run (default 0)
   --iterations N       timed runs after the warmup (default 0)
 Output:
-  --save-outputs DIR   write output_N.npy (and output_N.pb) into DIR
+  --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
   --json FILE          machine-readable results (schema kiln.run-result v1)
   --info               print the artifact's metadata and exit
   --help               this text
@@ -432,7 +432,8 @@ int main(int argc, char **argv) {
     t.dtype = outInfo[i].dtype;
     t.dims.assign(outInfo[i].dims, outInfo[i].dims + outInfo[i].rank);
     t.allocate();
-    std::memcpy(t.data(), out[i].data, t.numBytes());
+    if (t.numBytes())
+      std::memcpy(t.data(), out[i].data, t.numBytes());
   }
   for (long w = 0; w < o.warmup; ++w) {
     double ms;

@@ -43,6 +43,8 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -140,6 +142,36 @@ struct EntryWrapperPass
   }
 };
 
+/// Fuses elementwise linalg.generic chains into one loop nest, and nothing
+/// else: upstream's linalg-fuse-elementwise-ops also fuses an elementwise
+/// producer into a contraction (the normalized activations recomputed for
+/// every output column of the matmul after them) and generalizes named ops
+/// while propagating reshapes, which turns linalg.matmul into generics that
+/// no later step tiles or calls a library for. Here both ends must be
+/// all-parallel generics and the producer must have no other user.
+struct FuseElementwisePass
+    : PassWrapper<FuseElementwisePass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
+  StringRef getArgument() const override { return "kiln-cpu-fuse-elementwise"; }
+  StringRef getDescription() const override {
+    return "Fuse chains of elementwise linalg.generic ops (never into "
+           "contractions or reductions)";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
+      auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+      return producer && consumer && producer->hasOneUse() &&
+             producer.getNumReductionLoops() == 0 &&
+             consumer.getNumReductionLoops() == 0;
+    };
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
 } // namespace
 
 void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
@@ -148,7 +180,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
     pm.addPass(createKilnHoistWeights());
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwisePass>());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -173,9 +205,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
+  // expand-strided-metadata creates affine.apply ops: lower-affine after it.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
@@ -209,6 +242,7 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
 void registerCpuBackendPasses() {
   PassRegistration<PrepareEntryPass>();
   PassRegistration<EntryWrapperPass>();
+  PassRegistration<FuseElementwisePass>();
   registerPass([] { return createLibraryCallsPass(); });
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
