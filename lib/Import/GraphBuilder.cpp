@@ -483,10 +483,10 @@ void GraphBuilder::normalizeLegacyPRelu(const onnx::NodeProto &node,
   SmallVector<int64_t> shape(x.getRank() - 1, 1);
   shape[0] = slope.getDimSize(0);
   NamedAttrList attrs;
-  operands[1] = createOp(ReshapeOp::getOperationName(),
-                         {operands[1], createI64Constant(shape, loc)}, attrs,
-                         loc, {})
-                    ->getResult(0);
+  operands[1] =
+      createOp(ReshapeOp::getOperationName(),
+               {operands[1], createI64Constant(shape, loc)}, attrs, loc, {})
+          ->getResult(0);
 }
 
 RankedTensorType
@@ -564,8 +564,8 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
     const onnx::OpSchema *schema = nullptr;
     if (isDefaultDomain(node.domain()))
       schema = onnx::OpSchemaRegistry::Schema(
-          node.op_type(), int(std::min<int64_t>(currentOpset, kLibOnnxMaxOpset)),
-          "");
+          node.op_type(),
+          int(std::min<int64_t>(currentOpset, kLibOnnxMaxOpset)), "");
     if (schema &&
         (schema->HasFunction() || schema->HasContextDependentFunction()))
       return expandFunction(node, displayName, *schema);
@@ -755,8 +755,8 @@ void GraphBuilder::importBody(const onnx::NodeProto &node,
 
   // Attribute references take the node's attribute, else the schema's
   // default; an attribute that is neither is left out of the body node.
-  auto bindReference =
-      [&](const onnx::AttributeProto &attr) -> std::optional<onnx::AttributeProto> {
+  auto bindReference = [&](const onnx::AttributeProto &attr)
+      -> std::optional<onnx::AttributeProto> {
     for (const onnx::AttributeProto &actual : node.attribute())
       if (actual.name() == attr.ref_attr_name()) {
         onnx::AttributeProto bound = actual;

@@ -22,9 +22,9 @@
 
 #include <map>
 #include <optional>
-#include <vector>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kiln::import {
 

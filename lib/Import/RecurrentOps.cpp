@@ -116,9 +116,10 @@ onnx::AttributeProto intsAttr(const std::string &name,
 /// case-insensitively).
 std::string canonicalActivation(const std::string &name) {
   static const char *const known[] = {
-      "Relu",      "Tanh",       "Sigmoid",  "Affine",
-      "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid",
-      "Elu",       "Softsign",   "Softplus"};
+      "Relu",       "Tanh",        "Sigmoid",
+      "Affine",     "LeakyRelu",   "ThresholdedRelu",
+      "ScaledTanh", "HardSigmoid", "Elu",
+      "Softsign",   "Softplus"};
   for (const char *k : known)
     if (llvm::StringRef(name).equals_insensitive(k))
       return k;
@@ -135,11 +136,12 @@ std::string activate(BodyWriter &w, const Activation &act,
   if (n == "LeakyRelu" || n == "ThresholdedRelu" || n == "Elu")
     return w.add(n, {x}, {onnx::MakeAttribute("alpha", act.alpha)});
   if (n == "HardSigmoid")
-    return w.add(n, {x}, {onnx::MakeAttribute("alpha", act.alpha),
-                          onnx::MakeAttribute("beta", act.beta)});
+    return w.add(n, {x},
+                 {onnx::MakeAttribute("alpha", act.alpha),
+                  onnx::MakeAttribute("beta", act.beta)});
   if (n == "Affine")
-    return w.add("Add", {w.add("Mul", {x, w.like(act.alpha)}),
-                         w.like(act.beta)});
+    return w.add("Add",
+                 {w.add("Mul", {x, w.like(act.alpha)}), w.like(act.beta)});
   // ScaledTanh: alpha * tanh(beta * x).
   return w.add("Mul", {w.add("Tanh", {w.add("Mul", {x, w.like(act.beta)})}),
                        w.like(act.alpha)});
@@ -213,7 +215,7 @@ getActivations(const onnx::NodeProto &node, Kind kind, int numDirections) {
 onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
                                        const RecurrentInputs &inputs) {
   const std::string &opType = node.op_type();
-  Kind kind = opType == "RNN" ? Kind::RNN
+  Kind kind = opType == "RNN"   ? Kind::RNN
               : opType == "GRU" ? Kind::GRU
                                 : Kind::LSTM;
   const int numGates = kind == Kind::RNN ? 1 : kind == Kind::GRU ? 3 : 4;
@@ -235,7 +237,9 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
   if (node.output_size() > function.output_size())
     fail("{0} outputs, but {1} has at most {2}", node.output_size(), opType,
          function.output_size());
-  auto has = [&](int i) { return i < node.input_size() && !node.input(i).empty(); };
+  auto has = [&](int i) {
+    return i < node.input_size() && !node.input(i).empty();
+  };
   auto wants = [&](int i) {
     return i < node.output_size() && !node.output(i).empty();
   };
@@ -285,8 +289,9 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
 
   BodyWriter w(function, inputs.xIsF32);
   // X as [seq, batch, input].
-  std::string x = layout ? w.add("Transpose", {"X"}, {intsAttr("perm", {1, 0, 2})})
-                         : std::string("X");
+  std::string x = layout
+                      ? w.add("Transpose", {"X"}, {intsAttr("perm", {1, 0, 2})})
+                      : std::string("X");
 
   // Steps past a batch entry's length are masked, unless sequence_lens is a
   // constant that says every entry has the whole sequence.
@@ -303,8 +308,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
   auto zerosBH = [&]() {
     if (batch >= 0)
       return w.like(0.0f, {batch, H});
-    std::string batchDim = w.add(
-        "Slice", {w.add("Shape", {x}), w.i64({1}), w.i64({2})});
+    std::string batchDim =
+        w.add("Slice", {w.add("Shape", {x}), w.i64({1}), w.i64({2})});
     std::string shape =
         w.add("Concat", {batchDim, w.i64({H})}, {intAttr("axis", 0)});
     return w.add("Expand", {w.like(0.0f), shape});
@@ -326,10 +331,10 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
       return w.add("Gather", {v, dIndex}, {intAttr("axis", layout)});
     };
     // Wᵀ: [input, gates*H]; Rᵀ: [H, gates*H].
-    std::string wt = w.add("Transpose", {ofDirection("W")},
-                           {intsAttr("perm", {1, 0})});
-    std::string rt = w.add("Transpose", {ofDirection("R")},
-                           {intsAttr("perm", {1, 0})});
+    std::string wt =
+        w.add("Transpose", {ofDirection("W")}, {intsAttr("perm", {1, 0})});
+    std::string rt =
+        w.add("Transpose", {ofDirection("R")}, {intsAttr("perm", {1, 0})});
     std::string xd = x;
     if (masked && reverse)
       xd = w.add("ReverseSequence", {x, seqLens},
@@ -344,8 +349,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
       std::string rb = slice1D(b, numGates * H, 2 * numGates * H);
       std::string bias;
       if (kind == Kind::GRU) {
-        std::string zr = w.add("Add", {slice1D(wb, 0, 2 * H),
-                                       slice1D(rb, 0, 2 * H)});
+        std::string zr =
+            w.add("Add", {slice1D(wb, 0, 2 * H), slice1D(rb, 0, 2 * H)});
         bias = w.add("Concat", {zr, slice1D(wb, 2 * H, 3 * H)},
                      {intAttr("axis", 0)});
         rbh = slice1D(rb, 2 * H, 3 * H);
@@ -383,8 +388,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
       std::string hNext, cNext;
       switch (kind) {
       case Kind::RNN:
-        hNext = activate(w, act[0],
-                         w.add("Add", {xt, w.add("MatMul", {h, rt})}));
+        hNext =
+            activate(w, act[0], w.add("Add", {xt, w.add("MatMul", {h, rt})}));
         break;
       case Kind::GRU: {
         std::vector<std::string> xg =
@@ -406,17 +411,15 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
             hh = w.add("Add", {hh, rbh});
         }
         std::string candidate = activate(w, act[1], w.add("Add", {xg[2], hh}));
-        hNext = w.add("Add",
-                      {w.add("Mul", {w.add("Sub", {one, z}), candidate}),
-                       w.add("Mul", {z, h})});
+        hNext = w.add("Add", {w.add("Mul", {w.add("Sub", {one, z}), candidate}),
+                              w.add("Mul", {z, h})});
         break;
       }
       case Kind::LSTM: {
         std::string gates = w.add("Add", {xt, w.add("MatMul", {h, rt})});
         // Gate order i, o, f, c.
-        std::vector<std::string> g =
-            w.addN("Split", {gates, w.i64({H, H, H, H})}, 4,
-                   {intAttr("axis", 1)});
+        std::vector<std::string> g = w.addN(
+            "Split", {gates, w.i64({H, H, H, H})}, 4, {intAttr("axis", 1)});
         std::string i = g[0], o = g[1], f = g[2];
         if (!pI.empty()) {
           i = w.add("Add", {i, w.add("Mul", {pI, c})});
@@ -425,8 +428,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
         i = activate(w, act[0], i);
         f = activate(w, act[0], f);
         std::string candidate = activate(w, act[1], g[3]);
-        cNext = w.add("Add", {w.add("Mul", {f, c}),
-                              w.add("Mul", {i, candidate})});
+        cNext =
+            w.add("Add", {w.add("Mul", {f, c}), w.add("Mul", {i, candidate})});
         if (!pO.empty())
           o = w.add("Add", {o, w.add("Mul", {pO, cNext})});
         o = activate(w, act[0], o);
@@ -437,9 +440,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
       std::string output = hNext;
       if (masked) {
         std::string live = w.add(
-            "Unsqueeze",
-            {w.add("Less", {w.i64({k}, /*scalar=*/true), seqLens}),
-             w.i64({1})});
+            "Unsqueeze", {w.add("Less", {w.i64({k}, /*scalar=*/true), seqLens}),
+                          w.i64({1})});
         output = w.add("Where", {live, hNext, zeros});
         hNext = w.add("Where", {live, hNext, h});
         if (kind == Kind::LSTM)
@@ -472,9 +474,9 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
   auto finish = [&](const std::vector<std::string> &parts, int64_t axis,
                     const std::vector<int64_t> &batchFirst,
                     const std::string &output) {
-    std::string joined =
-        parts.size() == 1 ? parts[0]
-                          : w.add("Concat", parts, {intAttr("axis", axis)});
+    std::string joined = parts.size() == 1
+                             ? parts[0]
+                             : w.add("Concat", parts, {intAttr("axis", axis)});
     if (layout)
       w.add("Transpose", {joined}, {intsAttr("perm", batchFirst)}, output);
     else
