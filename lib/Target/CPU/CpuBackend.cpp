@@ -23,10 +23,25 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -185,8 +200,32 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// The register tile (rows x vector columns) of the GEMM micro-kernel for the
+/// target's vector registers: 16 accumulators of the 32 zmm (AVX-512),
+/// 12 of the 16 ymm (AVX2), 8 of the 16 xmm otherwise.
+static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
+  TargetInfo info;
+  std::string error;
+  if (!resolveTarget(options, info, error))
+    return {4, 8};
+  auto has = [&](StringRef feature) {
+    return llvm::is_contained(info.features, feature);
+  };
+  if (has("avx512f"))
+    return {8, 32};
+  if (has("avx2") && has("fma"))
+    return {6, 16};
+  return {4, 8};
+}
+
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(std::make_unique<PrepareEntryPass>());
+  if (options.kernels == "codegen") {
+    auto [mr, nr] = registerTile(options);
+    pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(mr, nr));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -201,11 +240,24 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   if (options.kernels == "library")
     pm.addPass(createLibraryCallsPass());
+  // The thread blocks of the tiled kernels join the other parallel loops.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createSplitParallelLoopsPass());
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
-  // expand-strided-metadata creates affine.apply ops: lower-affine after it.
+  pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
+  VectorTransferToSCFOptions transferOptions;
+  transferOptions.enableFullUnroll(true);
+  pm.addPass(createConvertVectorToSCFPass(transferOptions));
+  // Before lower-affine: lowering the transfers makes affine.apply indices.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  // expand-strided-metadata creates affine.apply ops (subviews of the tiled
+  // kernels, CumSum's run-time axis): lower-affine after it.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -221,6 +273,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // The vector lowering leaves ub.poison (undefined lanes) behind.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(std::make_unique<EntryWrapperPass>());
 }
@@ -230,13 +284,26 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect>();
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // Tiling, masking and subset hoisting of the codegen kernels.
+  linalg::registerTilingInterfaceExternalModels(registry);
+  linalg::registerSubsetOpInterfaceExternalModels(registry);
+  linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerTilingInterfaceExternalModels(registry);
+  tensor::registerSubsetOpInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerSubsetOpInterfaceExternalModels(registry);
 }
 
 void registerCpuBackendPasses() {
@@ -244,6 +311,7 @@ void registerCpuBackendPasses() {
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
   registerPass([] { return createLibraryCallsPass(); });
+  registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
       "kiln graph -> linalg on tensors (weights hoisted)",
