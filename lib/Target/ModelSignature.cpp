@@ -77,13 +77,6 @@ static FailureOr<TensorSpec> describeTensor(Operation *where, Type type,
                           "(give them with --input-shapes=name:AxBxC)";
     return failure();
   }
-  if (tensor.getNumElements() == 0) {
-    // LLVM's bare-pointer calling convention has no form for them.
-    where->emitError() << what << " '" << name << "' has type " << type
-                       << ": zero-element inputs and outputs are not "
-                          "supported by the CPU backend yet";
-    return failure();
-  }
   std::string dtype = dtypeName(tensor.getElementType());
   if (dtype.empty()) {
     where->emitError() << what << " '" << name << "' has element type "
