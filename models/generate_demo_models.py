@@ -352,12 +352,74 @@ def build_resnet18():
     return model, inputs, None
 
 
+# --- Small CNN ---------------------------------------------------------------
+
+def build_small_cnn():
+    """Conv, BatchNormalization, Relu, MaxPool, two residual blocks, global
+    pooling and a classifier on 32x32 images: the CNN of the e2e tests and
+    the CPU benchmark (ResNet-18 is the compile-time model)."""
+    b = GraphBuilder(seed=5)
+
+    def conv_bn(name, x, cin, cout, relu):
+        b.scope = f"/{name}"
+        b.init(f"{name}.conv.weight", (b.rng.standard_normal(
+            (cout, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))).astype(np.float32))
+        b.init(f"{name}.bn.weight",
+               (1.0 + 0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+        b.init(f"{name}.bn.bias",
+               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+        b.init(f"{name}.bn.running_mean",
+               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+        b.init(f"{name}.bn.running_var",
+               b.rng.uniform(0.5, 1.5, cout).astype(np.float32))
+        y = b.op("Conv", [x, f"{name}.conv.weight"], dilations=[1, 1],
+                 group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                 strides=[1, 1])
+        y = b.op("BatchNormalization",
+                 [y, f"{name}.bn.weight", f"{name}.bn.bias",
+                  f"{name}.bn.running_mean", f"{name}.bn.running_var"],
+                 epsilon=1e-5, momentum=0.9)
+        return b.op("Relu", [y]) if relu else y
+
+    def block(name, x, c):
+        y = conv_bn(f"{name}.conv1", x, c, c, relu=True)
+        y = conv_bn(f"{name}.conv2", y, c, c, relu=False)
+        b.scope = f"/{name}"
+        return b.op("Relu", [b.op("Add", [y, x])])
+
+    x = conv_bn("stem", "input", 3, 32, relu=True)
+    x = block("layer1", x, 32)
+    b.scope = ""
+    x = b.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2],
+             pads=[0, 0, 0, 0])
+    x = conv_bn("widen", x, 32, 64, relu=True)
+    x = block("layer2", x, 64)
+    b.scope = ""
+    x = b.op("GlobalAveragePool", [x])
+    x = b.op("Flatten", [x], axis=1)
+    b.weight("fc.weight", (10, 64))
+    b.init("fc.bias", (0.01 * b.rng.standard_normal(10)).astype(np.float32))
+    b.nodes.append(helper.make_node("Gemm", [x, "fc.weight", "fc.bias"],
+                                    ["logits"], name="/fc/Gemm", alpha=1.0,
+                                    beta=1.0, transB=1))
+    model = b.model(
+        "small_cnn",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                       ["batch", 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       ["batch", 10])])
+    inputs = [np.random.default_rng(105).standard_normal(
+        (2, 3, 32, 32)).astype(np.float32)]
+    return model, inputs, reference.small_cnn
+
+
 # --- Driver -----------------------------------------------------------------
 
 BUILDERS = {
     "mlp": build_mlp,
     "transformer_block": build_transformer_block,
     "resnet18": build_resnet18,
+    "small_cnn": build_small_cnn,
 }
 
 

@@ -63,3 +63,41 @@ def transformer_block(w, x, n_heads=8, n_kv_heads=2, eps=1e-6):
     up = n2 @ w["mlp.up_proj.weight"]
     out = h1 + (silu * up) @ w["mlp.down_proj.weight"]
     return [out.astype(np.float32)]
+
+
+def _conv3x3(x, w):
+    """NCHW 3x3 convolution, stride 1, zero padding 1 (im2col)."""
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = np.stack([xp[:, :, i:i + h, j:j + wd]
+                     for i in range(3) for j in range(3)], axis=2)
+    # cols: [n, c, 9, h, w]; w: [f, c, 3, 3] -> [f, c, 9]
+    return np.einsum("nckhw,fck->nfhw", cols, w.reshape(w.shape[0], c, 9))
+
+
+def small_cnn(w, x, eps=1e-5):
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    x = x.astype(np.float64)
+
+    def conv_bn(name, h, relu):
+        y = _conv3x3(h, w[f"{name}.conv.weight"])
+        scale = w[f"{name}.bn.weight"] / np.sqrt(w[f"{name}.bn.running_var"] +
+                                                 eps)
+        shift = w[f"{name}.bn.bias"] - w[f"{name}.bn.running_mean"] * scale
+        y = y * scale[None, :, None, None] + shift[None, :, None, None]
+        return np.maximum(y, 0) if relu else y
+
+    def block(name, h):
+        y = conv_bn(f"{name}.conv1", h, True)
+        y = conv_bn(f"{name}.conv2", y, False)
+        return np.maximum(y + h, 0)
+
+    h = conv_bn("stem", x, True)
+    h = block("layer1", h)
+    n, c, hh, ww = h.shape
+    h = h.reshape(n, c, hh // 2, 2, ww // 2, 2).max(axis=(3, 5))
+    h = conv_bn("widen", h, True)
+    h = block("layer2", h)
+    h = h.mean(axis=(2, 3))
+    logits = h @ w["fc.weight"].T + w["fc.bias"]
+    return [logits.astype(np.float32)]

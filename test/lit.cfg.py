@@ -26,7 +26,9 @@ config.substitutions.append(("%kiln_src", config.kiln_src_root))
 config.substitutions.append(("%testdata", "/usr/share/libonnx-testdata/data"))
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["kiln-opt", "kiln-compile"], tool_dirs)
+llvm_config.add_tool_substitutions(
+    ["kiln-opt", "kiln-compile", "kiln-run", "kiln-test-artifact",
+     "kiln-c-api-example"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 

@@ -120,8 +120,14 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
 }
 
 extern void openblas_set_num_threads(int);
+extern void kmp_set_blocktime(int) __attribute__((weak));
 
+/* OpenBLAS runs its own threads beside OpenMP's: OpenMP workers that spin
+ * for the default 200 ms after a parallel loop would take the cores the
+ * SGEMM threads need, so in library mode they go to sleep at once. */
 KILN_EXPORT void kiln_abi_blas_set_num_threads(int32_t threads) {
   if (threads > 0)
     openblas_set_num_threads(threads);
+  if (kmp_set_blocktime)
+    kmp_set_blocktime(0);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -411,7 +412,10 @@ const char *cpuinfoAlias(const std::string &f) {
       {"sahf", "lahf_lm"},   {"prfchw", "3dnowprefetch"},
       {"64bit", "lm"},       {"crc32", "sse4_2"},
       {"evex512", "avx512f"}, {"x87", "fpu"},
-      {"cx8", "cx8"},        {"fxsr", "fxsr"}};
+      {"cx8", "cx8"},        {"fxsr", "fxsr"},
+      {"sha", "sha_ni"},     {"ermsb", "erms"},
+      {"avxifma", "avx_ifma"}, {"avxneconvert", "avx_ne_convert"},
+      {"avxvnniint8", "avx_vnni_int8"}, {"avxvnniint16", "avx_vnni_int16"}};
   for (const auto &a : aliases)
     if (f == a.first)
       return a.second;
@@ -461,6 +465,28 @@ std::string hostArch() {
 #endif
 }
 
+// LLVM's tuning flags ("fast-gather", "prefer-256-bit", "macrofusion", ...):
+// they steer code generation, the code runs without them.
+bool isTuningFlag(const std::string &f) {
+  static const char *const prefixes[] = {
+      "fast-",      "slow-",       "prefer-",  "false-deps-",
+      "tuning-",    "no-bypass-delay", "idivl-", "idivq-",
+      "lea-",       "harden-sls-", "lvi-",     "retpoline"};
+  for (const char *p : prefixes)
+    if (f.compare(0, std::strlen(p), p) == 0)
+      return true;
+  static const char *const exact[] = {
+      "macrofusion", "branchfusion", "pad-short-functions",
+      "sbb-dep-breaking", "use-glm-div-sqrt-costs", "use-slm-arith-costs",
+      "allow-light-256-bit", "seses", "sse-unaligned-mem", "vzeroupper",
+      "faster-shift-than-shuffle", "16bit-mode", "32bit-mode", "64bit-mode",
+      "branch-hint", "inline-asm-use-gpr32", "tagged-globals", "soft-float"};
+  for (const char *e : exact)
+    if (f == e)
+      return true;
+  return false;
+}
+
 } // namespace
 
 bool hostHasCpuFeature(const std::string &name, bool &known) {
@@ -468,6 +494,8 @@ bool hostHasCpuFeature(const std::string &name, bool &known) {
   if (!f.empty() && f[0] == '+')
     f = f.substr(1);
   known = true;
+  if (isTuningFlag(f))
+    return true;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
 #define KILN_FEATURE(str)                                                      \
@@ -563,7 +591,8 @@ kiln_status checkHost(const ArtifactHeader &h, std::string &error) {
     return KILN_ERROR_UNSUPPORTED_TARGET;
   }
   if (!unknown.empty()) {
-    error = "unsupported target: cannot check CPU features: " + unknown;
+    error = "unsupported target: cannot check CPU features (unknown to this "
+            "runtime or not reported by this host): " + unknown;
     return KILN_ERROR_UNSUPPORTED_TARGET;
   }
   return KILN_OK;

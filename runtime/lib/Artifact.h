@@ -56,8 +56,10 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
 kiln_status checkHost(const ArtifactHeader &header, std::string &error);
 
 /// Whether the host CPU has `feature` (LLVM/GCC spelling: "avx2",
-/// "avx512vnni", "sse4.2", a leading '+' allowed). Sets `known` to false for
-/// a name it cannot check.
+/// "avx512vnni", "sse4.2", a leading '+' allowed). LLVM's tuning flags
+/// ("fast-gather", "prefer-256-bit") count as present. Sets `known` to false
+/// for a name it cannot check: one it does not know, or one the kernel's
+/// flag list does not show (absent features look the same there).
 bool hostHasCpuFeature(const std::string &feature, bool &known);
 
 } // namespace kiln

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 namespace kiln {
 
@@ -264,7 +265,20 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   return h;
 }
 
+static std::string writeArtifactImpl(const std::string &path,
+                                     const ArtifactSpec &spec);
+
 std::string writeArtifact(const std::string &path, const ArtifactSpec &spec) {
+  // The compiler calls this without exception support: nothing may escape.
+  try {
+    return writeArtifactImpl(path, spec);
+  } catch (const std::exception &e) {
+    return path + ": " + e.what();
+  }
+}
+
+static std::string writeArtifactImpl(const std::string &path,
+                                     const ArtifactSpec &spec) {
   std::string err = validate(spec);
   if (!err.empty())
     return path + ": " + err;
@@ -315,6 +329,10 @@ std::string writeArtifact(const std::string &path, const ArtifactSpec &spec) {
   out.pad(dataOffset);
   out.hashing = true;
   out.write(spec.code, spec.codeSize);
+  // The weights section starts 64-byte aligned even when it is empty, and
+  // the file reaches its start (a reader checks offset <= file size).
+  if (!side)
+    out.pad(dataOffset + weightsOffset);
   if (!side && !spec.weights.empty())
     writeWeights(out, spec, offsets, dataOffset + weightsOffset);
   if (out.error.empty()) {

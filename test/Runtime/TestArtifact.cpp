@@ -10,6 +10,7 @@ namespace test {
 const char *const kTestModelSo = KILN_TEST_MODEL_SO;
 const char *const kTestModelNoEntrySo = KILN_TEST_MODEL_NO_ENTRY_SO;
 const char *const kTestModelAbi2So = KILN_TEST_MODEL_ABI2_SO;
+const char *const kTestModelOmpSo = KILN_TEST_MODEL_OMP_SO;
 
 std::vector<float> testWeightW() {
   std::vector<float> w(32);

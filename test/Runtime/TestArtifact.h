@@ -20,6 +20,8 @@ namespace test {
 extern const char *const kTestModelSo;
 extern const char *const kTestModelNoEntrySo;
 extern const char *const kTestModelAbi2So;
+/// The OpenMP variant; "" when the compiler has no OpenMP.
+extern const char *const kTestModelOmpSo;
 
 /// The weights TestModel.c expects (w then b).
 std::vector<float> testWeightW();

@@ -15,7 +15,10 @@
  * accounting at work.
  *
  * KILN_TEST_NO_ENTRY builds a variant without kiln_entry (missing symbol);
- * KILN_TEST_ABI_VERSION_2 one that defines the ABI itself with version 2.
+ * KILN_TEST_ABI_VERSION_2 one that defines the ABI itself with version 2;
+ * KILN_TEST_OPENMP one whose product is an OpenMP parallel loop that
+ * allocates in every iteration (from the worker threads too), as generated
+ * parallel code does.
  *
  *===----------------------------------------------------------------------===*/
 #include <stddef.h>
@@ -51,8 +54,18 @@ EXPORT void kiln_entry(void **buffers) {
   float *y = (float *)buffers[4];
   int64_t *z = (int64_t *)buffers[5];
   float *tmp = (float *)_mlir_memref_to_llvm_alloc(kiln_test_scratch_bytes);
+#ifdef KILN_TEST_OPENMP
+#pragma omp parallel for schedule(static, 1)
+  for (int i = 0; i < 32; ++i) {
+    float *cell = (float *)_mlir_memref_to_llvm_alloc(64);
+    cell[0] = x[i] * w[i];
+    tmp[i] = cell[0];
+    _mlir_memref_to_llvm_free(cell);
+  }
+#else
   for (int i = 0; i < 32; ++i)
     tmp[i] = x[i] * w[i];
+#endif
   for (int i = 0; i < 32; ++i)
     y[i] = tmp[i] + (float)s[i % 8] + b[0];
   int64_t sum = 0;

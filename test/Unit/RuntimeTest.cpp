@@ -453,7 +453,8 @@ TEST(RuntimeBadArtifact, WrongTarget) {
   expectLoadError(writeWithTarget("unknownfeat.kiln",
                                   {"cpu", mine, "x", {"kiln-no-such-feature"}}),
                   KILN_ERROR_UNSUPPORTED_TARGET,
-                  "cannot check CPU features: kiln-no-such-feature");
+                  "cannot check CPU features (unknown to this runtime or not "
+                  "reported by this host): kiln-no-such-feature");
 }
 
 TEST(RuntimeBadArtifact, MissingCpuFeature) {
@@ -486,6 +487,10 @@ TEST(RuntimeBadArtifact, MissingCpuFeature) {
       << msg;
   bool known;
   EXPECT_TRUE(hostHasCpuFeature("sse2", known));
+  EXPECT_TRUE(known);
+  // Tuning flags need nothing.
+  EXPECT_TRUE(hostHasCpuFeature("+fast-gather", known));
+  EXPECT_TRUE(hostHasCpuFeature("prefer-256-bit", known));
   EXPECT_TRUE(known);
 #else
   GTEST_SKIP() << "x86 feature names";
@@ -805,6 +810,84 @@ TEST(RuntimeRun, OneSessionFromFourThreads) {
   // At most four scratch buffers are live at once.
   EXPECT_GE(stats.peak_bytes, 4096u);
   EXPECT_LE(stats.peak_bytes, 4u * 4096u);
+}
+
+// The OpenMP variant: parallel loops inside each run, allocations from the
+// worker threads, and four user threads running one session at once (each
+// gets its own OpenMP team of the session's thread count).
+TEST(RuntimeRun, OpenMPModelFromFourThreads) {
+  if (!*test::kTestModelOmpSo)
+    GTEST_SKIP() << "built without OpenMP";
+  std::string path = tempPath("omp.kiln");
+  ASSERT_EQ(test::writeTestArtifact(path, test::kTestModelOmpSo), "");
+  kiln_session_stats before{};
+  {
+    Model model(path);
+    Session session(model, 3);
+    before = session.stats();
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(4);
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < 50; ++r)
+          if (!runAndCheck(session.get(), 7 + t * 100 + r, &errors[t]))
+            failures.fetch_add(1);
+      });
+    for (std::thread &th : threads)
+      th.join();
+    EXPECT_EQ(failures.load(), 0) << errors[0];
+    kiln_session_stats after = session.stats();
+    EXPECT_EQ(after.num_runs, 200u);
+    EXPECT_EQ(after.current_bytes, 0u);
+    // Every block came back, the workers' included.
+    EXPECT_EQ(after.process_current_bytes, before.process_current_bytes);
+    EXPECT_GE(after.process_peak_bytes, after.peak_bytes);
+  }
+}
+
+// Random damage to the header with the hash fixed up, so it reaches the
+// JSON parser and the field checks: every load must end in a status, never
+// a crash.
+TEST(RuntimeBadArtifact, RandomHeaderDamageNeverCrashes) {
+  std::vector<char> good = test::readFile(goodArtifact());
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = headerSize << 8 | (unsigned char)good[16 + i];
+  uint64_t dataOffset = 0;
+  for (int i = 7; i >= 0; --i)
+    dataOffset = dataOffset << 8 | (unsigned char)good[24 + i];
+  const char alphabet[] = "{}[]\":,0123456789-eE.tfn \\ux";
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int ok = 0, errors = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::vector<char> bytes = good;
+    int edits = 1 + int(next() % 3);
+    for (int e = 0; e < edits; ++e) {
+      size_t at = 40 + next() % headerSize;
+      bytes[at] = alphabet[next() % (sizeof(alphabet) - 1)];
+    }
+    uint64_t h = kiln_fnv1a64(KILN_FNV1A64_OFFSET_BASIS, bytes.data() + 40,
+                              headerSize);
+    h = kiln_fnv1a64(h, bytes.data() + dataOffset, bytes.size() - dataOffset);
+    for (int i = 0; i < 8; ++i)
+      bytes[32 + i] = char(h >> (8 * i));
+    std::string path = tempPath("fuzz.kiln");
+    writeBytes(path, bytes);
+    std::string msg;
+    kiln_status st = loadStatus(path, msg);
+    if (st == KILN_OK) {
+      ++ok;
+    } else {
+      ++errors;
+      EXPECT_FALSE(msg.empty());
+    }
+  }
+  EXPECT_GT(errors, 200); // most edits break the header
 }
 
 } // namespace

@@ -1,18 +1,736 @@
-//===- Quant.cpp - Lowering of the Quant kiln ops to linalg -------------===//
+//===- Quant.cpp - Lowering of the quantization kiln ops to linalg --------===//
+//
+// QuantizeLinear / DequantizeLinear (per-tensor and per-axis),
+// DynamicQuantizeLinear, MatMulInteger and QLinearMatMul, with ONNX
+// Runtime's arithmetic: quantization divides by the scale, rounds half to
+// even, then adds the zero point and saturates; dequantization subtracts
+// the zero point in i32 and multiplies by the scale in f32. Integer matmuls
+// widen both operands to i32 minus their zero points, then contract in i32
+// (linalg.matmul / linalg.batch_matmul when the shapes fit); ConvInteger
+// and QLinearConv likewise convolve in i32 (a grouped linalg.generic).
+//
+//===----------------------------------------------------------------------===//
 
 #include "Common.h"
 
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln::lowering;
 
 namespace {
+
+Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+/// A quantization parameter (scale or zero point) of an elementwise
+/// generic: per-tensor ones are read once before the loop, per-axis ones
+/// are an input of the generic indexed by the axis.
+struct Param {
+  Value scalar;
+  int input = -1;
+  bool present() const { return scalar || input >= 0; }
+  Value get(ValueRange args) const {
+    return input >= 0 ? args[input] : scalar;
+  }
+};
+
+/// Adds `param` (a tensor, or none: absent) for data of `dataType` with the
+/// per-axis `axis` (the loop dim a 1-D parameter follows); failure when it
+/// is neither one element nor 1-D with dataType.dim[axis] elements.
+FailureOr<Param> addParam(OpBuilder &b, Location loc, Value param,
+                          RankedTensorType dataType, int64_t axis,
+                          SmallVectorImpl<Value> &inputs,
+                          SmallVectorImpl<AffineMap> &maps,
+                          std::optional<AffineMap> axisMap = std::nullopt) {
+  Param result;
+  if (isa<NoneType>(param.getType()))
+    return result;
+  auto type = cast<RankedTensorType>(param.getType());
+  if (type.getNumElements() == 1) {
+    SmallVector<Value> zeros(type.getRank(),
+                             arith::ConstantIndexOp::create(b, loc, 0));
+    result.scalar = tensor::ExtractOp::create(b, loc, param, zeros);
+    return result;
+  }
+  int64_t rank = dataType.getRank();
+  if (type.getRank() != 1 || axis < 0 || axis >= rank ||
+      type.getDimSize(0) != dataType.getDimSize(axis))
+    return failure();
+  result.input = inputs.size();
+  inputs.push_back(param);
+  maps.push_back(axisMap ? *axisMap
+                         : AffineMap::get(rank, 0,
+                                          getAffineDimExpr(axis, b.getContext())));
+  return result;
+}
+
+/// A parallel linalg.generic over `resultType` reading `inputs` through
+/// `maps` (the output's identity map is added).
+Value buildParallel(OpBuilder &b, Location loc, ValueRange inputs,
+                    ArrayRef<AffineMap> maps, RankedTensorType resultType,
+                    ScalarBodyFn body) {
+  MLIRContext *context = b.getContext();
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, inputs,
+             ValueRange{emptyTensor(b, loc, resultType)}, allMaps, iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       body(nested, nestedLoc,
+                                            args.drop_back()));
+             })
+      .getResult(0);
+}
+
+/// `value` (a float) as f32, or f64 kept.
+Value toComputeFloat(OpBuilder &b, Location loc, Value value, Type kilnType) {
+  Type target = kilnType.isF64() ? b.getF64Type() : b.getF32Type();
+  return castScalar(b, loc, value, kilnType, target);
+}
+
+/// saturate(roundeven(v) + zp) into the quantized kiln type `qType`; `v`
+/// is the float x / scale, `zp` the float zero point (or null).
+Value quantizeScalar(OpBuilder &b, Location loc, Value v, Value zp,
+                     Type qType) {
+  Type f = v.getType();
+  unsigned width = qType.getIntOrFloatBitWidth();
+  bool isUnsigned = isUnsignedInt(qType);
+  double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
+  double hi = isUnsigned ? std::ldexp(1.0, width) - 1
+                         : std::ldexp(1.0, width - 1) - 1;
+  Value q = math::RoundEvenOp::create(b, loc, v);
+  if (zp)
+    q = arith::AddFOp::create(b, loc, q, zp);
+  q = arith::MaximumFOp::create(b, loc, q, scalarConstant(b, loc, f, lo));
+  q = arith::MinimumFOp::create(b, loc, q, scalarConstant(b, loc, f, hi));
+  return castScalar(b, loc, q, f, qType);
+}
+
+struct QuantizeLinearLowering : OpConversionPattern<kiln::QuantizeLinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QuantizeLinearOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getBlockSize() != 0)
+      return unsupported(op, "blocked quantization (block_size != 0)");
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
+    Type xKiln = elementTypeOf(op.getX());
+    Type scaleKiln = elementTypeOf(op.getYScale());
+    Type qType = elementTypeOf(op.getY());
+    Type zpKiln = isa<NoneType>(op.getYZeroPoint().getType())
+                      ? Type()
+                      : elementTypeOf(op.getYZeroPoint());
+    int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
+
+    SmallVector<Value> inputs{adaptor.getX()};
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(xType.getRank(), getContext())};
+    auto scale = addParam(rewriter, loc, adaptor.getYScale(), xType, axis,
+                          inputs, maps);
+    auto zp = addParam(rewriter, loc, adaptor.getYZeroPoint(), xType, axis,
+                       inputs, maps);
+    if (failed(scale) || failed(zp))
+      return unsupported(op, "a scale or zero point that is neither "
+                             "per-tensor nor per-axis");
+    Value result = buildParallel(
+        rewriter, loc, inputs, maps, resultType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          // An integer x (i32) is quantized as a float, as ONNX Runtime.
+          Value x = isa<FloatType>(xKiln)
+                        ? toComputeFloat(b, l, args[0], xKiln)
+                        : castScalar(b, l, args[0], xKiln, b.getF32Type());
+          Type f = x.getType();
+          Value s = castScalar(b, l, scale->get(args), scaleKiln, f);
+          Value z = zp->present()
+                        ? castScalar(b, l, zp->get(args), zpKiln, f)
+                        : Value();
+          return quantizeScalar(b, l, arith::DivFOp::create(b, l, x, s), z,
+                                qType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct DequantizeLinearLowering
+    : OpConversionPattern<kiln::DequantizeLinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::DequantizeLinearOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getBlockSize() != 0)
+      return unsupported(op, "blocked quantization (block_size != 0)");
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
+    Type xKiln = elementTypeOf(op.getX());
+    Type scaleKiln = elementTypeOf(op.getXScale());
+    Type zpKiln = isa<NoneType>(op.getXZeroPoint().getType())
+                      ? Type()
+                      : elementTypeOf(op.getXZeroPoint());
+    Type resultElement = resultType.getElementType();
+    int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
+
+    SmallVector<Value> inputs{adaptor.getX()};
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(xType.getRank(), getContext())};
+    auto scale = addParam(rewriter, loc, adaptor.getXScale(), xType, axis,
+                          inputs, maps);
+    auto zp = addParam(rewriter, loc, adaptor.getXZeroPoint(), xType, axis,
+                       inputs, maps);
+    if (failed(scale) || failed(zp))
+      return unsupported(op, "a scale or zero point that is neither "
+                             "per-tensor nor per-axis");
+    Value result = buildParallel(
+        rewriter, loc, inputs, maps, resultType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Type i32 = b.getI32Type();
+          Value x = castScalar(b, l, args[0], xKiln, i32);
+          if (zp->present())
+            x = arith::SubIOp::create(
+                b, l, x, castScalar(b, l, zp->get(args), zpKiln, i32));
+          Type f = resultElement.isF64() ? b.getF64Type() : b.getF32Type();
+          Value v = arith::SIToFPOp::create(b, l, f, x);
+          Value s = castScalar(b, l, scale->get(args), scaleKiln, f);
+          Value y = arith::MulFOp::create(b, l, v, s);
+          return castScalar(b, l, y, f, resultElement);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// DynamicQuantizeLinear to ui8 as ONNX Runtime: min/max of x widened to
+/// include 0; scale = (max - min) / 255 (1 when max == min); zero point =
+/// roundeven(clamp(-min / scale, 0, 255)); y = saturate(roundeven(x /
+/// scale) + zero point).
+struct DynamicQuantizeLinearLowering
+    : OpConversionPattern<kiln::DynamicQuantizeLinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::DynamicQuantizeLinearOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    Type f32 = rewriter.getF32Type();
+    Type qType = elementTypeOf(op.getY());
+    auto yType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getY().getType()));
+    auto scalarType = RankedTensorType::get({}, f32);
+
+    // min(0, min x) and max(0, max x): both reductions start at 0.
+    Value zero = scalarConstant(rewriter, loc, f32, 0);
+    Value minInit = filledTensor(rewriter, loc, scalarType, zero);
+    Value maxInit = filledTensor(rewriter, loc, scalarType, zero);
+    AffineMap scalarMap = AffineMap::get(rank, 0, {}, context);
+    SmallVector<utils::IteratorType> iterators(
+        rank, utils::IteratorType::reduction);
+    auto minMax = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{scalarType, scalarType}, ValueRange{x},
+        ValueRange{minInit, maxInit},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, context),
+                            scalarMap, scalarMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::MinimumFOp::create(b, l, args[0], args[1]),
+                         arith::MaximumFOp::create(b, l, args[0], args[2])});
+        });
+    Value min = tensor::ExtractOp::create(rewriter, loc, minMax.getResult(0),
+                                          ValueRange{});
+    Value max = tensor::ExtractOp::create(rewriter, loc, minMax.getResult(1),
+                                          ValueRange{});
+
+    auto c = [&](double v) { return scalarConstant(rewriter, loc, f32, v); };
+    Value range = arith::SubFOp::create(rewriter, loc, max, min);
+    Value equal = arith::CmpFOp::create(rewriter, loc,
+                                        arith::CmpFPredicate::OEQ, max, min);
+    Value scale = arith::SelectOp::create(
+        rewriter, loc, equal, c(1),
+        arith::DivFOp::create(rewriter, loc, range, c(255)));
+    Value initialZp = arith::SubFOp::create(
+        rewriter, loc, c(0), arith::DivFOp::create(rewriter, loc, min, scale));
+    Value zpFloat = math::RoundEvenOp::create(
+        rewriter, loc,
+        arith::MinimumFOp::create(
+            rewriter, loc,
+            arith::MaximumFOp::create(rewriter, loc, initialZp, c(0)),
+            c(255)));
+    Value zp = castScalar(rewriter, loc, zpFloat, f32, qType);
+
+    Value y = buildElementwise(
+        rewriter, loc, x, yType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value v = arith::DivFOp::create(b, l, args[0], scale);
+          return quantizeScalar(b, l, v, zpFloat, qType);
+        });
+    Value scaleTensor = tensor::FromElementsOp::create(
+        rewriter, loc, scalarType, ValueRange{scale});
+    Value zpTensor = tensor::FromElementsOp::create(
+        rewriter, loc, RankedTensorType::get({}, toSignless(qType)),
+        ValueRange{zp});
+    rewriter.replaceOp(op, {y, scaleTensor, zpTensor});
+    return success();
+  }
+};
+
+/// The i32 tensor `m - zp` of an integer-matmul operand of kiln element
+/// type `kilnType`; `zp` (or none) is per-tensor, or 1-D along the dim
+/// `zpDim` of `m` (the rows of A, the columns of B).
+FailureOr<Value> shiftedOperand(OpBuilder &b, Location loc, Value m,
+                                Type kilnType, Value zp, Type zpKiln,
+                                int64_t zpDim) {
+  auto type = cast<RankedTensorType>(m.getType());
+  auto resultType = type.clone(b.getI32Type());
+  SmallVector<Value> inputs{m};
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext())};
+  auto param = addParam(b, loc, zp, type, zpDim, inputs, maps);
+  if (failed(param))
+    return failure();
+  return buildParallel(
+      b, loc, inputs, maps, resultType,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Type i32 = nb.getI32Type();
+        Value v = castScalar(nb, l, args[0], kilnType, i32);
+        if (param->present())
+          v = arith::SubIOp::create(
+              nb, l, v, castScalar(nb, l, param->get(args), zpKiln, i32));
+        return v;
+      });
+}
+
+/// The i32 product of `a` and `b` (i32 tensors) with ONNX MatMul shapes:
+/// linalg.matmul / batch_matmul when they fit, else a generic contraction
+/// with broadcast batch dims (1-D operands are a row / column).
+Value integerMatmul(OpBuilder &b, Location loc, Value a, Value bm,
+                    RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bm.getType());
+  Value zero = scalarConstant(b, loc, b.getI32Type(), 0);
+  Value init = filledTensor(b, loc, resultType, zero);
+  if (aType.getRank() == 2 && bType.getRank() == 2)
+    return linalg::MatmulOp::create(b, loc, TypeRange{resultType},
+                                    ValueRange{a, bm}, ValueRange{init})
+        .getResult(0);
+  if (aType.getRank() == 3 && bType.getRank() == 3 &&
+      aType.getDimSize(0) == bType.getDimSize(0))
+    return linalg::BatchMatmulOp::create(b, loc, TypeRange{resultType},
+                                         ValueRange{a, bm}, ValueRange{init})
+        .getResult(0);
+
+  int64_t r = resultType.getRank();
+  bool hasM = aType.getRank() >= 2, hasN = bType.getRank() >= 2;
+  int64_t batch = r - hasM - hasN;
+  AffineExpr k = getAffineDimExpr(r, context);
+  auto batchExprs = [&](RankedTensorType type) {
+    SmallVector<AffineExpr> exprs;
+    int64_t operandBatch = type.getRank() - 2;
+    for (int64_t i = 0; i < operandBatch; ++i) {
+      int64_t dim = batch - operandBatch + i;
+      if (type.getDimSize(i) == 1 && resultType.getDimSize(dim) != 1)
+        exprs.push_back(getAffineConstantExpr(0, context));
+      else
+        exprs.push_back(getAffineDimExpr(dim, context));
+    }
+    return exprs;
+  };
+  SmallVector<AffineExpr> aExprs, bExprs;
+  if (hasM) {
+    aExprs = batchExprs(aType);
+    aExprs.push_back(getAffineDimExpr(batch, context));
+  }
+  aExprs.push_back(k);
+  if (hasN) {
+    bExprs = batchExprs(bType);
+    bExprs.push_back(k);
+    bExprs.push_back(getAffineDimExpr(r - 1, context));
+  } else {
+    bExprs.push_back(k);
+  }
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < r; ++i)
+    outExprs.push_back(getAffineDimExpr(i, context));
+  SmallVector<AffineMap> maps{AffineMap::get(r + 1, 0, aExprs, context),
+                              AffineMap::get(r + 1, 0, bExprs, context),
+                              AffineMap::get(r + 1, 0, outExprs, context)};
+  SmallVector<utils::IteratorType> iterators(r, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{a, bm},
+             ValueRange{init}, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value p = arith::MulIOp::create(nb, l, args[0], args[1]);
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::AddIOp::create(nb, l, p, args[2])});
+             })
+      .getResult(0);
+}
+
+/// The i32 accumulator of an integer matmul with zero points (MatMulInteger
+/// and the first half of QLinearMatMul).
+FailureOr<Value> matmulWithZeroPoints(OpBuilder &b, Location loc,
+                                      Operation *op, Value a, Value aKilnValue,
+                                      Value azp, Value azpKilnValue, Value bm,
+                                      Value bKilnValue, Value bzp,
+                                      Value bzpKilnValue,
+                                      RankedTensorType accType) {
+  auto kilnElement = [](Value v) -> Type {
+    return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
+  };
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bm.getType());
+  // Per-row zero points of A follow its M dim, per-column ones of B its N.
+  int64_t aRowDim = aType.getRank() >= 2 ? aType.getRank() - 2 : -1;
+  int64_t bColDim = bType.getRank() >= 2 ? bType.getRank() - 1 : -1;
+  auto aShifted = shiftedOperand(b, loc, a, elementTypeOf(aKilnValue), azp,
+                                 kilnElement(azpKilnValue), aRowDim);
+  auto bShifted = shiftedOperand(b, loc, bm, elementTypeOf(bKilnValue), bzp,
+                                 kilnElement(bzpKilnValue), bColDim);
+  if (failed(aShifted) || failed(bShifted))
+    return unsupported(op, "a zero point that is neither per-tensor nor "
+                           "per-row of A / per-column of B");
+  return integerMatmul(b, loc, *aShifted, *bShifted, accType);
+}
+
+struct MatMulIntegerLowering : OpConversionPattern<kiln::MatMulIntegerOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::MatMulIntegerOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto result = matmulWithZeroPoints(
+        rewriter, op.getLoc(), op, adaptor.getA(), op.getA(),
+        adaptor.getAZeroPoint(), op.getAZeroPoint(), adaptor.getB(), op.getB(),
+        adaptor.getBZeroPoint(), op.getBZeroPoint(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
+/// QLinearMatMul: the i32 accumulator requantized as ONNX Runtime:
+/// saturate(roundeven(acc * (a_scale * b_scale / y_scale)) + y_zero_point),
+/// in f32. b_scale may be per-column.
+struct QLinearMatMulLowering : OpConversionPattern<kiln::QLinearMatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QLinearMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto accType = resultType.clone(rewriter.getI32Type());
+    auto acc = matmulWithZeroPoints(
+        rewriter, loc, op, adaptor.getA(), op.getA(), adaptor.getAZeroPoint(),
+        op.getAZeroPoint(), adaptor.getB(), op.getB(), adaptor.getBZeroPoint(),
+        op.getBZeroPoint(), accType);
+    if (failed(acc))
+      return failure();
+
+    int64_t rank = resultType.getRank();
+    bool hasN = cast<RankedTensorType>(op.getB().getType()).getRank() >= 2;
+    SmallVector<Value> inputs{*acc};
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(rank, getContext())};
+    auto aScale = addParam(rewriter, loc, adaptor.getAScale(), accType, -1,
+                           inputs, maps);
+    auto bScale = addParam(rewriter, loc, adaptor.getBScale(), accType,
+                           hasN ? rank - 1 : -1, inputs, maps);
+    auto yScale = addParam(rewriter, loc, adaptor.getYScale(), accType, -1,
+                           inputs, maps);
+    auto yZp = addParam(rewriter, loc, adaptor.getYZeroPoint(), accType, -1,
+                        inputs, maps);
+    if (failed(aScale) || failed(bScale) || failed(yScale) || failed(yZp))
+      return unsupported(op, "a scale or output zero point that is neither "
+                             "per-tensor nor (b_scale) per-column");
+    Type aScaleKiln = elementTypeOf(op.getAScale());
+    Type bScaleKiln = elementTypeOf(op.getBScale());
+    Type yScaleKiln = elementTypeOf(op.getYScale());
+    Type yZpKiln = elementTypeOf(op.getYZeroPoint());
+    Type qType = elementTypeOf(op.getY());
+    Value result = buildParallel(
+        rewriter, loc, inputs, maps, resultType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Type f32 = b.getF32Type();
+          Value as = castScalar(b, l, aScale->get(args), aScaleKiln, f32);
+          Value bs = castScalar(b, l, bScale->get(args), bScaleKiln, f32);
+          Value ys = castScalar(b, l, yScale->get(args), yScaleKiln, f32);
+          Value multiplier = arith::DivFOp::create(
+              b, l, arith::MulFOp::create(b, l, as, bs), ys);
+          Value v = arith::MulFOp::create(
+              b, l, arith::SIToFPOp::create(b, l, f32, args[0]), multiplier);
+          Value zp = castScalar(b, l, yZp->get(args), yZpKiln, f32);
+          return quantizeScalar(b, l, v, zp, qType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The i32 convolution of the i32 tensors `x` [N, C, S...] and `w` [M, C/G,
+/// K...] with ONNX Conv's window attributes of `op`, into `resultType` [N,
+/// M, O...] (i32). Padding is 0, which is the zero point once x has been
+/// shifted, as ONNX Runtime pads with x_zero_point. One linalg.generic over
+/// (n, g, m, o..., c, k...) on views split by group.
+template <typename OpTy>
+FailureOr<Value> integerConv(OpBuilder &b, Location loc, OpTy op, Value x,
+                             Value w, RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t rank = xType.getRank();
+  int64_t spatial = rank - 2;
+  if (spatial < 1 || wType.getRank() != rank || resultType.getRank() != rank)
+    return unsupported(op, "input and weight ranks that do not match");
+  int64_t group = op.getGroup();
+  int64_t channels = xType.getDimSize(1);
+  int64_t outChannels = wType.getDimSize(0);
+  if (group < 1 || channels % group || outChannels % group ||
+      wType.getDimSize(1) != channels / group)
+    return unsupported(op, "channels that do not divide into the groups");
+
+  SmallVector<int64_t> strides(spatial, 1), dilations(spatial, 1);
+  if (auto attr = op.getStrides())
+    strides.assign(attr->begin(), attr->end());
+  if (auto attr = op.getDilations())
+    dilations.assign(attr->begin(), attr->end());
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial)
+    return unsupported(op, "strides or dilations of the wrong length");
+  SmallVector<int64_t> low(spatial, 0), high(spatial, 0);
+  StringRef autoPad = op.getAutoPad();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = xType.getDimSize(2 + i);
+    int64_t extent = (wType.getDimSize(2 + i) - 1) * dilations[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + extent - in);
+      int64_t small = total / 2;
+      low[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      high[i] = total - low[i];
+    } else if (autoPad == "NOTSET") {
+      if (auto pads = op.getPads()) {
+        if ((int64_t)pads->size() != 2 * spatial)
+          return unsupported(op, "pads of the wrong length");
+        low[i] = (*pads)[i];
+        high[i] = (*pads)[spatial + i];
+      }
+    } else if (autoPad != "VALID") {
+      return unsupported(op, "auto_pad '" + autoPad + "'");
+    }
+    int64_t expected = (in + low[i] + high[i] - extent) / strides[i] + 1;
+    if (resultType.getDimSize(2 + i) != expected)
+      return unsupported(op, "a result shape that does not match the window "
+                             "attributes");
+  }
+
+  if (llvm::any_of(low, [](int64_t v) { return v != 0; }) ||
+      llvm::any_of(high, [](int64_t v) { return v != 0; })) {
+    SmallVector<OpFoldResult> lowPads(2, b.getIndexAttr(0)),
+        highPads(2, b.getIndexAttr(0));
+    SmallVector<int64_t> padded(xType.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      lowPads.push_back(b.getIndexAttr(low[i]));
+      highPads.push_back(b.getIndexAttr(high[i]));
+      padded[2 + i] += low[i] + high[i];
+    }
+    Value zero = scalarConstant(b, loc, b.getI32Type(), 0);
+    xType = RankedTensorType::get(padded, b.getI32Type());
+    x = tensor::PadOp::create(b, loc, xType, x, lowPads, highPads, zero);
+  }
+
+  // Views split by group: x [N, G, C/G, S...], w [G, M/G, C/G, K...],
+  // result [N, G, M/G, O...].
+  auto splitShape = [&](ArrayRef<int64_t> shape, int64_t dim) {
+    SmallVector<int64_t> split(shape.take_front(dim));
+    split.push_back(group);
+    split.push_back(shape[dim] / group);
+    split.append(shape.begin() + dim + 1, shape.end());
+    return split;
+  };
+  auto splitGroups = [&](int64_t dim) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < dim)
+        groups.push_back({i});
+      else if (i == dim)
+        groups.push_back({i, i + 1});
+      else
+        groups.push_back({i + 1});
+    }
+    return groups;
+  };
+  Type i32 = b.getI32Type();
+  auto xSplitType = RankedTensorType::get(splitShape(xType.getShape(), 1), i32);
+  auto wSplitType = RankedTensorType::get(splitShape(wType.getShape(), 0), i32);
+  auto outSplitType =
+      RankedTensorType::get(splitShape(resultType.getShape(), 1), i32);
+  Value xSplit =
+      tensor::ExpandShapeOp::create(b, loc, xSplitType, x, splitGroups(1));
+  Value wSplit =
+      tensor::ExpandShapeOp::create(b, loc, wSplitType, w, splitGroups(0));
+  Value init =
+      filledTensor(b, loc, outSplitType, scalarConstant(b, loc, i32, 0));
+
+  // Loops: n, g, m, o_1..o_s, c, k_1..k_s.
+  int64_t loops = 3 + spatial + 1 + spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  AffineExpr n = d(0), g = d(1), m = d(2), c = d(3 + spatial);
+  SmallVector<AffineExpr> xExprs{n, g, c}, wExprs{g, m, c}, outExprs{n, g, m};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(3 + i), k = d(4 + spatial + i);
+    xExprs.push_back(o * strides[i] + k * dilations[i]);
+    wExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, xExprs, context),
+                              AffineMap::get(loops, 0, wExprs, context),
+                              AffineMap::get(loops, 0, outExprs, context)};
+  SmallVector<utils::IteratorType> iterators(3 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  Value conv =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outSplitType}, ValueRange{xSplit, wSplit},
+          ValueRange{init}, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value p = arith::MulIOp::create(nb, l, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddIOp::create(nb, l, p, args[2])});
+          })
+          .getResult(0);
+  return Value(tensor::CollapseShapeOp::create(
+      b, loc, resultType.clone(i32), conv, splitGroups(1)));
+}
+
+/// The i32 convolution of ConvInteger / QLinearConv operands minus their
+/// zero points (x's per-tensor, w's per-tensor or per output channel).
+template <typename OpTy>
+FailureOr<Value> convWithZeroPoints(OpBuilder &b, Location loc, OpTy op,
+                                    Value x, Value xzp, Value w, Value wzp,
+                                    RankedTensorType accType) {
+  auto kilnElement = [](Value v) -> Type {
+    return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
+  };
+  auto xShifted =
+      shiftedOperand(b, loc, x, elementTypeOf(op.getX()), xzp,
+                     kilnElement(op.getXZeroPoint()), /*zpDim=*/-1);
+  auto wShifted =
+      shiftedOperand(b, loc, w, elementTypeOf(op.getW()), wzp,
+                     kilnElement(op.getWZeroPoint()), /*zpDim=*/0);
+  if (failed(xShifted) || failed(wShifted))
+    return unsupported(op, "a zero point that is neither per-tensor nor "
+                           "(for w) per output channel");
+  return integerConv(b, loc, op, *xShifted, *wShifted, accType);
+}
+
+struct ConvIntegerLowering : OpConversionPattern<kiln::ConvIntegerOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConvIntegerOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto result = convWithZeroPoints(
+        rewriter, op.getLoc(), op, adaptor.getX(), adaptor.getXZeroPoint(),
+        adaptor.getW(), adaptor.getWZeroPoint(), resultType);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
+/// QLinearConv: the i32 convolution plus the i32 bias, requantized as ONNX
+/// Runtime: saturate(roundeven(acc * (x_scale * w_scale / y_scale)) +
+/// y_zero_point) in f32; w_scale may be per output channel.
+struct QLinearConvLowering : OpConversionPattern<kiln::QLinearConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QLinearConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto accType = resultType.clone(rewriter.getI32Type());
+    auto acc = convWithZeroPoints(rewriter, loc, op, adaptor.getX(),
+                                  adaptor.getXZeroPoint(), adaptor.getW(),
+                                  adaptor.getWZeroPoint(), accType);
+    if (failed(acc))
+      return failure();
+
+    int64_t rank = resultType.getRank();
+    SmallVector<Value> inputs{*acc};
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(rank, getContext())};
+    auto xScale = addParam(rewriter, loc, adaptor.getXScale(), accType, -1,
+                           inputs, maps);
+    auto wScale = addParam(rewriter, loc, adaptor.getWScale(), accType, 1,
+                           inputs, maps);
+    auto yScale = addParam(rewriter, loc, adaptor.getYScale(), accType, -1,
+                           inputs, maps);
+    auto yZp = addParam(rewriter, loc, adaptor.getYZeroPoint(), accType, -1,
+                        inputs, maps);
+    auto bias =
+        addParam(rewriter, loc, adaptor.getB(), accType, 1, inputs, maps);
+    if (failed(xScale) || failed(wScale) || failed(yScale) || failed(yZp) ||
+        failed(bias))
+      return unsupported(op, "a scale, zero point or bias that is neither "
+                             "per-tensor nor (w_scale, B) per output channel");
+    Type xScaleKiln = elementTypeOf(op.getXScale());
+    Type wScaleKiln = elementTypeOf(op.getWScale());
+    Type yScaleKiln = elementTypeOf(op.getYScale());
+    Type yZpKiln = elementTypeOf(op.getYZeroPoint());
+    Type qType = elementTypeOf(op.getY());
+    Value result = buildParallel(
+        rewriter, loc, inputs, maps, resultType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Type f32 = b.getF32Type();
+          Value sum = args[0];
+          if (bias->present())
+            sum = arith::AddIOp::create(b, l, sum, bias->get(args));
+          Value xs = castScalar(b, l, xScale->get(args), xScaleKiln, f32);
+          Value ws = castScalar(b, l, wScale->get(args), wScaleKiln, f32);
+          Value ys = castScalar(b, l, yScale->get(args), yScaleKiln, f32);
+          Value multiplier = arith::DivFOp::create(
+              b, l, arith::MulFOp::create(b, l, xs, ws), ys);
+          Value v = arith::MulFOp::create(
+              b, l, arith::SIToFPOp::create(b, l, f32, sum), multiplier);
+          Value zp = castScalar(b, l, yZp->get(args), yZpKiln, f32);
+          return quantizeScalar(b, l, v, zp, qType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateQuantToLinalgPatterns(const TypeConverter &converter,
-                                   RewritePatternSet &patterns) {
-  (void)converter;
-  (void)patterns;
+                                         RewritePatternSet &patterns) {
+  patterns.add<QuantizeLinearLowering, DequantizeLinearLowering,
+               DynamicQuantizeLinearLowering, MatMulIntegerLowering,
+               QLinearMatMulLowering, ConvIntegerLowering,
+               QLinearConvLowering>(
+      converter, patterns.getContext());
 }

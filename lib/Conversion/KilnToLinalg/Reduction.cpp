@@ -37,7 +37,7 @@ using ReduceBodyFn = llvm::function_ref<Value(OpBuilder &, Location,
 /// the input element, then the kept inputs' elements, then the accumulator.
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ValueRange keptInputs, ArrayRef<bool> reduced, Value init,
-                     ReduceBodyFn body) {
+                     ReduceBodyFn body, Value initTensor = {}) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
@@ -54,7 +54,7 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
     keptExprs.push_back(getAffineDimExpr(i, context));
   }
   auto outType = RankedTensorType::get(keptShape, init.getType());
-  Value filled = filledTensor(b, loc, outType, init);
+  Value filled = initTensor ? initTensor : filledTensor(b, loc, outType, init);
   AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, context)};
   SmallVector<Value> inputs{input};
@@ -71,6 +71,38 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
         linalg::YieldOp::create(nested, nestedLoc, result);
       });
   return generic.getResult(0);
+}
+
+/// ONNX Runtime's max/min/arg reductions start from the first element of
+/// each reduced slice and take x when x > acc (x < acc): a leading NaN
+/// stays, later NaNs are skipped. This is that start: the elements at index
+/// 0 of the reduced dims, converted to `accType`, as a fresh tensor of the
+/// kept dims; null when a reduced dim is empty.
+Value firstAlongReduced(OpBuilder &b, Location loc, Value data,
+                        ArrayRef<bool> reduced, Type accType) {
+  auto type = cast<RankedTensorType>(data.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<int64_t> keptShape;
+  for (auto [i, r] : llvm::enumerate(reduced)) {
+    int64_t size = type.getDimSize(i);
+    if (r && size == 0)
+      return {};
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(r ? 1 : size));
+    strides.push_back(b.getIndexAttr(1));
+    if (!r)
+      keptShape.push_back(size);
+  }
+  auto sliceType = RankedTensorType::get(keptShape, type.getElementType());
+  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, data,
+                                               offsets, sizes, strides);
+  return buildElementwise(
+      b, loc, slice, sliceType.clone(accType),
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        if (args[0].getType() == accType)
+          return args[0];
+        return arith::ExtFOp::create(nb, l, accType, args[0]);
+      });
 }
 
 /// `value` (of the kept dims) reshaped to `resultType`, which has the same
@@ -99,18 +131,77 @@ Value restoreKeptDims(OpBuilder &b, Location loc, Value value,
   return tensor::ExpandShapeOp::create(b, loc, resultType, value, groups);
 }
 
+/// The reduced dims implied by the static shapes alone, for axes only known
+/// at run time: with keepdims, the dims whose size becomes 1 (a size-1 dim
+/// reduced or not gives the same values); without, the dropped dims when
+/// the result's dims embed into the input's in exactly one way (the
+/// leftmost and rightmost embeddings agree). std::nullopt when ambiguous.
+std::optional<SmallVector<bool>> reducedDimsFromShapes(ArrayRef<int64_t> in,
+                                                       ArrayRef<int64_t> out,
+                                                       bool keepdims) {
+  int64_t rank = in.size();
+  if (keepdims) {
+    if ((int64_t)out.size() != rank)
+      return std::nullopt;
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (in[i] == out[i])
+        continue;
+      if (out[i] != 1)
+        return std::nullopt;
+      reduced[i] = true;
+    }
+    return reduced;
+  }
+  int64_t outRank = out.size();
+  if (outRank > rank)
+    return std::nullopt;
+  SmallVector<int64_t> left, right(outRank);
+  for (int64_t i = 0, j = 0; j < outRank; ++i) {
+    if (i == rank)
+      return std::nullopt;
+    if (in[i] == out[j]) {
+      left.push_back(i);
+      ++j;
+    }
+  }
+  for (int64_t i = rank - 1, j = outRank - 1; j >= 0; --i) {
+    if (i < 0)
+      return std::nullopt;
+    if (in[i] == out[j])
+      right[j--] = i;
+  }
+  if (ArrayRef<int64_t>(left) != ArrayRef<int64_t>(right))
+    return std::nullopt;
+  SmallVector<bool> reduced(rank, true);
+  for (int64_t i : left)
+    reduced[i] = false;
+  return reduced;
+}
+
 /// The reduced dims of a ReduceX op, or std::nullopt for an identity
 /// (empty axes with noop_with_empty_axes); failure when the axes are not
-/// constant.
+/// constant and the shapes do not tell them.
 template <typename OpTy>
 FailureOr<std::optional<SmallVector<bool>>> reducedDims(OpTy op,
                                                         Value axesInput) {
-  int64_t rank = cast<RankedTensorType>(op.getData().getType()).getRank();
+  auto dataType = cast<RankedTensorType>(op.getData().getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t rank = dataType.getRank();
   SmallVector<int64_t> axes;
   if (!isa<NoneType>(axesInput.getType())) {
     FailureOr<SmallVector<int64_t>> values = constantInts(axesInput);
-    if (failed(values))
-      return failure();
+    if (failed(values)) {
+      // Axes known at run time only: the static result type (which the
+      // run-time axes must produce) says which dims go.
+      if (dataType == resultType && op.getNoopWithEmptyAxes() == 1)
+        return std::optional<SmallVector<bool>>();
+      auto reduced = reducedDimsFromShapes(
+          dataType.getShape(), resultType.getShape(), op.getKeepdims() == 1);
+      if (!reduced)
+        return failure();
+      return std::optional<SmallVector<bool>>(*reduced);
+    }
     axes = *values;
   } else if (std::optional<ArrayRef<int64_t>> attr = op.getAxes()) {
     axes.assign(attr->begin(), attr->end());
@@ -148,7 +239,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
         this->getTypeConverter()->convertType(op.getType()));
     auto dims = reducedDims(op, adaptor.getAxesInput());
     if (failed(dims))
-      return unsupported(op, "axes that are not a constant");
+      return unsupported(op, "axes that are not a constant, and that the "
+                                 "input and result shapes do not determine");
     Value data = adaptor.getData();
     if (!*dims) {
       rewriter.replaceOp(op, data);
@@ -220,6 +312,21 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       init = scalarConstant(rewriter, loc, acc, 0);
     }
 
+    // Float max/min as ONNX Runtime (see firstAlongReduced).
+    Value initTensor;
+    bool isMinMax = Kind == ReduceKind::Max || Kind == ReduceKind::Min;
+    if (isFloat && isMinMax)
+      initTensor = firstAlongReduced(rewriter, loc, data, reduced, acc);
+    auto floatMinMax = [&](OpBuilder &b, Location l, Value x,
+                           Value a) -> Value {
+      Value better = arith::CmpFOp::create(
+          b, l,
+          Kind == ReduceKind::Max ? arith::CmpFPredicate::OGT
+                                  : arith::CmpFPredicate::OLT,
+          x, a);
+      return arith::SelectOp::create(b, l, better, x, a);
+    };
+
     Value result = buildReduction(
         rewriter, loc, data, kept, reduced, init,
         [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
@@ -227,13 +334,13 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
           switch (Kind) {
           case ReduceKind::Max:
             if (isFloat)
-              return arith::MaximumFOp::create(b, l, x, a);
+              return floatMinMax(b, l, x, a);
             if (isUnsigned)
               return arith::MaxUIOp::create(b, l, x, a);
             return arith::MaxSIOp::create(b, l, x, a);
           case ReduceKind::Min:
             if (isFloat)
-              return arith::MinimumFOp::create(b, l, x, a);
+              return floatMinMax(b, l, x, a);
             if (isUnsigned)
               return arith::MinUIOp::create(b, l, x, a);
             return arith::MinSIOp::create(b, l, x, a);
@@ -255,7 +362,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
           default:
             return add(b, l, x, a);
           }
-        });
+        },
+        initTensor);
 
     // Epilogue: finish the value and round f32 accumulators back.
     int64_t count = 1;
@@ -356,9 +464,13 @@ struct ArgReduceLowering : OpConversionPattern<OpTy> {
     Type i64 = rewriter.getI64Type();
     auto valueType = RankedTensorType::get(keptShape, element);
     auto indexType = RankedTensorType::get(keptShape, i64);
-    Value initValue = IsMax ? lowestValue(rewriter, loc, kilnElement)
-                            : highestValue(rewriter, loc, kilnElement);
-    Value values = filledTensor(rewriter, loc, valueType, initValue);
+    // Start from the first element as ONNX Runtime (a leading NaN wins,
+    // later ones are skipped); an empty axis keeps the identity.
+    Value values = firstAlongReduced(rewriter, loc, data, reduced, element);
+    if (!values)
+      values = filledTensor(rewriter, loc, valueType,
+                            IsMax ? lowestValue(rewriter, loc, kilnElement)
+                                  : highestValue(rewriter, loc, kilnElement));
     Value indices = filledTensor(rewriter, loc, indexType,
                                  scalarConstant(rewriter, loc, i64, 0));
     AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);

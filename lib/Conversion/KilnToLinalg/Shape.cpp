@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -97,29 +98,47 @@ Value copyGeneric(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
       .getResult(0);
 }
 
-/// A linalg.generic over `resultType` whose body computes each element from
-/// the loop indices (linalg.index), typically with tensor.extract.
-Value indexGeneric(
-    OpBuilder &b, Location loc, RankedTensorType resultType,
-    function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)> body) {
+using IndexBodyFn = function_ref<Value(OpBuilder &, Location,
+                                        ArrayRef<Value> ivs, ValueRange args)>;
+
+/// A parallel linalg.generic over `resultType` reading `inputs` through
+/// `inputMaps`; `body` gets the loop indices (linalg.index) and the input
+/// scalars and returns the result element (typically via tensor.extract).
+Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                   IndexBodyFn body) {
   MLIRContext *context = b.getContext();
   int64_t rank = resultType.getRank();
-  SmallVector<AffineMap> maps = {
-      AffineMap::getMultiDimIdentityMap(rank, context)};
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{},
+             b, loc, TypeRange{resultType}, inputs,
              ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange) {
-               SmallVector<Value> indices;
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               SmallVector<Value> ivs;
                for (int64_t d = 0; d < rank; ++d)
-                 indices.push_back(
-                     linalg::IndexOp::create(nested, nestedLoc, d));
-               linalg::YieldOp::create(nested, nestedLoc,
-                                       body(nested, nestedLoc, indices));
+                 ivs.push_back(linalg::IndexOp::create(nested, nestedLoc, d));
+               linalg::YieldOp::create(
+                   nested, nestedLoc,
+                   body(nested, nestedLoc, ivs, args.drop_back()));
              })
       .getResult(0);
+}
+
+Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   IndexBodyFn body) {
+  return indexGeneric(b, loc, resultType, {}, {}, body);
+}
+
+/// The map (d0, ..., d{rank-1}) -> (d_first, ..., d_{first+count-1}).
+AffineMap dimRangeMap(int64_t rank, int64_t first, int64_t count,
+                      MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = first; d < first + count; ++d)
+    exprs.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(rank, 0, exprs, context);
 }
 
 /// The ONNX index `raw` (an i32/i64 scalar) as an index into a dim of `size`:
@@ -206,6 +225,12 @@ struct ReshapeLikeLowering : OpConversionPattern<OpTy> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = convertedType(this->getTypeConverter(), op.getType());
     Value input = adaptor.getOperands()[0];
+    // Nothing to move for an empty result (and zero-sized dims make for
+    // odd reassociations).
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
     rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), input, type));
     return success();
   }
@@ -356,6 +381,13 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     SmallVector<Value> results;
     for (Value output : op.getOutputs()) {
       auto type = convertedType(getTypeConverter(), output.getType());
+      if (type.getNumElements() == 0) {
+        // An empty part: nothing to read (and offsets past an empty input
+        // dim would not verify).
+        results.push_back(emptyTensor(rewriter, loc, type));
+        offsets[axis] += type.getDimSize(axis);
+        continue;
+      }
       results.push_back(tensor::ExtractSliceOp::create(
           rewriter, loc, type, input, indexAttrs(rewriter, offsets),
           indexAttrs(rewriter, type.getShape()),
@@ -369,11 +401,23 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
   }
 };
 
-/// Slice: the result size comes from the static result type; the starts
-/// and steps must be constants. Positive steps are a strided extract_slice;
-/// negative ones a generic reading start + step * i.
+/// Slice: the result size comes from the static result type, so the ends
+/// are not needed. With constant starts, axes and steps, positive steps are
+/// a strided extract_slice and negative ones a generic reading
+/// start + step * i. Otherwise the clamped starts and the steps are computed
+/// at run time (ONNX's rules, per axis) and the generic reads through them.
 struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
+
+  /// The i-th entry of a 1-D integer tensor, as i64.
+  static Value entry(OpBuilder &b, Location loc, Value tensor, int64_t i) {
+    Value value = tensor::ExtractOp::create(
+        b, loc, tensor, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+    if (value.getType() != b.getI64Type())
+      value = arith::ExtSIOp::create(b, loc, b.getI64Type(), value);
+    return value;
+  }
+
   LogicalResult
   matchAndRewrite(kiln::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -382,75 +426,972 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
     Value data = adaptor.getData();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t rank = dataType.getRank();
-
-    auto starts = constantInts(op.getStarts());
-    if (failed(starts))
-      return unsupported(op, "starts is not a constant");
-    SmallVector<int64_t> axes, steps(starts->size(), 1);
-    if (isa<NoneType>(op.getAxes().getType())) {
-      for (int64_t i = 0, e = starts->size(); i < e; ++i)
-        axes.push_back(i);
-    } else {
-      auto values = constantInts(op.getAxes());
-      if (failed(values))
-        return unsupported(op, "axes is not a constant");
-      axes = *values;
-    }
-    if (!isa<NoneType>(op.getSteps().getType())) {
-      auto values = constantInts(op.getSteps());
-      if (failed(values))
-        return unsupported(op, "steps is not a constant");
-      steps = *values;
-    }
-    if (axes.size() != starts->size() || steps.size() != starts->size())
-      return unsupported(op, "starts, axes and steps differ in length");
+    int64_t count =
+        cast<RankedTensorType>(op.getStarts().getType()).getDimSize(0);
+    bool hasAxes = !isa<NoneType>(op.getAxes().getType());
+    bool hasSteps = !isa<NoneType>(op.getSteps().getType());
 
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
       return success();
     }
-    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-    bool negative = false;
-    for (auto [i, rawAxis] : llvm::enumerate(axes)) {
-      int64_t axis = normalizeAxis(rawAxis, rank);
-      if (axis < 0 || axis >= rank)
-        return unsupported(op, "axis out of range");
-      int64_t dim = dataType.getDimSize(axis);
-      int64_t step = steps[i];
-      if (step == 0)
-        return unsupported(op, "a step is 0");
-      int64_t start = (*starts)[i];
-      if (start < 0)
-        start += dim;
-      start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
-                       : std::clamp<int64_t>(start, 0, dim - 1);
-      offsets[axis] = start;
-      strides[axis] = step;
-      negative |= step < 0;
-    }
-    if (!negative) {
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          op, type, data, indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, type.getShape()),
-          indexAttrs(rewriter, strides));
+
+    auto starts = constantInts(op.getStarts());
+    FailureOr<SmallVector<int64_t>> axes = SmallVector<int64_t>();
+    for (int64_t i = 0; i < count; ++i)
+      axes->push_back(i);
+    if (hasAxes)
+      axes = constantInts(op.getAxes());
+    FailureOr<SmallVector<int64_t>> steps =
+        SmallVector<int64_t>(count, 1);
+    if (hasSteps)
+      steps = constantInts(op.getSteps());
+    if (succeeded(axes))
+      for (int64_t &axis : *axes) {
+        axis = normalizeAxis(axis, rank);
+        if (axis < 0 || axis >= rank)
+          return unsupported(op, "axis out of range");
+      }
+    if (succeeded(steps) && llvm::is_contained(*steps, 0))
+      return unsupported(op, "a step is 0");
+
+    if (succeeded(starts) && succeeded(axes) && succeeded(steps)) {
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      bool negative = false;
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t axis = (*axes)[i];
+        int64_t dim = dataType.getDimSize(axis);
+        int64_t step = (*steps)[i];
+        int64_t start = (*starts)[i];
+        if (start < 0)
+          start += dim;
+        start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                         : std::clamp<int64_t>(start, 0, dim - 1);
+        offsets[axis] = start;
+        strides[axis] = step;
+        negative |= step < 0;
+      }
+      if (!negative) {
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+            op, type, data, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, type.getShape()),
+            indexAttrs(rewriter, strides));
+        return success();
+      }
+      Value result = indexGeneric(
+          rewriter, loc, type,
+          [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+              ValueRange) -> Value {
+            SmallVector<Value> in;
+            for (int64_t d = 0; d < rank; ++d) {
+              // offset + stride * i
+              Value scaled = arith::MulIOp::create(
+                  b, l, ivs[d],
+                  arith::ConstantIndexOp::create(b, l, strides[d]));
+              in.push_back(arith::AddIOp::create(
+                  b, l, scaled,
+                  arith::ConstantIndexOp::create(b, l, offsets[d])));
+            }
+            return tensor::ExtractOp::create(b, l, data, in);
+          });
+      rewriter.replaceOp(op, result);
       return success();
+    }
+
+    // Run-time starts/axes/steps: per data dim, the offset and stride as
+    // i64 scalars (0 and 1 for the dims not sliced).
+    Type i64 = rewriter.getI64Type();
+    auto constant = [&](int64_t v) {
+      return scalarConstant(rewriter, loc, i64, v);
+    };
+    SmallVector<Value> offsets, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      offsets.push_back(constant(0));
+      strides.push_back(constant(1));
+    }
+    Value zero = constant(0);
+    for (int64_t i = 0; i < count; ++i) {
+      Value start = entry(rewriter, loc, adaptor.getStarts(), i);
+      Value step = succeeded(steps) ? constant((*steps)[i])
+                                    : entry(rewriter, loc, adaptor.getSteps(), i);
+      Value positive = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sgt, step, zero);
+      Value axis;
+      if (failed(axes)) {
+        axis = entry(rewriter, loc, adaptor.getAxes(), i);
+        Value negativeAxis = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::slt, axis, zero);
+        axis = arith::SelectOp::create(
+            rewriter, loc, negativeAxis,
+            arith::AddIOp::create(rewriter, loc, axis, constant(rank)), axis);
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (succeeded(axes) && (*axes)[i] != d)
+          continue;
+        int64_t dim = dataType.getDimSize(d);
+        // Negative starts count from the end; then clamp to [0, dim] for a
+        // positive step, [0, dim - 1] for a negative one.
+        Value negativeStart = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::slt, start, zero);
+        Value s = arith::SelectOp::create(
+            rewriter, loc, negativeStart,
+            arith::AddIOp::create(rewriter, loc, start, constant(dim)), start);
+        Value high = arith::SelectOp::create(rewriter, loc, positive,
+                                             constant(dim), constant(dim - 1));
+        s = arith::MaxSIOp::create(rewriter, loc, s, zero);
+        s = arith::MinSIOp::create(rewriter, loc, s, high);
+        if (succeeded(axes)) {
+          offsets[d] = s;
+          strides[d] = step;
+        } else {
+          Value match = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, axis, constant(d));
+          offsets[d] =
+              arith::SelectOp::create(rewriter, loc, match, s, offsets[d]);
+          strides[d] =
+              arith::SelectOp::create(rewriter, loc, match, step, strides[d]);
+        }
+      }
     }
     Value result = indexGeneric(
         rewriter, loc, type,
-        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs) -> Value {
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
           SmallVector<Value> in;
           for (int64_t d = 0; d < rank; ++d) {
-            // offset + stride * i
-            Value scaled = arith::MulIOp::create(
-                b, l, ivs[d], arith::ConstantIndexOp::create(b, l, strides[d]));
-            in.push_back(arith::AddIOp::create(
-                b, l, scaled,
-                arith::ConstantIndexOp::create(b, l, offsets[d])));
+            Value i = arith::IndexCastOp::create(b, l, i64, ivs[d]);
+            Value at = arith::AddIOp::create(
+                b, l, offsets[d], arith::MulIOp::create(b, l, i, strides[d]));
+            in.push_back(
+                arith::IndexCastOp::create(b, l, b.getIndexType(), at));
           }
           return tensor::ExtractOp::create(b, l, data, in);
         });
     rewriter.replaceOp(op, result);
     return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Gather and scatter
+//===----------------------------------------------------------------------===//
+
+/// Gather: a generic over the result reading the index at the result's
+/// indices dims, then extracting from `data`.
+struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t q = cast<RankedTensorType>(indices.getType()).getRank();
+    int64_t rank = dataType.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    int64_t dim = dataType.getDimSize(axis);
+    Value result = indexGeneric(
+        rewriter, op.getLoc(), type, indices,
+        dimRangeMap(type.getRank(), axis, q, getContext()),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          SmallVector<Value> at(ivs.take_front(axis));
+          at.push_back(normalizeIndex(b, loc, args[0], dim));
+          llvm::append_range(at, ivs.drop_front(axis + q));
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// GatherElements: result[i] = data[i with i[axis] = indices[i]].
+struct GatherElementsLowering : OpConversionPattern<kiln::GatherElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = dataType.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    int64_t dim = dataType.getDimSize(axis);
+    Value result = indexGeneric(
+        rewriter, op.getLoc(), type, indices,
+        AffineMap::getMultiDimIdentityMap(rank, getContext()),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          SmallVector<Value> at(ivs);
+          at[axis] = normalizeIndex(b, loc, args[0], dim);
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// GatherND: the result index splits into indices' leading dims (the first
+/// batch_dims of them shared with data) and data's trailing dims; the k
+/// index values are read from `indices` in the body.
+struct GatherNDLowering : OpConversionPattern<kiln::GatherNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t q = indicesType.getRank();
+    int64_t k = indicesType.getDimSize(q - 1);
+    int64_t batch = static_cast<int64_t>(op.getBatchDims());
+    if (batch + k > dataType.getRank())
+      return unsupported(op, "batch_dims + indices.shape[-1] exceeds the "
+                             "data rank");
+    Value result = indexGeneric(
+        rewriter, op.getLoc(), type,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          SmallVector<Value> at(ivs.take_front(batch));
+          SmallVector<Value> indexAt(ivs.take_front(q - 1));
+          indexAt.push_back(Value());
+          for (int64_t j = 0; j < k; ++j) {
+            indexAt.back() = arith::ConstantIndexOp::create(b, loc, j);
+            Value raw = tensor::ExtractOp::create(b, loc, indices, indexAt);
+            at.push_back(
+                normalizeIndex(b, loc, raw, dataType.getDimSize(batch + j)));
+          }
+          llvm::append_range(at, ivs.drop_front(q - 1));
+          return tensor::ExtractOp::create(b, loc, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Combines the current value `old` and an update `update` per a Scatter
+/// reduction ("add", "mul", "max", "min"); null for an unknown one or one
+/// that is not defined on bool.
+Value combineScatter(OpBuilder &b, Location loc, StringRef reduction,
+                     Type kilnType, Value old, Value update) {
+  bool isFloat = isa<FloatType>(kilnType);
+  bool isUnsigned = isUnsignedInt(kilnType);
+  if (kilnType.isInteger(1))
+    return Value();
+  if (reduction == "add")
+    return isFloat ? Value(arith::AddFOp::create(b, loc, old, update))
+                   : Value(arith::AddIOp::create(b, loc, old, update));
+  if (reduction == "mul")
+    return isFloat ? Value(arith::MulFOp::create(b, loc, old, update))
+                   : Value(arith::MulIOp::create(b, loc, old, update));
+  if (reduction == "max") {
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, old, update);
+    return isUnsigned ? Value(arith::MaxUIOp::create(b, loc, old, update))
+                      : Value(arith::MaxSIOp::create(b, loc, old, update));
+  }
+  if (reduction == "min") {
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, old, update);
+    return isUnsigned ? Value(arith::MinUIOp::create(b, loc, old, update))
+                      : Value(arith::MinSIOp::create(b, loc, old, update));
+  }
+  return Value();
+}
+
+/// The checks shared by the scatters: a known reduction, defined on the
+/// element type.
+LogicalResult checkScatterReduction(Operation *op, StringRef reduction,
+                                    Type kilnType) {
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return unsupported(op, "reduction '" + reduction + "'");
+  if (reduction != "none" && kilnType.isInteger(1))
+    return unsupported(op, "reduction '" + reduction + "' on bool");
+  return success();
+}
+
+/// Sequential loops over every update, on tensors: `data` is the initial
+/// result and each update is written with tensor.insert (combined with the
+/// current value under a reduction). `target` maps the update's indices to
+/// the result's. Duplicate indices apply in order, as ONNX Runtime does.
+Value scatterLoops(OpBuilder &b, Location loc, Value data, Value updates,
+                   StringRef reduction, Type kilnType,
+                   function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                                   ValueRange)>
+                       target) {
+  auto updatesType = cast<RankedTensorType>(updates.getType());
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : updatesType.getShape()) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{data},
+      [&](OpBuilder &nb, Location nl, ValueRange ivs,
+          ValueRange iterArgs) -> scf::ValueVector {
+        Value acc = iterArgs[0];
+        Value update = tensor::ExtractOp::create(nb, nl, updates, ivs);
+        SmallVector<Value> at = target(nb, nl, ivs);
+        if (reduction != "none") {
+          Value old = tensor::ExtractOp::create(nb, nl, acc, at);
+          update = combineScatter(nb, nl, reduction, kilnType, old, update);
+        }
+        return {tensor::InsertOp::create(nb, nl, update, acc, at)};
+      });
+  return nest.results.front();
+}
+
+struct ScatterElementsLowering
+    : OpConversionPattern<kiln::ScatterElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ScatterElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type kilnType = getElementTypeOrSelf(op.getData().getType());
+    if (failed(checkScatterReduction(op, op.getReduction(), kilnType)))
+      return failure();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = dataType.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    int64_t dim = dataType.getDimSize(axis);
+    Value result = scatterLoops(
+        rewriter, op.getLoc(), data, adaptor.getUpdates(), op.getReduction(),
+        kilnType, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> at(ivs);
+          Value raw = tensor::ExtractOp::create(b, loc, indices, ivs);
+          at[axis] = normalizeIndex(b, loc, raw, dim);
+          return at;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ScatterNDLowering : OpConversionPattern<kiln::ScatterNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ScatterNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type kilnType = getElementTypeOrSelf(op.getData().getType());
+    if (failed(checkScatterReduction(op, op.getReduction(), kilnType)))
+      return failure();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t q = indicesType.getRank();
+    int64_t k = indicesType.getDimSize(q - 1);
+    if (k > dataType.getRank())
+      return unsupported(op, "indices.shape[-1] exceeds the data rank");
+    Value result = scatterLoops(
+        rewriter, op.getLoc(), data, adaptor.getUpdates(), op.getReduction(),
+        kilnType, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> at;
+          SmallVector<Value> indexAt(ivs.take_front(q - 1));
+          indexAt.push_back(Value());
+          for (int64_t j = 0; j < k; ++j) {
+            indexAt.back() = arith::ConstantIndexOp::create(b, loc, j);
+            Value raw = tensor::ExtractOp::create(b, loc, indices, indexAt);
+            at.push_back(normalizeIndex(b, loc, raw, dataType.getDimSize(j)));
+          }
+          llvm::append_range(at, ivs.drop_front(q - 1));
+          return at;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Generators
+//===----------------------------------------------------------------------===//
+
+struct ConstantOfShapeLowering
+    : OpConversionPattern<kiln::ConstantOfShapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConstantOfShapeOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Type elementType = type.getElementType();
+    Location loc = op.getLoc();
+    Value scalar;
+    if (auto value = op.getValue()) {
+      auto dense = dyn_cast<DenseElementsAttr>(*value);
+      if (!dense || dense.getNumElements() != 1)
+        return unsupported(op, "value is not a one-element dense attribute");
+      Attribute element = *dense.value_begin<Attribute>();
+      if (auto intAttr = dyn_cast<IntegerAttr>(element))
+        scalar = arith::ConstantOp::create(
+            rewriter, loc, IntegerAttr::get(elementType, intAttr.getValue()));
+      else if (auto floatAttr = dyn_cast<FloatAttr>(element))
+        scalar = arith::ConstantOp::create(
+            rewriter, loc, FloatAttr::get(elementType, floatAttr.getValue()));
+      else
+        return unsupported(op, "value of element type " +
+                                   describeType(dense.getElementType()));
+    } else {
+      scalar = scalarConstant(rewriter, loc, elementType, 0.0);
+    }
+    rewriter.replaceOp(op, filledTensor(rewriter, loc, type, scalar));
+    return success();
+  }
+
+  static std::string describeType(Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  }
+};
+
+/// Range: start + i * delta for i below the static result length.
+struct RangeLowering : OpConversionPattern<kiln::RangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Type elementType = type.getElementType();
+    Location loc = op.getLoc();
+    Value start = extractFirst(rewriter, loc, adaptor.getStart());
+    Value delta = extractFirst(rewriter, loc, adaptor.getDelta());
+    Value result = indexGeneric(
+        rewriter, loc, type,
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          if (isa<FloatType>(elementType)) {
+            Value i = arith::IndexCastOp::create(b, l, b.getI64Type(), ivs[0]);
+            Value f = arith::SIToFPOp::create(b, l, elementType, i);
+            Value step = arith::MulFOp::create(b, l, f, delta);
+            return arith::AddFOp::create(b, l, start, step);
+          }
+          Value i = arith::IndexCastOp::create(b, l, elementType, ivs[0]);
+          Value step = arith::MulIOp::create(b, l, i, delta);
+          return arith::AddIOp::create(b, l, start, step);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// EyeLike: one where column - row == k.
+struct EyeLikeLowering : OpConversionPattern<kiln::EyeLikeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::EyeLikeOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    if (type.getRank() != 2)
+      return unsupported(op, "input is not 2-D");
+    Type elementType = type.getElementType();
+    int64_t k = static_cast<int64_t>(op.getK());
+    Value result = indexGeneric(
+        rewriter, op.getLoc(), type,
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange) -> Value {
+          Value diff = arith::SubIOp::create(b, l, ivs[1], ivs[0]);
+          Value onDiagonal = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq, diff,
+              arith::ConstantIndexOp::create(b, l, k));
+          return arith::SelectOp::create(
+              b, l, onDiagonal, scalarConstant(b, l, elementType, 1.0),
+              scalarConstant(b, l, elementType, 0.0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// OneHot: `on` where the position along `axis` equals the index (negative
+/// indices count from depth), else `off`. The depth is the static result
+/// dim.
+struct OneHotLowering : OpConversionPattern<kiln::OneHotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    int64_t depth = type.getDimSize(axis);
+    Type indexKilnType = getElementTypeOrSelf(op.getIndices().getType());
+    Value values = adaptor.getValues();
+    Value off = tensor::ExtractOp::create(
+        rewriter, loc, values,
+        ValueRange{arith::ConstantIndexOp::create(rewriter, loc, 0)});
+    Value on = tensor::ExtractOp::create(
+        rewriter, loc, values,
+        ValueRange{arith::ConstantIndexOp::create(rewriter, loc, 1)});
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        exprs.push_back(rewriter.getAffineDimExpr(d));
+    Value result = indexGeneric(
+        rewriter, loc, type, adaptor.getIndices(),
+        AffineMap::get(rank, 0, exprs, getContext()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Type i64 = b.getI64Type();
+          // Float indices truncate toward zero (ONNX Runtime casts them).
+          Value index = castScalar(b, l, args[0], indexKilnType, i64);
+          Value depthValue = scalarConstant(b, l, i64, depth);
+          Value zero = scalarConstant(b, l, i64, 0);
+          Value negative = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, l, negative, arith::AddIOp::create(b, l, index, depthValue),
+              index);
+          Value position = arith::IndexCastOp::create(b, l, i64, ivs[axis]);
+          Value hot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                            index, position);
+          return arith::SelectOp::create(b, l, hot, on, off);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Same-shape data movement and scans
+//===----------------------------------------------------------------------===//
+
+/// Trilu: keeps x[..., i, j] where j - i >= k (upper) or <= k (lower); k
+/// may be a run-time value.
+struct TriluLowering : OpConversionPattern<kiln::TriluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    if (rank < 2)
+      return unsupported(op, "input rank below 2");
+    Value k = isa<NoneType>(adaptor.getK().getType())
+                  ? scalarConstant(rewriter, loc, rewriter.getI64Type(), 0)
+                  : extractFirst(rewriter, loc, adaptor.getK());
+    bool upper = op.getUpper() != 0;
+    Type elementType = type.getElementType();
+    Value result = indexGeneric(
+        rewriter, loc, type, adaptor.getInput(),
+        AffineMap::getMultiDimIdentityMap(rank, getContext()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Type i64 = b.getI64Type();
+          Value i = arith::IndexCastOp::create(b, l, i64, ivs[rank - 2]);
+          Value j = arith::IndexCastOp::create(b, l, i64, ivs[rank - 1]);
+          Value diff = arith::SubIOp::create(b, l, j, i);
+          Value keep = arith::CmpIOp::create(
+              b, l, upper ? arith::CmpIPredicate::sge
+                          : arith::CmpIPredicate::sle,
+              diff, k);
+          return arith::SelectOp::create(
+              b, l, keep, args[0], scalarConstant(b, l, elementType, 0.0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// CumSum of `x` (static `type`, non-empty) along `axis`: a loop over the
+/// positions along the axis carrying the running sum of the slices (so each
+/// step is a vectorizable elementwise add over the other dims); exclusive
+/// stores the sum before adding, reverse walks the positions backwards.
+Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                  int64_t axis, bool exclusive, bool reverse) {
+  int64_t rank = type.getRank();
+  Type elementType = type.getElementType();
+  bool isFloat = isa<FloatType>(elementType);
+  int64_t n = type.getDimSize(axis);
+  SmallVector<int64_t> sliceShape(type.getShape());
+  sliceShape[axis] = 1;
+  auto sliceType = RankedTensorType::get(sliceShape, elementType);
+
+  Value acc = filledTensor(b, loc, sliceType,
+                           scalarConstant(b, loc, elementType, 0.0));
+  Value init = emptyTensor(b, loc, type);
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, n);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, one, ValueRange{acc, init},
+      [&](OpBuilder &fb, Location l, Value t, ValueRange iterArgs) {
+        Value position = t;
+        if (reverse)
+          position = arith::SubIOp::create(
+              fb, l, arith::ConstantIndexOp::create(fb, l, n - 1), t);
+        SmallVector<OpFoldResult> offsets(rank, fb.getIndexAttr(0));
+        offsets[axis] = position;
+        SmallVector<OpFoldResult> sizes = indexAttrs(fb, sliceShape);
+        SmallVector<OpFoldResult> strides(rank, fb.getIndexAttr(1));
+        Value slice = tensor::ExtractSliceOp::create(fb, l, sliceType, x,
+                                                     offsets, sizes, strides);
+        // Exclusive: store the running sum before this slice is added.
+        Value out = iterArgs[1];
+        if (exclusive)
+          out = tensor::InsertSliceOp::create(fb, l, iterArgs[0], out, offsets,
+                                              sizes, strides);
+        // The running sum is updated in place (outs = the carried tensor),
+        // so the loop bufferizes without copies.
+        SmallVector<AffineMap> maps(
+            2, AffineMap::getMultiDimIdentityMap(rank, fb.getContext()));
+        Value sum =
+            linalg::GenericOp::create(
+                fb, l, TypeRange{sliceType}, ValueRange{slice},
+                ValueRange{iterArgs[0]}, maps,
+                SmallVector<utils::IteratorType>(
+                    rank, utils::IteratorType::parallel),
+                [&](OpBuilder &bb, Location ll, ValueRange s) {
+                  Value add =
+                      isFloat
+                          ? Value(arith::AddFOp::create(bb, ll, s[1], s[0]))
+                          : Value(arith::AddIOp::create(bb, ll, s[1], s[0]));
+                  linalg::YieldOp::create(bb, ll, add);
+                })
+                .getResult(0);
+        if (!exclusive)
+          out = tensor::InsertSliceOp::create(fb, l, sum, out, offsets, sizes,
+                                              strides);
+        scf::YieldOp::create(fb, l, ValueRange{sum, out});
+      });
+  return loop.getResult(1);
+}
+
+/// CumSum with a constant axis: cumSumAlong. With a run-time axis (the
+/// ONNX backend tests feed it as an input), a chain of scf.if over the
+/// possible axes, one cumSumAlong each; an out-of-range axis (invalid ONNX)
+/// takes the last one.
+struct CumSumLowering : OpConversionPattern<kiln::CumSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    if (rank == 0)
+      return unsupported(op, "rank-0 input");
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    Value x = adaptor.getX();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    auto axisValues = constantInts(op.getAxis());
+    if (succeeded(axisValues)) {
+      if (axisValues->size() != 1)
+        return unsupported(op, "axis has more than one element");
+      int64_t axis = normalizeAxis(axisValues->front(), rank);
+      if (axis < 0 || axis >= rank)
+        return unsupported(op, "axis out of range");
+      rewriter.replaceOp(
+          op, cumSumAlong(rewriter, loc, x, type, axis, exclusive, reverse));
+      return success();
+    }
+
+    Value axis = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(),
+        extractFirst(rewriter, loc, adaptor.getAxis()));
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value negative = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, axis, zero);
+    axis = arith::SelectOp::create(
+        rewriter, loc, negative,
+        arith::AddIOp::create(rewriter, loc, axis,
+                              arith::ConstantIndexOp::create(rewriter, loc,
+                                                             rank)),
+        axis);
+    // if axis == 0 {...} else if axis == 1 {...} ... else {last axis}
+    // (scf.if rather than scf.index_switch: it lowers through the plainest
+    // control flow).
+    std::function<Value(OpBuilder &, int64_t)> choose =
+        [&](OpBuilder &b, int64_t d) -> Value {
+      if (d == rank - 1)
+        return cumSumAlong(b, loc, x, type, d, exclusive, reverse);
+      Value isAxis = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, axis,
+          arith::ConstantIndexOp::create(b, loc, d));
+      auto ifOp = scf::IfOp::create(
+          b, loc, isAxis,
+          [&](OpBuilder &tb, Location l) {
+            scf::YieldOp::create(
+                tb, l, cumSumAlong(tb, l, x, type, d, exclusive, reverse));
+          },
+          [&](OpBuilder &eb, Location l) {
+            scf::YieldOp::create(eb, l, choose(eb, d + 1));
+          });
+      return ifOp.getResult(0);
+    };
+    rewriter.replaceOp(op, choose(rewriter, 0));
+    return success();
+  }
+};
+
+/// ReverseSequence: along the time axis, the first sequence_lens[b]
+/// entries of batch b are reversed, the rest copied.
+struct ReverseSequenceLowering
+    : OpConversionPattern<kiln::ReverseSequenceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ReverseSequenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    int64_t rank = type.getRank();
+    int64_t batchAxis = static_cast<int64_t>(op.getBatchAxis());
+    int64_t timeAxis = static_cast<int64_t>(op.getTimeAxis());
+    if (rank < 2 || batchAxis == timeAxis || batchAxis < 0 || batchAxis > 1 ||
+        timeAxis < 0 || timeAxis > 1)
+      return unsupported(op, "batch_axis and time_axis must be 0 and 1");
+    Value input = adaptor.getInput();
+    Value result = indexGeneric(
+        rewriter, op.getLoc(), type, adaptor.getSequenceLens(),
+        dimRangeMap(rank, batchAxis, 1, getContext()),
+        [&](OpBuilder &b, Location l, ArrayRef<Value> ivs,
+            ValueRange args) -> Value {
+          Value length =
+              arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
+          Value t = ivs[timeAxis];
+          Value inside = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::slt, t, length);
+          Value last = arith::SubIOp::create(
+              b, l, length, arith::ConstantIndexOp::create(b, l, 1));
+          Value reversed = arith::SubIOp::create(b, l, last, t);
+          SmallVector<Value> at(ivs);
+          at[timeAxis] = arith::SelectOp::create(b, l, inside, reversed, t);
+          return tensor::ExtractOp::create(b, l, input, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// reshape -> transpose -> reshape, the way ONNX defines DepthToSpace and
+/// SpaceToDepth.
+Value reshapeTransposeReshape(OpBuilder &b, Location loc, Value input,
+                              ArrayRef<int64_t> wideShape,
+                              ArrayRef<int64_t> perm,
+                              RankedTensorType resultType) {
+  Type elementType = resultType.getElementType();
+  Value wide =
+      reshapeTo(b, loc, input, RankedTensorType::get(wideShape, elementType));
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(wideShape[p]);
+  auto permutedType = RankedTensorType::get(permuted, elementType);
+  Value transposed =
+      linalg::TransposeOp::create(b, loc, wide,
+                                  emptyTensor(b, loc, permutedType), perm)
+          .getResult()[0];
+  return reshapeTo(b, loc, transposed, resultType);
+}
+
+struct DepthToSpaceLowering : OpConversionPattern<kiln::DepthToSpaceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::DepthToSpaceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (inputType.getRank() != 4)
+      return unsupported(op, "input is not 4-D");
+    int64_t bs = static_cast<int64_t>(op.getBlocksize());
+    ArrayRef<int64_t> s = inputType.getShape();
+    int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+    if (bs <= 0 || c % (bs * bs) != 0)
+      return unsupported(op, "channels not divisible by blocksize^2");
+    Value result;
+    if (op.getMode() == "DCR")
+      result = reshapeTransposeReshape(rewriter, op.getLoc(),
+                                       adaptor.getInput(),
+                                       {n, bs, bs, c / (bs * bs), h, w},
+                                       {0, 3, 4, 1, 5, 2}, type);
+    else if (op.getMode() == "CRD")
+      result = reshapeTransposeReshape(rewriter, op.getLoc(),
+                                       adaptor.getInput(),
+                                       {n, c / (bs * bs), bs, bs, h, w},
+                                       {0, 1, 4, 2, 5, 3}, type);
+    else
+      return unsupported(op, "mode '" + op.getMode() + "'");
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SpaceToDepthLowering : OpConversionPattern<kiln::SpaceToDepthOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::SpaceToDepthOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (inputType.getRank() != 4)
+      return unsupported(op, "input is not 4-D");
+    int64_t bs = static_cast<int64_t>(op.getBlocksize());
+    ArrayRef<int64_t> s = inputType.getShape();
+    int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+    if (bs <= 0 || h % bs != 0 || w % bs != 0)
+      return unsupported(op, "spatial dims not divisible by blocksize");
+    rewriter.replaceOp(
+        op, reshapeTransposeReshape(rewriter, op.getLoc(), adaptor.getInput(),
+                                    {n, c, h / bs, bs, w / bs, bs},
+                                    {0, 3, 5, 1, 2, 4}, type));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Data-dependent results
+//===----------------------------------------------------------------------===//
+
+/// TopK by repeated selection: for each row along the axis, the j-th
+/// output is the best element (value, then lower index, as ONNX Runtime
+/// breaks ties) among those ordered after the (j-1)-th. O(K * n) per row
+/// and no scratch storage; the output is sorted, which `sorted = 0` allows.
+struct TopKLowering : OpConversionPattern<kiln::TopKOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto valuesType =
+        convertedType(getTypeConverter(), op.getValues().getType());
+    auto indicesType =
+        convertedType(getTypeConverter(), op.getIndices().getType());
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    int64_t n = xType.getDimSize(axis);
+    int64_t k = valuesType.getDimSize(axis);
+    if (k > n)
+      return unsupported(op, "K exceeds the axis dim");
+    Value values = emptyTensor(rewriter, loc, valuesType);
+    Value indices = emptyTensor(rewriter, loc, indicesType);
+    if (valuesType.getNumElements() == 0) {
+      rewriter.replaceOp(op, {values, indices});
+      return success();
+    }
+    Type kilnType = getElementTypeOrSelf(op.getX().getType());
+    bool isFloat = isa<FloatType>(kilnType);
+    bool isUnsigned = isUnsignedInt(kilnType);
+    bool largest = op.getLargest() != 0;
+
+    // (a, ai) comes before (b, bi) in the output order.
+    auto before = [&](OpBuilder &b, Location l, Value a, Value ai, Value v,
+                      Value vi) -> Value {
+      Value strict, equal;
+      if (isFloat) {
+        strict = arith::CmpFOp::create(
+            b, l, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+            a, v);
+        equal = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a, v);
+      } else {
+        arith::CmpIPredicate predicate =
+            largest ? (isUnsigned ? arith::CmpIPredicate::ugt
+                                  : arith::CmpIPredicate::sgt)
+                    : (isUnsigned ? arith::CmpIPredicate::ult
+                                  : arith::CmpIPredicate::slt);
+        strict = arith::CmpIOp::create(b, l, predicate, a, v);
+        equal = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a, v);
+      }
+      Value lowerIndex =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, ai, vi);
+      return arith::OrIOp::create(
+          b, l, strict, arith::AndIOp::create(b, l, equal, lowerIndex));
+    };
+
+    // One loop per dim other than the axis.
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis)
+        continue;
+      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+      ubs.push_back(
+          arith::ConstantIndexOp::create(rewriter, loc, xType.getDimSize(d)));
+      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{values, indices},
+        [&](OpBuilder &b, Location l, ValueRange outer,
+            ValueRange iterArgs) -> scf::ValueVector {
+          auto at = [&](Value position) {
+            SmallVector<Value> full(outer);
+            full.insert(full.begin() + axis, position);
+            return full;
+          };
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value none = arith::ConstantIndexOp::create(b, l, -1);
+          Value firstValue = tensor::ExtractOp::create(b, l, x, at(zero));
+          auto selection = scf::ForOp::create(
+              b, l, zero, arith::ConstantIndexOp::create(b, l, k), one,
+              ValueRange{iterArgs[0], iterArgs[1], firstValue, none},
+              [&](OpBuilder &jb, Location jl, Value j, ValueRange state) {
+                Value prev = state[2], prevIndex = state[3];
+                Value isFirst = arith::CmpIOp::create(
+                    jb, jl, arith::CmpIPredicate::slt, prevIndex, zero);
+                Value falseValue =
+                    arith::ConstantIntOp::create(jb, jl, jb.getI1Type(), 0);
+                auto scan = scf::ForOp::create(
+                    jb, jl, zero, arith::ConstantIndexOp::create(jb, jl, n),
+                    one, ValueRange{firstValue, zero, falseValue},
+                    [&](OpBuilder &ib, Location il, Value i,
+                        ValueRange best) {
+                      Value v = tensor::ExtractOp::create(ib, il, x, at(i));
+                      Value eligible = arith::OrIOp::create(
+                          ib, il, isFirst,
+                          before(ib, il, prev, prevIndex, v, i));
+                      Value notFound = arith::XOrIOp::create(
+                          ib, il, best[2],
+                          arith::ConstantIntOp::create(ib, il, ib.getI1Type(),
+                                                       1));
+                      Value improves = arith::OrIOp::create(
+                          ib, il, notFound,
+                          before(ib, il, v, i, best[0], best[1]));
+                      Value take =
+                          arith::AndIOp::create(ib, il, eligible, improves);
+                      scf::YieldOp::create(
+                          ib, il,
+                          ValueRange{
+                              arith::SelectOp::create(ib, il, take, v,
+                                                      best[0]),
+                              arith::SelectOp::create(ib, il, take, i,
+                                                      best[1]),
+                              arith::OrIOp::create(ib, il, best[2], take)});
+                    });
+                Value bestValue = scan.getResult(0);
+                Value bestIndex = scan.getResult(1);
+                Value outValues = tensor::InsertOp::create(
+                    jb, jl, bestValue, state[0], at(j));
+                Value outIndices = tensor::InsertOp::create(
+                    jb, jl,
+                    arith::IndexCastOp::create(jb, jl, jb.getI64Type(),
+                                               bestIndex),
+                    state[1], at(j));
+                scf::YieldOp::create(
+                    jb, jl,
+                    ValueRange{outValues, outIndices, bestValue, bestIndex});
+              });
+          return {selection.getResult(0), selection.getResult(1)};
+        });
+    rewriter.replaceOp(op, nest.results);
+    return success();
+  }
+};
+
+struct NonZeroLowering : OpConversionPattern<kiln::NonZeroOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::NonZeroOp op, OpAdaptor,
+                  ConversionPatternRewriter &) const override {
+    return unsupported(op, "the number of non-zero elements (the output "
+                           "shape) is only known at run time; a constant "
+                           "input would have been folded");
   }
 };
 
@@ -465,5 +1406,11 @@ void kiln::populateShapeToLinalgPatterns(const TypeConverter &converter,
                ReshapeLikeLowering<kiln::SqueezeOp>,
                ReshapeLikeLowering<kiln::UnsqueezeOp>, TransposeLowering,
                ExpandLowering, TileLowering, ConcatLowering, SplitLowering,
-               SliceLowering>(converter, context);
+               SliceLowering, GatherLowering, GatherElementsLowering,
+               GatherNDLowering, ScatterElementsLowering, ScatterNDLowering,
+               ConstantOfShapeLowering, RangeLowering, EyeLikeLowering,
+               OneHotLowering, TriluLowering, CumSumLowering,
+               ReverseSequenceLowering, DepthToSpaceLowering,
+               SpaceToDepthLowering, TopKLowering, NonZeroLowering>(
+      converter, context);
 }

@@ -58,7 +58,10 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -78,20 +81,72 @@ namespace {
 
 /// Marks @main's arguments (graph inputs and weights) read-only, so that
 /// bufferization never writes into a caller's buffer or the mapped weights.
+///
+/// Zero-element inputs and outputs have no bare-pointer form in LLVM's
+/// calling convention, and need none: an input with no elements is replaced
+/// by an empty tensor and dropped from @main's parameters, an output with no
+/// elements is dropped from its results (nothing is ever written to it).
+/// `kiln.entry_slots` on the module then maps each remaining parameter of
+/// @main to its index in kiln_entry's buffer array (which keeps one slot per
+/// input, weight and output, as docs/artifact.md says).
 struct PrepareEntryPass
     : PassWrapper<PrepareEntryPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPass)
   StringRef getArgument() const override { return "kiln-cpu-prepare-entry"; }
   StringRef getDescription() const override {
-    return "Mark @main's arguments read-only for bufferization";
+    return "Mark @main's arguments read-only for bufferization; drop "
+           "zero-element inputs and outputs";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<tensor::TensorDialect>();
+  }
+  static bool isEmptyTensor(Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
   }
   void runOnOperation() override {
-    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main) {
-      getOperation().emitError("no @main function to compile");
+      module.emitError("no @main function to compile");
       return signalPassFailure();
     }
     OpBuilder b(&getContext());
+    unsigned numArgs = main.getNumArguments();
+    unsigned numResults = main.getNumResults();
+    SmallVector<int64_t> slots;
+    llvm::BitVector dropArgs(numArgs), dropResults(numResults);
+    b.setInsertionPointToStart(&main.getBody().front());
+    for (unsigned i = 0; i < numArgs; ++i) {
+      BlockArgument arg = main.getArgument(i);
+      if (isEmptyTensor(arg.getType())) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        arg.replaceAllUsesWith(tensor::EmptyOp::create(
+            b, arg.getLoc(), type.getShape(), type.getElementType()));
+        dropArgs.set(i);
+        continue;
+      }
+      slots.push_back(i);
+    }
+    for (unsigned i = 0; i < numResults; ++i) {
+      if (isEmptyTensor(main.getResultTypes()[i])) {
+        dropResults.set(i);
+        continue;
+      }
+      slots.push_back(numArgs + i);
+    }
+    if (dropArgs.any() || dropResults.any()) {
+      if (failed(main.eraseArguments(dropArgs)))
+        return signalPassFailure();
+      main.walk([&](func::ReturnOp ret) {
+        for (int i = numResults - 1; i >= 0; --i)
+          if (dropResults.test(i))
+            ret->eraseOperand(i);
+      });
+      if (failed(main.eraseResults(dropResults)))
+        return signalPassFailure();
+      module->setAttr("kiln.entry_slots", b.getDenseI64ArrayAttr(slots));
+    }
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (isa<TensorType>(main.getArgument(i).getType()))
         main.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
@@ -143,15 +198,57 @@ struct EntryWrapperPass
                                     {ptrType}));
     Block *block = entry.addEntryBlock(b);
     b.setInsertionPointToStart(block);
+    // Parameters dropped by kiln-cpu-prepare-entry keep their buffer slots.
+    SmallVector<int64_t> slots;
+    if (auto attr = module->getAttrOfType<DenseI64ArrayAttr>("kiln.entry_slots"))
+      slots.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    else
+      for (unsigned i = 0; i < mainType.getNumParams(); ++i)
+        slots.push_back(i);
+    if (slots.size() != mainType.getNumParams()) {
+      main.emitError("kiln-cpu-entry-wrapper: kiln.entry_slots does not "
+                     "match @main's parameters");
+      return signalPassFailure();
+    }
     SmallVector<Value> args;
     for (unsigned i = 0; i < mainType.getNumParams(); ++i) {
       Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
                                        block->getArgument(0),
-                                       ArrayRef<LLVM::GEPArg>{(int32_t)i});
+                                       ArrayRef<LLVM::GEPArg>{(int32_t)slots[i]});
       args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
     }
     LLVM::CallOp::create(b, loc, main, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+};
+
+/// Fuses elementwise linalg.generic chains into one loop nest, and nothing
+/// else: upstream's linalg-fuse-elementwise-ops also fuses an elementwise
+/// producer into a contraction (the normalized activations recomputed for
+/// every output column of the matmul after them) and generalizes named ops
+/// while propagating reshapes, which turns linalg.matmul into generics that
+/// no later step tiles or calls a library for. Here both ends must be
+/// all-parallel generics and the producer must have no other user.
+struct FuseElementwisePass
+    : PassWrapper<FuseElementwisePass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
+  StringRef getArgument() const override { return "kiln-cpu-fuse-elementwise"; }
+  StringRef getDescription() const override {
+    return "Fuse chains of elementwise linalg.generic ops (never into "
+           "contractions or reductions)";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
+      auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+      return producer && consumer && producer->hasOneUse() &&
+             producer.getNumReductionLoops() == 0 &&
+             consumer.getNumReductionLoops() == 0;
+    };
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 
@@ -163,7 +260,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
     pm.addPass(createKilnHoistWeights());
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwisePass>());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -224,8 +321,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   vectorOptions.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-  // Subviews of the tiled kernels expand to affine.apply offsets: before
-  // lower-affine.
+  // expand-strided-metadata creates affine.apply ops (subviews of the tiled
+  // kernels, CumSum's run-time axis): lower-affine after it.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -277,6 +374,7 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
 void registerCpuBackendPasses() {
   PassRegistration<PrepareEntryPass>();
   PassRegistration<EntryWrapperPass>();
+  PassRegistration<FuseElementwisePass>();
   registerPass([] { return createLibraryCallsPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
@@ -316,9 +414,18 @@ bool resolveTarget(const CpuOptions &options, TargetInfo &info,
     info.cpu = triple.isX86() ? "x86-64" : "generic";
   } else {
     info.cpu = options.cpu;
+    // Asked for an unknown CPU, LLVM warns on stderr and goes on: check the
+    // name against a generic subtarget first.
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(info.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
+              " (use native, generic or an LLVM CPU name)";
+      return false;
+    }
     std::unique_ptr<llvm::MCSubtargetInfo> sti(
         target->createMCSubtargetInfo(triple, info.cpu, ""));
-    if (!sti || !sti->isCPUStringValid(info.cpu)) {
+    if (!sti) {
       error = "unknown CPU '" + options.cpu + "' for " + info.triple +
               " (use native, generic or an LLVM CPU name)";
       return false;

@@ -92,12 +92,13 @@ func.func @l2_all(%a: tensor<2x4xf32>) -> tensor<1x1xf32> {
 
 // -----
 
-// ArgMax: value and index carried together; select_last_index makes ties
-// win (>=); the index comes from linalg.index of the axis.
+// ArgMax: value and index carried together, starting (as ONNX Runtime)
+// from the first element along the axis; select_last_index makes ties win
+// (>=); the index comes from linalg.index of the axis.
 // CHECK-LABEL: func.func @arg_max
-// CHECK: %[[LOW:.+]] = arith.constant -2147483648 : i32
-// CHECK: linalg.fill ins(%[[LOW]] : i32)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[FIRST:.+]] = tensor.extract_slice %arg0[0, 0] [2, 1] [1, 1] : tensor<2x3xi32> to tensor<2xi32>
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%[[FIRST]] : tensor<2xi32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<2x3xi32>) outs(%[[INIT]], %{{.+}} : tensor<2xi32>, tensor<2xi64>)
 // CHECK: %[[B:.+]] = arith.cmpi sge
 // CHECK: %[[I:.+]] = linalg.index 1 : index
 // CHECK: %[[I64:.+]] = arith.index_cast %[[I]] : index to i64
@@ -109,4 +110,40 @@ func.func @arg_max(%a: tensor<2x3xi32>, %b: tensor<2x3xf32>) -> (tensor<2xi64>, 
   %0 = kiln.arg_max %a {axis = -1 : i64, keepdims = 0 : i64, select_last_index = 1 : i64} : (tensor<2x3xi32>) -> tensor<2xi64>
   %1 = kiln.arg_min %b {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
   return %0, %1 : tensor<2xi64>, tensor<1x3xi64>
+}
+
+// -----
+
+// Axes known only at run time: the static shapes decide (keepdims: the dims
+// that become 1; without: the one way the result dims embed).
+// CHECK-LABEL: func.func @runtime_axes
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @runtime_axes(%a: tensor<2x3x4xf32>, %axes: tensor<1xi64>) -> (tensor<2x1x4xf32>, tensor<3x4xf32>) {
+  %0 = kiln.reduce_sum %a, %axes : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x1x4xf32>
+  %1 = kiln.reduce_sum %a, %axes {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<3x4xf32>
+  return %0, %1 : tensor<2x1x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// Float ReduceMax as ONNX Runtime: from the first element of each reduced
+// slice (widened to f32 for f16), take x when x > acc (NaN after the first
+// element is skipped).
+// CHECK-LABEL: func.func @max_float
+// CHECK: %[[FIRST:.+]] = tensor.extract_slice %arg0[0, 0] [1, 3] [1, 1] : tensor<2x3xf16> to tensor<3xf16>
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%[[FIRST]] : tensor<3xf16>) outs(%{{.+}} : tensor<3xf32>)
+// CHECK: arith.extf
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<2x3xf16>) outs(%[[INIT]] : tensor<3xf32>)
+// CHECK: %[[X:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK: %[[GT:.+]] = arith.cmpf ogt, %[[X]], %[[ACC:.+]] : f32
+// CHECK: arith.select %[[GT]], %[[X]], %[[ACC]] : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @max_float(%a: tensor<2x3xf16>) -> tensor<3xf16> {
+  %none = kiln.none
+  %0 = kiln.reduce_max %a, %none {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<2x3xf16>, none) -> tensor<3xf16>
+  return %0 : tensor<3xf16>
 }

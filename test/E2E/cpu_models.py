@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+#===- test/E2E/cpu_models.py - Demo models compiled for the CPU vs numpy ---===#
+#
+# Generates the demo models with fixed seeds (models/generate_demo_models.py,
+# models/generate_linear_attention.py), compiles each with kiln-compile for
+# the CPU at -O0 and -O3 (codegen kernels) and at -O3 with --kernels=library,
+# runs the artifact with kiln-run on the model's test data set, and compares
+# every output with the float64 numpy reference written from the math
+# (models/reference.py), not with onnxruntime:
+#
+#   |kiln - numpy| <= ATOL + RTOL * |numpy|, RTOL = 1e-4, ATOL = 1e-4
+#
+# (float32 arithmetic in a different order than numpy's float64: a few ulps
+# of the largest partial sums). Prints one line per model and configuration
+# and exits 1 on any mismatch or failure.
+#
+#   cpu_models.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+#                 [--models mlp,transformer_block,small_cnn,linear_attention]
+#
+#===----------------------------------------------------------------------===#
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+import reference  # noqa: E402
+import generate_linear_attention as gla  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-4
+CONFIGS = [("-O0", "codegen"), ("-O3", "codegen"), ("-O3", "library")]
+MODELS = ["mlp", "transformer_block", "small_cnn", "linear_attention"]
+
+
+def generate(workdir, models):
+    demo = [m for m in models if m != "linear_attention"]
+    if demo:
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "models", "generate_demo_models.py"),
+                        "--out", workdir, "--only", ",".join(demo),
+                        "--static-shapes"], check=True,
+                       stdout=subprocess.DEVNULL)
+    if "linear_attention" in models:
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "models",
+                                     "generate_linear_attention.py"),
+                        "--out", workdir], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
+def numpy_reference(name, model_path, inputs):
+    model = onnx.load(model_path)
+    weights = {t.name: numpy_helper.to_array(t)
+               for t in model.graph.initializer}
+    if name == "linear_attention":
+        return [gla.reference(weights, inputs[0], "elu1")]
+    return getattr(reference, name)(weights, *inputs)
+
+
+def load_inputs(folder):
+    inputs, i = [], 0
+    while os.path.exists(os.path.join(folder, f"input_{i}.pb")):
+        t = onnx.TensorProto()
+        with open(os.path.join(folder, f"input_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        inputs.append(numpy_helper.to_array(t))
+        i += 1
+    return inputs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kiln-compile", required=True)
+    parser.add_argument("--kiln-run", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--models", default=",".join(MODELS))
+    args = parser.parse_args()
+    models = args.models.split(",")
+    os.makedirs(args.workdir, exist_ok=True)
+    generate(args.workdir, models)
+    failures = 0
+    for name in models:
+        model_path = os.path.join(args.workdir, f"{name}.onnx")
+        data = os.path.join(args.workdir, name, "test_data_set_0")
+        inputs = load_inputs(data)
+        expected = numpy_reference(name, model_path, inputs)
+        for opt, kernels in CONFIGS:
+            tag = f"{name} {opt} {kernels}"
+            artifact = os.path.join(args.workdir,
+                                    f"{name}{opt}-{kernels}.kiln")
+            out_dir = artifact + ".out"
+            proc = subprocess.run(
+                [args.kiln_compile, model_path, opt, f"--kernels={kernels}",
+                 "-o", artifact], capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"FAIL {tag}: kiln-compile: {proc.stderr.strip()[:400]}")
+                failures += 1
+                continue
+            proc = subprocess.run(
+                [args.kiln_run, artifact, "--inputs", data, "--threads", "2",
+                 "--save-outputs", out_dir], capture_output=True, text=True)
+            # kiln-run compares with onnxruntime's outputs in the data set
+            # too (exit 1 on a mismatch); the verdict here is numpy's.
+            if proc.returncode not in (0, 1):
+                print(f"FAIL {tag}: kiln-run exit {proc.returncode}: "
+                      f"{proc.stderr.strip()[:400]}")
+                failures += 1
+                continue
+            worst = 0.0
+            ok = True
+            for i, want in enumerate(expected):
+                got = np.load(os.path.join(out_dir, f"output_{i}.npy"))
+                if got.shape != want.shape:
+                    print(f"FAIL {tag}: output {i} shape {got.shape}, "
+                          f"numpy {want.shape}")
+                    ok = False
+                    continue
+                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                bound = ATOL + RTOL * np.abs(want.astype(np.float64))
+                worst = max(worst, float(diff.max()))
+                if (diff > bound).any():
+                    print(f"FAIL {tag}: output {i}: max abs error "
+                          f"{diff.max():.3g} above {ATOL} + {RTOL}*|ref|")
+                    ok = False
+            if ok:
+                print(f"PASS {tag}: max abs error vs numpy {worst:.3g}")
+            else:
+                failures += 1
+    print(f"e2e: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
