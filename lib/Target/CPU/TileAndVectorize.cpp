@@ -227,6 +227,10 @@ struct TileAndVectorizePass
         return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
+    // Masked edge tiles: the transfers take their masks as operands rather
+    // than inside vector.mask regions, which the buffer deallocation pipeline
+    // would insert ops into (vector.mask holds exactly one op).
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns,
