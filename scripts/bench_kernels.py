@@ -136,9 +136,10 @@ def main():
         runners = {"ort": lambda: sess.run(None, feeds)}
         for kind in kernels:
             so = os.path.join(tmp, f"{name}.{kind}.so")
+            flags = [f"--kernels={kind}"]
             proc = subprocess.run(
                 [args.kiln_compile, path, "--emit=so", "--embed-weights",
-                 f"--kernels={kind}", "-o", so], capture_output=True, text=True)
+                 "-o", so] + flags, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{name} {kind}: compile failed:\n{proc.stderr}",
                       file=sys.stderr)
@@ -165,6 +166,7 @@ def main():
                 samples[key].append(time_once(fn, iters[key]))
         med = {key: statistics.median(v) for key, v in samples.items()}
         rows.append((name, med))
+    print(f"{args.threads} threads, median of {args.reps} samples")
     print(f"{'model':24s} {'ort us':>9s}" +
           "".join(f" {k + ' us':>12s} {'x ort':>6s}" for k in kernels))
     for name, med in rows:
