@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 #===- scripts/demo.sh - Kiln's main job on the demo models -----------------===#
 # Does its own set-up, generates the demo models (fixed seeds, static input
-# shapes) into build/models, compiles each with the -O2 graph pipeline and
-# prints a per-model summary: ops by type before and after, parameters,
-# FLOPs. The optimized IR goes to build/demo/<model>.mlir and the per-pass
-# report (op counts, FLOPs, weight bytes and statistics after every pass) to
-# build/demo/<model>.report.json. Extra arguments go to kiln-compile (e.g.
-# -O3, --disable-pass=kiln-fuse-attention).
+# shapes) into build/models, and for each:
+#   1. the graph pipeline's summary (ops by type before and after -O2,
+#      parameters, FLOPs; IR in build/demo/<model>.mlir, per-pass report in
+#      build/demo/<model>.report.json);
+#   2. compiles it for this CPU (-O3) into build/demo/<model>.kiln and runs it
+#      with kiln-run on its test data set (outputs checked against ONNX
+#      Runtime's, PASS/FAIL per output);
+# then times the transformer block, the small CNN and the MLP at batch 1 and
+# 8 with 2 threads against ONNX Runtime, both kernel strategies
+# (scripts/bench_cpu.py: interleaved rounds, median, ratio).
+# Extra arguments go to kiln-compile in step 1 (e.g. -O3,
+# --disable-pass=kiln-fuse-attention).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
 
-"$ROOT/scripts/build.sh" kiln-compile
+"$ROOT/scripts/build.sh" kiln-compile kiln-run
 "$ROOT/.venv/bin/python" "$ROOT/models/generate_demo_models.py" \
   --out "$BUILD/models" --static-shapes
 mkdir -p "$BUILD/demo"
@@ -20,4 +26,15 @@ for model in "$BUILD"/models/*.onnx; do
   echo "=== $name"
   "$BUILD/bin/kiln-compile" "$model" --emit=graph -O2 --summary \
     --report="$BUILD/demo/$name.report.json" -o "$BUILD/demo/$name.mlir" "$@"
+  start=$(date +%s%N)
+  "$BUILD/bin/kiln-compile" "$model" -O3 -o "$BUILD/demo/$name.kiln"
+  end=$(date +%s%N)
+  echo "  compiled for the CPU in $(( (end - start) / 1000000 )) ms -> $BUILD/demo/$name.kiln"
+  "$BUILD/bin/kiln-run" "$BUILD/demo/$name.kiln" --threads 2 \
+    --inputs "$BUILD/models/$name/test_data_set_0" --rtol 1e-3 --atol 1e-4 \
+    --warmup 1 --iterations 5 | sed 's/^/  /'
 done
+echo "=== latency on this CPU: Kiln vs ONNX Runtime"
+"$ROOT/.venv/bin/python" "$ROOT/scripts/bench_cpu.py" --threads 2 \
+  --rounds 3 --iterations 10 --models transformer_block,small_cnn,mlp \
+  --no-resnet --workdir "$BUILD/bench"

@@ -16,6 +16,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
+#include "onnx/defs/function.h"
 #include "onnx/defs/schema.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -138,7 +139,15 @@ public:
 
 private:
   void importInitializers();
-  void importNode(const onnx::NodeProto &node, int index);
+  void importNode(const onnx::NodeProto &node, const std::string &displayName);
+  void expandFunction(const onnx::NodeProto &node,
+                      const std::string &displayName,
+                      const onnx::OpSchema &schema);
+  void expandRecurrent(const onnx::NodeProto &node,
+                       const std::string &displayName);
+  void importBody(const onnx::NodeProto &node, const std::string &displayName,
+                  const onnx::FunctionProto &function, int64_t bodyOpset,
+                  const onnx::OpSchema *schema);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
   Operation *createOp(llvm::StringRef opName, ValueRange operands,
                       NamedAttrList &attributes, Location loc,
@@ -154,6 +163,12 @@ private:
                          NamedAttrList &attributes);
   void checkLegacySoftmax(const onnx::NodeProto &node, ValueRange operands,
                           NamedAttrList &attributes);
+  void normalizeLegacyPRelu(const onnx::NodeProto &node,
+                            SmallVectorImpl<Value> &operands, Location loc);
+  bool importSqueezeAsReshape(const onnx::NodeProto &node, ValueRange operands,
+                              Location loc);
+  RankedTensorType getStaticDeclaredType(const std::string &valueName);
+  Value createI64Constant(llvm::ArrayRef<int64_t> values, Location loc);
   Type refineType(Type kilnType, const std::string &valueName);
   void verifyModule(ModuleOp module);
 
@@ -169,6 +184,13 @@ private:
   llvm::StringMap<Value> values;
   /// Location name → ONNX op type, to name the op type in verifier errors.
   llvm::StringMap<std::string> opTypeOfNode;
+  /// The default-domain opset of the nodes being imported: the model's, or
+  /// the one a function body imports while it is being expanded.
+  int64_t currentOpset = 0;
+  /// How many function expansions enclose the node being imported.
+  int functionDepth = 0;
+  /// Name prefixes of the expanded function bodies, to keep them unique.
+  llvm::StringSet<> functionPrefixes;
 };
 
 } // namespace
@@ -391,7 +413,7 @@ void GraphBuilder::addSchemaDefaults(const onnx::NodeProto &node,
                                      NamedAttrList &attributes) {
   // The schema of the model's opset first; attributes a later opset added
   // (the kiln op has the newest form) take the newest default libonnx has.
-  int opset = int(std::min<int64_t>(loaded.opset, kLibOnnxMaxOpset));
+  int opset = int(std::min<int64_t>(currentOpset, kLibOnnxMaxOpset));
   for (int version : {opset, int(kLibOnnxMaxOpset)}) {
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Schema(node.op_type(), version, "");
@@ -414,7 +436,7 @@ void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
                                       ValueRange operands,
                                       NamedAttrList &attributes) {
   const std::string &op = node.op_type();
-  if (loaded.opset >= 13 ||
+  if (currentOpset >= 13 ||
       (op != "Softmax" && op != "LogSoftmax" && op != "Hardmax"))
     return;
   RankedTensorType input = getFirstTensorType(operands);
@@ -432,16 +454,123 @@ void GraphBuilder::checkLegacySoftmax(const onnx::NodeProto &node,
   attributes.set("axis", builder.getI64IntegerAttr(axis));
 }
 
-void GraphBuilder::importNode(const onnx::NodeProto &node, int index) {
-  std::string displayName = nodeDisplayName(node, index);
+Value GraphBuilder::createI64Constant(llvm::ArrayRef<int64_t> values,
+                                      Location loc) {
+  NamedAttrList attrs;
+  attrs.set("value", DenseElementsAttr::get(
+                         RankedTensorType::get({int64_t(values.size())},
+                                               builder.getI64Type()),
+                         values));
+  return createOp(ConstantOp::getOperationName(), {}, attrs, loc, {})
+      ->getResult(0);
+}
+
+void GraphBuilder::normalizeLegacyPRelu(const onnx::NodeProto &node,
+                                        SmallVectorImpl<Value> &operands,
+                                        Location loc) {
+  // Before opset 7 a 1-D slope of PRelu has one value per channel (dim 1),
+  // not numpy broadcasting over the last dim; libonnx's 6 → 7 adapter keeps
+  // the slope as it is. Reshaping it to [C, 1, ...] keeps the meaning.
+  if (node.op_type() != "PRelu" || functionDepth != 0 ||
+      loaded.modelOpset >= 7 || operands.size() != 2)
+    return;
+  auto x = dyn_cast<RankedTensorType>(operands[0].getType());
+  auto slope = dyn_cast<RankedTensorType>(operands[1].getType());
+  if (!x || !slope || x.getRank() < 3 || slope.getRank() != 1 ||
+      slope.isDynamicDim(0) || slope.getDimSize(0) == 1 ||
+      x.getDimSize(1) != slope.getDimSize(0))
+    return;
+  SmallVector<int64_t> shape(x.getRank() - 1, 1);
+  shape[0] = slope.getDimSize(0);
+  NamedAttrList attrs;
+  operands[1] =
+      createOp(ReshapeOp::getOperationName(),
+               {operands[1], createI64Constant(shape, loc)}, attrs, loc, {})
+          ->getResult(0);
+}
+
+RankedTensorType
+GraphBuilder::getStaticDeclaredType(const std::string &valueName) {
+  for (const auto *types : {&loaded.declaredTypes, &loaded.onnxInferredTypes}) {
+    auto it = types->find(valueName);
+    if (it == types->end())
+      continue;
+    RankedTensorType type =
+        convertTypeProto(it->second, context, valueName, /*needRank=*/false);
+    if (type && type.hasStaticShape())
+      return type;
+  }
+  return {};
+}
+
+bool GraphBuilder::importSqueezeAsReshape(const onnx::NodeProto &node,
+                                          ValueRange operands, Location loc) {
+  // Squeeze/Unsqueeze with axes known only at run time (a graph input) have
+  // a result rank Kiln cannot infer. When the model declares the result's
+  // static shape, and it is the input's with 1s added or removed, the node
+  // can only be that reshape: import it as one (the axes value is then not
+  // read; a run with other axes would contradict the model's own types).
+  const std::string &op = node.op_type();
+  if ((op != "Squeeze" && op != "Unsqueeze") || operands.size() != 2 ||
+      isNone(operands[1]) || operands[1].getDefiningOp<ConstantOp>() ||
+      node.output_size() != 1)
+    return false;
+  auto input = dyn_cast<RankedTensorType>(operands[0].getType());
+  auto axes = dyn_cast<RankedTensorType>(operands[1].getType());
+  RankedTensorType result = getStaticDeclaredType(node.output(0));
+  if (!input || !input.hasStaticShape() || !axes || axes.getRank() != 1 ||
+      axes.isDynamicDim(0) || !result ||
+      result.getElementType() != input.getElementType())
+    return false;
+  bool unsqueeze = op == "Unsqueeze";
+  ArrayRef<int64_t> longer = unsqueeze ? result.getShape() : input.getShape();
+  ArrayRef<int64_t> shorter = unsqueeze ? input.getShape() : result.getShape();
+  if (int64_t(longer.size()) - int64_t(shorter.size()) != axes.getDimSize(0))
+    return false;
+  // `shorter` must be `longer` less some of its 1s.
+  size_t j = 0;
+  int64_t dropped = 0;
+  for (int64_t dim : longer) {
+    if (j < shorter.size() && shorter[j] == dim)
+      ++j;
+    else if (dim == 1)
+      ++dropped;
+    else
+      return false;
+  }
+  if (j != shorter.size() || dropped != axes.getDimSize(0))
+    return false;
+  NamedAttrList attrs;
+  createOp(ReshapeOp::getOperationName(),
+           {operands[0], createI64Constant(result.getShape(), loc)}, attrs, loc,
+           {node.output(0)});
+  return true;
+}
+
+void GraphBuilder::importNode(const onnx::NodeProto &node,
+                              const std::string &displayName) {
   opTypeOfNode[displayName] = node.op_type();
   Location loc = NameLoc::get(builder.getStringAttr(displayName), fileLoc);
   if (node.op_type() == "Constant")
     return importConstantNode(node, loc);
 
   auto it = getKilnOpTable().find(node.op_type());
-  if (it == getKilnOpTable().end())
+  if (it == getKilnOpTable().end() && isRecurrentOp(node.op_type()) &&
+      isDefaultDomain(node.domain()))
+    return expandRecurrent(node, displayName);
+  if (it == getKilnOpTable().end()) {
+    // ONNX defines some ops as functions of other ops: import those as the
+    // function's body.
+    const onnx::OpSchema *schema = nullptr;
+    if (isDefaultDomain(node.domain()))
+      schema = onnx::OpSchemaRegistry::Schema(
+          node.op_type(),
+          int(std::min<int64_t>(currentOpset, kLibOnnxMaxOpset)), "");
+    if (schema &&
+        (schema->HasFunction() || schema->HasContextDependentFunction()))
+      return expandFunction(node, displayName, *schema);
     fail("unsupported op type '{0}'", node.op_type());
+  }
   const KilnOpInfo &info = it->second;
   std::optional<RegisteredOperationName> opName =
       RegisteredOperationName::lookup(info.opName, context);
@@ -477,10 +606,220 @@ void GraphBuilder::importNode(const onnx::NodeProto &node, int index) {
       !attributes.get(numOutputs))
     attributes.set(numOutputs, builder.getI64IntegerAttr(node.output_size()));
   checkLegacySoftmax(node, operands, attributes);
+  normalizeLegacyPRelu(node, operands, loc);
+  if (importSqueezeAsReshape(node, operands, loc))
+    return;
 
   SmallVector<std::string> resultNames(node.output().begin(),
                                        node.output().end());
   createOp(info.opName, operands, attributes, loc, resultNames);
+}
+
+/// The ONNX dtype of a kiln element type (UNDEFINED when there is none).
+static int32_t getOnnxDataType(Type type) {
+  if (type.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (type.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (type.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (type.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (type.isInteger(1))
+    return onnx::TensorProto::BOOL;
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8:
+      return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+    case 16:
+      return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+    case 32:
+      return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+    case 64:
+      return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+    }
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+/// The TypeProto of a value, for libonnx's context-dependent function
+/// builders (an empty TypeProto, which they read as "unknown", when the
+/// value is no tensor of a known dtype).
+static onnx::TypeProto getTypeProto(Value value) {
+  onnx::TypeProto proto;
+  auto type = dyn_cast<TensorType>(value.getType());
+  if (!type)
+    return proto;
+  int32_t dtype = getOnnxDataType(type.getElementType());
+  if (dtype == onnx::TensorProto::UNDEFINED)
+    return proto;
+  onnx::TypeProto_Tensor *tensor = proto.mutable_tensor_type();
+  tensor->set_elem_type(dtype);
+  if (auto ranked = dyn_cast<RankedTensorType>(type)) {
+    onnx::TensorShapeProto *shape = tensor->mutable_shape();
+    for (int64_t dim : ranked.getShape()) {
+      onnx::TensorShapeProto_Dimension *d = shape->add_dim();
+      if (!ShapedType::isDynamic(dim))
+        d->set_dim_value(dim);
+    }
+  }
+  return proto;
+}
+
+/// Function bodies may contain function ops; a body that (indirectly)
+/// contains its own op would never end.
+constexpr int kMaxFunctionDepth = 16;
+
+void GraphBuilder::expandFunction(const onnx::NodeProto &node,
+                                  const std::string &displayName,
+                                  const onnx::OpSchema &schema) {
+  onnx::FunctionProto function;
+  if (schema.HasFunction()) {
+    function = *schema.GetFunction();
+  } else {
+    // The body depends on the attributes and the input types (NLL loss
+    // gathers the weights only when there are weights, ...).
+    std::vector<onnx::TypeProto> inputTypes;
+    for (const std::string &input : node.input())
+      inputTypes.push_back(input.empty() ? onnx::TypeProto()
+                                         : getTypeProto(lookupValue(input)));
+    onnx::FunctionBodyBuildContextImpl buildContext(node, inputTypes);
+    if (!schema.BuildContextDependentFunction(buildContext, function))
+      fail("libonnx cannot build the function body of {0}-{1} for this node",
+           node.op_type(), schema.SinceVersion());
+  }
+
+  // The body's ops have the semantics of the opset the function imports.
+  int64_t bodyOpset = schema.SinceVersion();
+  for (const onnx::OperatorSetIdProto &opset : function.opset_import())
+    if (isDefaultDomain(opset.domain()))
+      bodyOpset = opset.version();
+  importBody(node, displayName, function, bodyOpset, &schema);
+}
+
+void GraphBuilder::expandRecurrent(const onnx::NodeProto &node,
+                                   const std::string &displayName) {
+  RecurrentInputs inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    Value value = lookupValue(node.input(i));
+    if (i == 0)
+      if (auto type = dyn_cast<RankedTensorType>(value.getType())) {
+        inputs.xShape.assign(type.getShape().begin(), type.getShape().end());
+        inputs.xIsF32 = type.getElementType().isF32();
+      }
+    if (i == 4)
+      if (auto constant = value.getDefiningOp<ConstantOp>())
+        if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue())) {
+          inputs.constantSequenceLens.emplace();
+          for (const APInt &v : dense.getValues<APInt>())
+            inputs.constantSequenceLens->push_back(v.getSExtValue());
+        }
+  }
+  onnx::FunctionProto body = buildRecurrentBody(node, inputs);
+  importBody(node, displayName, body, kLibOnnxMaxOpset, nullptr);
+}
+
+void GraphBuilder::importBody(const onnx::NodeProto &node,
+                              const std::string &displayName,
+                              const onnx::FunctionProto &function,
+                              int64_t bodyOpset, const onnx::OpSchema *schema) {
+  if (functionDepth >= kMaxFunctionDepth)
+    fail("function ops nest more than {0} deep (recursive function?)",
+         kMaxFunctionDepth);
+
+  // Internal values get names no graph value has: the node's name (made
+  // unique among the expansions) and '/'.
+  std::string prefix = displayName + "/";
+  for (int n = 1; !functionPrefixes.insert(prefix).second; ++n)
+    prefix = displayName + "#" + std::to_string(n) + "/";
+
+  // Formal inputs and outputs are the node's actual values; an optional
+  // input the node omits stays omitted (""), an output it omits is internal.
+  std::map<std::string, std::string> rename;
+  for (int i = 0; i < function.input_size(); ++i)
+    rename[function.input(i)] = i < node.input_size() ? node.input(i) : "";
+  for (int i = 0; i < function.output_size(); ++i)
+    rename[function.output(i)] =
+        i < node.output_size() && !node.output(i).empty()
+            ? node.output(i)
+            : prefix + function.output(i);
+  auto mapName = [&](const std::string &name) -> std::string {
+    if (name.empty())
+      return name;
+    auto it = rename.find(name);
+    return it != rename.end() ? it->second : prefix + name;
+  };
+
+  // Attribute references take the node's attribute, else the schema's
+  // default; an attribute that is neither is left out of the body node.
+  auto bindReference = [&](const onnx::AttributeProto &attr)
+      -> std::optional<onnx::AttributeProto> {
+    for (const onnx::AttributeProto &actual : node.attribute())
+      if (actual.name() == attr.ref_attr_name()) {
+        onnx::AttributeProto bound = actual;
+        bound.set_name(attr.name());
+        return bound;
+      }
+    if (!schema)
+      return std::nullopt;
+    auto it = schema->attributes().find(attr.ref_attr_name());
+    if (it != schema->attributes().end() &&
+        it->second.default_value.has_type()) {
+      onnx::AttributeProto bound = it->second.default_value;
+      bound.set_name(attr.name());
+      return bound;
+    }
+    return std::nullopt;
+  };
+
+  struct DepthGuard {
+    GraphBuilder &self;
+    int64_t savedOpset;
+    DepthGuard(GraphBuilder &self, int64_t opset)
+        : self(self), savedOpset(self.currentOpset) {
+      ++self.functionDepth;
+      self.currentOpset = opset;
+    }
+    ~DepthGuard() {
+      --self.functionDepth;
+      self.currentOpset = savedOpset;
+    }
+  } guard(*this, bodyOpset);
+
+  for (int j = 0; j < function.node_size(); ++j) {
+    const onnx::NodeProto &body = function.node(j);
+    onnx::NodeProto inner;
+    inner.set_op_type(body.op_type());
+    inner.set_domain(body.domain());
+    std::string innerName =
+        prefix + (body.name().empty() ? body.op_type() + "_" + std::to_string(j)
+                                      : body.name());
+    inner.set_name(innerName);
+    for (const std::string &input : body.input())
+      inner.add_input(mapName(input));
+    for (const std::string &output : body.output())
+      inner.add_output(mapName(output));
+    for (const onnx::AttributeProto &attr : body.attribute()) {
+      if (attr.ref_attr_name().empty()) {
+        *inner.add_attribute() = attr;
+      } else if (std::optional<onnx::AttributeProto> bound =
+                     bindReference(attr)) {
+        *inner.add_attribute() = std::move(*bound);
+      }
+    }
+    try {
+      if (!isDefaultDomain(inner.domain()))
+        fail("unsupported domain '{0}'", inner.domain());
+      importNode(inner, innerName);
+    } catch (const ImportError &e) {
+      fail("in the {0} of {1}: node '{2}' ({3}): {4}",
+           schema ? "function body" : "decomposition", node.op_type(),
+           innerName, inner.op_type(), e.what());
+    }
+  }
 }
 
 void GraphBuilder::verifyModule(ModuleOp module) {
@@ -544,10 +883,11 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   }
 
   importInitializers();
+  currentOpset = loaded.opset;
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
     try {
-      importNode(node, i);
+      importNode(node, nodeDisplayName(node, i));
     } catch (const ImportError &e) {
       fail("{0}: {1}", describeNode(node, i), e.what());
     } catch (const std::exception &e) {

@@ -21,8 +21,10 @@
 #include "onnx/onnx_pb.h"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kiln::import {
 
@@ -52,6 +54,8 @@ struct LoadedModel {
   onnx::ModelProto model;
   /// Default-domain opset after version conversion.
   int64_t opset = 0;
+  /// The default-domain opset the model itself imports.
+  int64_t modelOpset = 0;
   /// Why libonnx's version converter failed, when it did (the model is
   /// then imported at its own opset).
   std::string conversionFailure;
@@ -91,6 +95,30 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModule(LoadedModel &model,
                                               mlir::MLIRContext *context,
                                               llvm::StringRef path,
                                               const ImportOptions &options);
+
+//===--------------------------------------------------------------------===//
+// RecurrentOps.cpp
+//===--------------------------------------------------------------------===//
+
+/// True for RNN, GRU and LSTM, which the importer unrolls.
+bool isRecurrentOp(llvm::StringRef opType);
+
+/// What the unrolling needs to know about a recurrent node's inputs.
+struct RecurrentInputs {
+  /// The shape of X (empty when unranked; dynamic dims are negative).
+  std::vector<int64_t> xShape;
+  /// False when X is not f32: constants are then cast like X.
+  bool xIsF32 = true;
+  /// The values of sequence_lens when it is a constant.
+  std::optional<std::vector<int64_t>> constantSequenceLens;
+};
+
+/// An RNN/GRU/LSTM node unrolled over its static sequence length into ONNX
+/// ops Kiln has, as a function body whose inputs and outputs are the op's
+/// formal ones (X, W, R, B, sequence_lens, initial_h[, initial_c, P] and
+/// Y, Y_h[, Y_c]). Throws for forms it does not support.
+onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
+                                       const RecurrentInputs &inputs);
 
 //===--------------------------------------------------------------------===//
 // TensorConversion.cpp

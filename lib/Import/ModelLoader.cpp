@@ -298,6 +298,7 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
   int64_t opset = getDefaultOpset(model);
   if (opset == 0)
     fail("the model imports no default-domain (ai.onnx) opset");
+  loaded.modelOpset = opset;
   inlineAllExternalData(model, path);
   checkSupportedConstructs(model);
   if (!options.inputShapes.empty())

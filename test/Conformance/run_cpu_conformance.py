@@ -188,6 +188,33 @@ def run_test(test, args, workdir):
 STATUSES = ["passed", "mismatch", "rejected", "run-error", "crashed"]
 
 
+def write_markdown(path, done, table, seconds, args):
+    counts = collections.Counter(t.status for t in done)
+    lines = ["# ONNX backend tests on the CPU", "",
+             f"`test/Conformance/run_cpu_conformance.py` ({len(done)} tests "
+             f"of libonnx-testdata, -O{args.opt}, kiln-compile + "
+             f"{'kiln-run' if args.kiln_run else 'shared objects'}, "
+             f"rtol {RTOL}, atol {ATOL}; {seconds:.0f} s with {args.jobs} "
+             "jobs).", "",
+             "**Total: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) +
+             f" ({100.0 * counts['passed'] / max(1, len(done)):.1f}% pass).**",
+             "", "## Per op type", "",
+             "| op type | tests | " + " | ".join(STATUSES) + " |",
+             "|---|---:|" + "---:|" * len(STATUSES)]
+    for op, c in sorted(table.items()):
+        lines.append(f"| {op} | {c['tests']} | " +
+                     " | ".join(str(c[s]) for s in STATUSES) + " |")
+    lines += ["", "## Every test that does not pass", "",
+              "| test | status | reason |", "|---|---|---|"]
+    for t in sorted(done, key=lambda t: t.id):
+        if t.status != "passed":
+            reason = (t.reason or "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {t.id} | {t.status} | {reason[:220]} |")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--run-one":
         try:
@@ -210,6 +237,9 @@ def main():
     parser.add_argument("--expected", help="tests that must pass")
     parser.add_argument("--update-expected", action="store_true")
     parser.add_argument("--json", help="write every test's verdict here")
+    parser.add_argument("--markdown",
+                        help="write the per-op table and every test that "
+                        "does not pass, with its reason, as Markdown here")
     parser.add_argument("--keep", action="store_true",
                         help="keep the compiled models (in --workdir)")
     parser.add_argument("--workdir")
@@ -261,6 +291,8 @@ def main():
                        "tests": [{"id": t.id, "op": rc.main_op(t),
                                   "status": t.status, "reason": t.reason}
                                  for t in done]}, f, indent=1)
+    if args.markdown:
+        write_markdown(args.markdown, done, table, time.time() - start, args)
     passed = sorted(t.id for t in done if t.status == "passed")
     failed_expected = []
     if args.expected:

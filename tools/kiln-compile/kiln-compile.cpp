@@ -303,6 +303,13 @@ static bool compileBackend(ModuleOp module, Emit mode,
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";
   }
+  if (printIRAfterAll) {
+    module->getContext()->disableMultithreading();
+    pm.enableIRPrinting(
+        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  }
   if (failed(pm.run(module)))
     return false;
   if (mode == Emit::Linalg || mode == Emit::LLVMDialect)

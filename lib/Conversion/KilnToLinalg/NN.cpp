@@ -198,10 +198,81 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
-/// ONNX MatMul (numpy): 2-D x 2-D is one linalg.matmul; an N-D lhs against
-/// a 2-D rhs folds its batch dims into the rows; otherwise both operands are
-/// broadcast to the common batch dims, collapsed to one batch dim, and
-/// multiplied with linalg.batch_matmul.
+/// numpy matmul (ONNX MatMul) of `lhs` and `rhs` into a tensor of
+/// `resultShape` with element type `accType` (the inputs are extended by the
+/// named ops). 2-D x 2-D is one linalg.matmul; an N-D lhs against a 2-D rhs
+/// folds its batch dims into the rows; otherwise both operands are broadcast
+/// to the common batch dims, collapsed to one batch dim, and multiplied with
+/// linalg.batch_matmul.
+Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                       ArrayRef<int64_t> resultShape, Type accType) {
+  // numpy promotion of 1-D operands.
+  if (tensorType(lhs).getRank() == 1)
+    lhs = reshapeTo(b, loc, lhs, {1, tensorType(lhs).getDimSize(0)});
+  if (tensorType(rhs).getRank() == 1)
+    rhs = reshapeTo(b, loc, rhs, {tensorType(rhs).getDimSize(0), 1});
+  auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
+  int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
+  int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
+  int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
+  ArrayRef<int64_t> lhsBatch = lhsType.getShape().drop_back(2);
+  ArrayRef<int64_t> rhsBatch = rhsType.getShape().drop_back(2);
+
+  Value product;
+  SmallVector<int64_t> productShape;
+  if (rhsBatch.empty()) {
+    // [batch..., M, K] x [K, N]: the batch dims are more rows.
+    int64_t rows = m;
+    for (int64_t d : lhsBatch)
+      rows *= d;
+    Value flat = reshapeTo(b, loc, lhs, {rows, k});
+    product = buildMatmul(b, loc, flat, rhs, accType);
+    productShape.assign(lhsBatch.begin(), lhsBatch.end());
+  } else {
+    // Broadcast the batch dims (right-aligned, 1 stretches).
+    size_t batchRank = std::max(lhsBatch.size(), rhsBatch.size());
+    SmallVector<int64_t> batch(batchRank, 1);
+    for (size_t i = 0; i < batchRank; ++i) {
+      int64_t l = i + lhsBatch.size() >= batchRank
+                      ? lhsBatch[i + lhsBatch.size() - batchRank]
+                      : 1;
+      int64_t r = i + rhsBatch.size() >= batchRank
+                      ? rhsBatch[i + rhsBatch.size() - batchRank]
+                      : 1;
+      batch[i] = std::max(l, r);
+    }
+    int64_t batchSize = 1;
+    for (int64_t d : batch)
+      batchSize *= d;
+    auto toBatched = [&](Value operand, int64_t rows, int64_t cols) {
+      SmallVector<int64_t> full(batch);
+      full.append({rows, cols});
+      auto type = tensorType(operand);
+      if (type.getShape() != ArrayRef<int64_t>(full))
+        operand = buildElementwise(
+            b, loc, operand, type.clone(full),
+            [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+      return reshapeTo(b, loc, operand, {batchSize, rows, cols});
+    };
+    Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
+    Value init = filledTensor(
+        b, loc, RankedTensorType::get({batchSize, m, n}, accType),
+        scalarConstant(b, loc, accType, 0));
+    product = linalg::BatchMatmulOp::create(b, loc,
+                                            TypeRange{init.getType()},
+                                            ValueRange{lhs3, rhs3},
+                                            ValueRange{init})
+                  .getResult(0);
+    productShape = batch;
+  }
+  productShape.append({m, n});
+  product = reshapeTo(b, loc, product, productShape);
+  // Drop the promoted dims of 1-D operands.
+  return reshapeTo(b, loc, product, resultShape);
+}
+
+/// ONNX MatMul: buildNumpyMatmul, then the truncation of a half-precision
+/// accumulator.
 struct MatMulLowering : OpConversionPattern<kiln::MatMulOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -210,76 +281,14 @@ struct MatMulLowering : OpConversionPattern<kiln::MatMulOp> {
     Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
-    Value lhs = adaptor.getA(), rhs = adaptor.getB();
     Type elementType = resultType.getElementType();
-    Type accType = computeType(elementType);
     if (isa<IntegerType>(elementType) && elementType.getIntOrFloatBitWidth() < 32)
       return unsupported(op, "matmul of " + std::to_string(
                                  elementType.getIntOrFloatBitWidth()) +
                                  "-bit integers (ONNX MatMul takes 32/64-bit)");
-    // numpy promotion of 1-D operands.
-    if (tensorType(lhs).getRank() == 1)
-      lhs = reshapeTo(rewriter, loc, lhs, {1, tensorType(lhs).getDimSize(0)});
-    if (tensorType(rhs).getRank() == 1)
-      rhs = reshapeTo(rewriter, loc, rhs, {tensorType(rhs).getDimSize(0), 1});
-    auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
-    int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
-    int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
-    int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
-    ArrayRef<int64_t> lhsBatch = lhsType.getShape().drop_back(2);
-    ArrayRef<int64_t> rhsBatch = rhsType.getShape().drop_back(2);
-
-    Value product;
-    SmallVector<int64_t> productShape;
-    if (rhsBatch.empty()) {
-      // [batch..., M, K] x [K, N]: the batch dims are more rows.
-      int64_t rows = m;
-      for (int64_t d : lhsBatch)
-        rows *= d;
-      Value flat = reshapeTo(rewriter, loc, lhs, {rows, k});
-      product = buildMatmul(rewriter, loc, flat, rhs, accType);
-      productShape.assign(lhsBatch.begin(), lhsBatch.end());
-    } else {
-      // Broadcast the batch dims (right-aligned, 1 stretches).
-      size_t batchRank = std::max(lhsBatch.size(), rhsBatch.size());
-      SmallVector<int64_t> batch(batchRank, 1);
-      for (size_t i = 0; i < batchRank; ++i) {
-        int64_t l = i + lhsBatch.size() >= batchRank
-                        ? lhsBatch[i + lhsBatch.size() - batchRank]
-                        : 1;
-        int64_t r = i + rhsBatch.size() >= batchRank
-                        ? rhsBatch[i + rhsBatch.size() - batchRank]
-                        : 1;
-        batch[i] = std::max(l, r);
-      }
-      int64_t batchSize = 1;
-      for (int64_t d : batch)
-        batchSize *= d;
-      auto toBatched = [&](Value operand, int64_t rows, int64_t cols) {
-        SmallVector<int64_t> full(batch);
-        full.append({rows, cols});
-        auto type = tensorType(operand);
-        if (type.getShape() != ArrayRef<int64_t>(full))
-          operand = buildElementwise(
-              rewriter, loc, operand, type.clone(full),
-              [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-        return reshapeTo(rewriter, loc, operand, {batchSize, rows, cols});
-      };
-      Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
-      Value init = filledTensor(
-          rewriter, loc, RankedTensorType::get({batchSize, m, n}, accType),
-          scalarConstant(rewriter, loc, accType, 0));
-      product = linalg::BatchMatmulOp::create(rewriter, loc,
-                                              TypeRange{init.getType()},
-                                              ValueRange{lhs3, rhs3},
-                                              ValueRange{init})
-                    .getResult(0);
-      productShape = batch;
-    }
-    productShape.append({m, n});
-    product = reshapeTo(rewriter, loc, product, productShape);
-    // Drop the promoted dims of 1-D operands.
-    product = reshapeTo(rewriter, loc, product, resultType.getShape());
+    Value product =
+        buildNumpyMatmul(rewriter, loc, adaptor.getA(), adaptor.getB(),
+                         resultType.getShape(), computeType(elementType));
     rewriter.replaceOp(op, truncateTensor(rewriter, loc, product, elementType));
     return success();
   }
@@ -579,17 +588,32 @@ Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
 /// the padded input (their extra elements hold `padValue` too, and the
 /// reductions below treat them like padding).
 Value padWindowInput(OpBuilder &b, Location loc, Value x, const Window &w,
-                     ArrayRef<int64_t> output, Value padValue) {
+                     ArrayRef<int64_t> output, Value padValue,
+                     bool channelsLast = false) {
   auto type = tensorType(x);
-  SmallVector<int64_t> low{0, 0}, high{0, 0};
+  int64_t first = channelsLast ? 1 : 2;
+  SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
   for (int64_t i = 0; i < w.rank(); ++i) {
-    int64_t in = type.getDimSize(2 + i);
+    int64_t in = type.getDimSize(first + i);
     int64_t extra = std::max<int64_t>(
         0, w.reach(i, output[i]) - (in + w.padBegin[i] + w.padEnd[i]));
-    low.push_back(w.padBegin[i]);
-    high.push_back(w.padEnd[i] + extra);
+    low[first + i] = w.padBegin[i];
+    high[first + i] = w.padEnd[i] + extra;
   }
   return padTensor(b, loc, x, low, high, padValue);
+}
+
+/// The map reading a padded channels-last window input [N, D..., C] over
+/// loops (n, o..., c, k...): (n, o_i * stride + k_i * dilation ..., c).
+AffineMap windowInputMapNhwc(unsigned numLoops, const Window &w,
+                             MLIRContext *context) {
+  int64_t s = w.rank();
+  SmallVector<AffineExpr> exprs{getAffineDimExpr(0, context)};
+  for (int64_t i = 0; i < s; ++i)
+    exprs.push_back(getAffineDimExpr(1 + i, context) * w.strides[i] +
+                    getAffineDimExpr(s + 2 + i, context) * w.dilations[i]);
+  exprs.push_back(getAffineDimExpr(s + 1, context));
+  return AffineMap::get(numLoops, 0, exprs, context);
 }
 
 /// The map reading a padded window input of loop dims (lead..., o..., k...):
@@ -680,11 +704,27 @@ Value convInit(OpBuilder &b, Location loc, Value bias,
 Value buildConv(OpBuilder &b, Location loc, Value padded, Value weight,
                 Value init, const Window &w, int64_t group, Type ct) {
   int64_t spatial = w.rank();
-  if (group != 1 || spatial < 1 || spatial > 3)
-    return buildGroupedConv(b, loc, padded, weight, init, w, group, ct);
   Attribute strides = b.getI64TensorAttr(w.strides);
   Attribute dilations = b.getI64TensorAttr(w.dilations);
   SmallVector<Type> types{init.getType()};
+  // Depthwise 2-D with one filter per channel ([C, 1, kh, kw], group = C =
+  // M): linalg.depthwise_conv_2d_nchw_chw on the [C, kh, kw] filter.
+  auto wType = tensorType(weight);
+  int64_t channels = tensorType(padded).getDimSize(1);
+  if (spatial == 2 && group == channels && group > 1 &&
+      wType.getDimSize(0) == channels && wType.getDimSize(1) == 1) {
+    Value filter = reshapeTo(
+        b, loc, weight,
+        {channels, wType.getDimSize(2), wType.getDimSize(3)});
+    SmallVector<NamedAttribute> attrs{b.getNamedAttr("strides", strides),
+                                      b.getNamedAttr("dilations", dilations)};
+    return linalg::DepthwiseConv2DNchwChwOp::create(
+               b, loc, types, ValueRange{padded, filter}, ValueRange{init},
+               attrs)
+        .getResult(0);
+  }
+  if (group != 1 || spatial < 1 || spatial > 3)
+    return buildGroupedConv(b, loc, padded, weight, init, w, group, ct);
   SmallVector<Value> ins{padded, weight};
   if (spatial == 1)
     return linalg::Conv1DNcwFcwOp::create(b, loc, types, ins, init, strides,
@@ -702,36 +742,45 @@ Value buildConv(OpBuilder &b, Location loc, Value padded, Value weight,
 /// ONNX Conv. Group 1 with 1-3 spatial dims uses linalg.conv_{1d_ncw_fcw,
 /// 2d_nchw_fchw,3d_ncdhw_fcdhw}; grouped and depthwise convolutions a
 /// linalg.generic over [N, G, M/G, out..., C/G, k...]. Padding is an
-/// explicit tensor.pad; the bias initializes the accumulator.
+/// explicit tensor.pad; the bias initializes the accumulator. Returns the
+/// accumulator (element type computeType of the result's); shared by
+/// kiln.conv and kiln.fused_conv.
+template <typename OpTy>
+FailureOr<Value> buildConvAccumulator(OpTy op, OpBuilder &b, Value x,
+                                      Value weight, Value bias,
+                                      RankedTensorType resultType) {
+  Location loc = op.getLoc();
+  auto xType = tensorType(x), wType = tensorType(weight);
+  ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
+  FailureOr<Window> w = resolveWindow(op, xType.getShape().drop_front(2),
+                                      wType.getShape().drop_front(2),
+                                      kiln::getConvWindowAttrs(op), outShape);
+  if (failed(w))
+    return failure();
+  Type elementType = resultType.getElementType();
+  Type ct = computeType(elementType);
+  Value padded = padWindowInput(b, loc, x, *w, outShape,
+                                scalarConstant(b, loc, elementType, 0));
+  Value init = convInit(b, loc, bias, resultType.clone(ct));
+  return buildConv(b, loc, padded, weight, init, *w, op.getGroup(), ct);
+}
+
 struct ConvLowering : OpConversionPattern<kiln::ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(kiln::ConvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
-    Value x = adaptor.getX(), weight = adaptor.getW(), bias = adaptor.getB();
-    auto xType = tensorType(x), wType = tensorType(weight);
-    ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
-    FailureOr<Window> w =
-        resolveWindow(op, xType.getShape().drop_front(2),
-                      wType.getShape().drop_front(2),
-                      kiln::getConvWindowAttrs(op), outShape);
-    if (failed(w))
+    FailureOr<Value> acc =
+        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                             adaptor.getB(), resultType);
+    if (failed(acc))
       return failure();
-    Type elementType = resultType.getElementType();
-    Type ct = computeType(elementType);
-    Value padded = padWindowInput(rewriter, loc, x, *w, outShape,
-                                  scalarConstant(rewriter, loc, elementType, 0));
-
-    Value init = convInit(rewriter, loc, bias, resultType.clone(ct));
-    Value acc = buildConv(rewriter, loc, padded, weight, init, *w,
-                          op.getGroup(), ct);
-    rewriter.replaceOp(op, truncateTensor(rewriter, loc, acc, elementType));
+    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
+                                          resultType.getElementType()));
     return success();
   }
-
 };
 
 /// ConvTranspose as a convolution: X upsampled by the strides (zeros
@@ -948,7 +997,7 @@ int64_t tapsInside(const Window &w, int64_t i, int64_t o, int64_t lo,
 /// sums); AveragePool then divides by the number of taps counted (inside
 /// the input, or inside the explicit padding with count_include_pad, never
 /// the ceil_mode overhang); LpPool takes the p-th root.
-template <typename OpTy, PoolKind Kind>
+template <typename OpTy, PoolKind Kind, bool ChannelsLast = false>
 struct PoolLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -965,8 +1014,12 @@ struct PoolLowering : OpConversionPattern<OpTy> {
         cast<RankedTensorType>(op.getX().getType()).getElementType();
     bool isUnsigned = isUnsignedInt(kilnElementType);
     int64_t rank = xType.getRank();
-    ArrayRef<int64_t> inShape = xType.getShape().drop_front(2);
-    ArrayRef<int64_t> outShape = resultType.getShape().drop_front(2);
+    // The spatial dims: after N and C, or (channels last) between them.
+    int64_t firstSpatial = ChannelsLast ? 1 : 2;
+    ArrayRef<int64_t> inShape =
+        xType.getShape().slice(firstSpatial, rank - 2);
+    ArrayRef<int64_t> outShape =
+        resultType.getShape().slice(firstSpatial, rank - 2);
     FailureOr<Window> w = resolveWindow(op, inShape, {},
                                         kiln::getPoolWindowAttrs(op), outShape);
     if (failed(w))
@@ -978,7 +1031,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
       if (p < 1)
         return unsupported(op, "p = " + std::to_string(p) + " (must be >= 1)");
     }
-    if constexpr (Kind == PoolKind::Max) {
+    if constexpr (Kind == PoolKind::Max && !ChannelsLast) {
       if (!op.getIndices().use_empty())
         return lowerWithIndices(op, rewriter, x, resultType, *w);
     }
@@ -989,7 +1042,8 @@ struct PoolLowering : OpConversionPattern<OpTy> {
     Value padValue = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, kilnElementType)
                          : scalarConstant(rewriter, loc, elementType, 0);
-    Value padded = padWindowInput(rewriter, loc, x, *w, outShape, padValue);
+    Value padded = padWindowInput(rewriter, loc, x, *w, outShape, padValue,
+                                  ChannelsLast);
     Value identity = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, kilnElementType)
                          : scalarConstant(rewriter, loc, accElement, 0);
@@ -997,23 +1051,61 @@ struct PoolLowering : OpConversionPattern<OpTy> {
         filledTensor(rewriter, loc, resultType.clone(accElement), identity);
     unsigned numLoops = 2 + 2 * s;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-    AffineMap xMap = windowInputMap(numLoops, {d(0), d(1)}, 2, 2 + s, *w,
-                                    context);
+    // Loops (n, c, o..., k...), or (n, o..., c, k...) channels last: the
+    // result is the identity over the first 2 + s either way.
+    AffineMap xMap =
+        ChannelsLast
+            ? windowInputMapNhwc(numLoops, *w, context)
+            : windowInputMap(numLoops, {d(0), d(1)}, 2, 2 + s, *w, context);
     SmallVector<AffineExpr> outExprs;
     for (unsigned i = 0; i < 2 + s; ++i)
       outExprs.push_back(d(i));
     SmallVector<IteratorType> iterators(2 + s, IteratorType::parallel);
     iterators.append(s, IteratorType::reduction);
-    Value acc = buildGeneric(
-        rewriter, loc,
-        {padded, windowShape(rewriter, loc, *w, xType.getElementType())},
-        init,
-        {xMap, windowMap(numLoops, 2 + s, s, context),
-         AffineMap::get(numLoops, 0, outExprs, context)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          return poolCombine(b, l, Kind, args[0], args[2], isUnsigned, p);
-        });
-    if constexpr (Kind == PoolKind::Max) {
+    Value window = windowShape(rewriter, loc, *w, xType.getElementType());
+    Value acc;
+    // 2-D float max and sum pools are linalg's named pooling ops (their
+    // bodies are maximumf / addf after extending to the accumulator).
+    bool named = s == 2 && (Kind == PoolKind::Average ||
+                            (Kind == PoolKind::Max &&
+                             isa<FloatType>(xType.getElementType())));
+    if (named) {
+      SmallVector<NamedAttribute> attrs{
+          rewriter.getNamedAttr("strides",
+                                rewriter.getI64TensorAttr(w->strides)),
+          rewriter.getNamedAttr("dilations",
+                                rewriter.getI64TensorAttr(w->dilations))};
+      SmallVector<Type> types{init.getType()};
+      SmallVector<Value> ins{padded, window};
+      if (Kind == PoolKind::Max && ChannelsLast)
+        acc = linalg::PoolingNhwcMaxOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else if (Kind == PoolKind::Max)
+        acc = linalg::PoolingNchwMaxOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else if (ChannelsLast)
+        acc = linalg::PoolingNhwcSumOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+      else
+        acc = linalg::PoolingNchwSumOp::create(rewriter, loc, types, ins,
+                                               init, attrs)
+                  .getResult(0);
+    } else {
+      acc = buildGeneric(
+          rewriter, loc, {padded, window}, init,
+          {xMap, windowMap(numLoops, 2 + s, s, context),
+           AffineMap::get(numLoops, 0, outExprs, context)},
+          iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+            return poolCombine(b, l, Kind, args[0], args[2], isUnsigned, p);
+          });
+    }
+    if constexpr (Kind == PoolKind::Max && ChannelsLast) {
+      rewriter.replaceOp(op, acc);
+      return success();
+    } else if constexpr (Kind == PoolKind::Max) {
       rewriter.replaceOp(op, {acc, Value()});
       return success();
     }
@@ -1061,7 +1153,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
             rewriter, loc, DenseElementsAttr::get(divType, ArrayRef(divisors))));
         SmallVector<AffineExpr> spatialExprs;
         for (int64_t i = 0; i < s; ++i)
-          spatialExprs.push_back(d(2 + i));
+          spatialExprs.push_back(d(firstSpatial + i));
         maps.push_back(AffineMap::get(rank, 0, spatialExprs, context));
       }
       maps.push_back(identityMap);
@@ -1090,7 +1182,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
   LogicalResult lowerWithIndices(OpTy op, ConversionPatternRewriter &rewriter,
                                  Value x, RankedTensorType resultType,
                                  const Window &w) const {
-    if constexpr (Kind != PoolKind::Max) {
+    if constexpr (Kind != PoolKind::Max || ChannelsLast) {
       return failure();
     } else {
       Location loc = op.getLoc();
@@ -1187,7 +1279,7 @@ struct PoolLowering : OpConversionPattern<OpTy> {
 
 /// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: a reduction over the
 /// spatial dims into [N, C], the mean / root, reshaped to [N, C, 1...].
-template <typename OpTy, PoolKind Kind>
+template <typename OpTy, PoolKind Kind, bool ChannelsLast = false>
 struct GlobalPoolLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -1210,11 +1302,14 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
     Type elementType = xType.getElementType();
     Type accElement = Kind == PoolKind::Max ? elementType
                                             : computeType(elementType);
+    // Reduce the spatial dims, keeping N and C ([N, C] either way).
+    int64_t channelDim = ChannelsLast ? rank - 1 : 1;
     SmallVector<bool> reduced(rank, true);
-    reduced[0] = reduced[1] = false;
+    reduced[0] = reduced[channelDim] = false;
     int64_t count = 1;
-    for (int64_t i = 2; i < rank; ++i)
-      count *= xType.getDimSize(i);
+    for (int64_t i = 1; i < rank; ++i)
+      if (i != channelDim)
+        count *= xType.getDimSize(i);
     Value identity = Kind == PoolKind::Max
                          ? lowestValue(rewriter, loc, elementType)
                          : scalarConstant(rewriter, loc, accElement, 0);
@@ -1225,7 +1320,7 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
           return poolCombine(b, l, Kind, args[0], args[1], false, p);
         });
     auto flatType = RankedTensorType::get(
-        {xType.getDimSize(0), xType.getDimSize(1)}, elementType);
+        {xType.getDimSize(0), xType.getDimSize(channelDim)}, elementType);
     Value result = buildElementwise(
         rewriter, loc, acc, flatType,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -1924,18 +2019,24 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
     StringRef mode = op.getMode();
     StringRef ctm = op.getCoordinateTransformationMode();
     StringRef nearestMode = op.getNearestMode();
-    if (mode != "nearest" && mode != "linear")
-      return unsupported(op, "mode '" + mode + "' (nearest and linear are)");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
+      return unsupported(op, "mode '" + mode + "'");
+    double cubicA = op.getCubicCoeffA().convertToDouble();
+    bool excludeOutside = op.getExcludeOutside() != 0;
     if (op.getAntialias())
       return unsupported(op, "antialias = 1");
     if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel",
                              "align_corners", "asymmetric",
-                             "half_pixel_symmetric"},
+                             "half_pixel_symmetric", "tf_crop_and_resize"},
                             ctm))
       return unsupported(op, "coordinate_transformation_mode '" + ctm + "'");
+    bool crop = ctm == "tf_crop_and_resize";
+    Value roi = adaptor.getRoi();
+    if (crop && isNone(roi))
+      return unsupported(op, "tf_crop_and_resize without roi");
     Type elementType = resultType.getElementType();
-    if (mode == "linear" && !isa<FloatType>(elementType))
-      return unsupported(op, "linear mode on an integer tensor");
+    if (mode != "nearest" && !isa<FloatType>(elementType))
+      return unsupported(op, mode + " mode on an integer tensor");
 
     SmallVector<int64_t> axes;
     if (auto attr = op.getAxes()) {
@@ -1996,6 +2097,10 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
                                  : staticScale[a] == 1.0f;
       identity[a] = xType.getDimSize(a) == resultType.getDimSize(a) &&
                     (unitScale || ctm == "align_corners");
+      // A crop reads at the roi, not the identity (unless there is only
+      // element 0 to read).
+      if (crop)
+        identity[a] = xType.getDimSize(a) == 1 && resultType.getDimSize(a) == 1;
     }
     SmallVector<int64_t> scaleIndex(rank, -1);
     for (auto [k, a] : llvm::enumerate(axes))
@@ -2013,10 +2118,19 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
           auto ci = [&](int64_t v) {
             return arith::ConstantIndexOp::create(b, l, v);
           };
-          // Per axis: the nearest index, or (low, high, high weight).
-          SmallVector<Value> nearest(rank), lowIdx(rank), highIdx(rank),
-              highWeight(rank);
-          SmallVector<int64_t> linearAxes;
+          // Per axis: the nearest index, or the taps and their weights.
+          SmallVector<Value> nearest(rank);
+          SmallVector<SmallVector<Value>> tapIndex(rank), tapWeight(rank);
+          SmallVector<int64_t> tapAxes;
+          Value outside; // tf_crop_and_resize: extrapolate
+          auto extrapolate = [&](Value v) -> Value {
+            if (!outside)
+              return v;
+            Value fill = scalarConstant(
+                b, l, v.getType(),
+                op.getExtrapolationValue().convertToDouble());
+            return arith::SelectOp::create(b, l, outside, fill, v);
+          };
           for (int64_t a = 0; a < rank; ++a) {
             Value index = linalg::IndexOp::create(b, l, a);
             if (identity[a]) {
@@ -2061,6 +2175,41 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
                   b, l, one, cf(0), arith::MulFOp::create(b, l, xo, ratio));
             } else if (ctm == "asymmetric") {
               coord = arith::DivFOp::create(b, l, xo, scale);
+            } else if (crop) {
+              // start * (in - 1) + x * (end - start) * (in - 1) /
+              // (length - 1), or the roi's centre when length <= 1; a
+              // coordinate outside the input yields extrapolation_value.
+              int64_t k = scaleIndex[a];
+              Value start = tensor::ExtractOp::create(b, l, roi,
+                                                      ValueRange{ci(k)});
+              Value end = tensor::ExtractOp::create(
+                  b, l, roi, ValueRange{ci(k + (int64_t)axes.size())});
+              start = extendScalar(b, l, start, f32);
+              end = extendScalar(b, l, end, f32);
+              Value length = resizedLength();
+              Value span = arith::MulFOp::create(
+                  b, l, arith::SubFOp::create(b, l, end, start), cf(in - 1));
+              Value stepped = arith::DivFOp::create(
+                  b, l, arith::MulFOp::create(b, l, xo, span),
+                  arith::SubFOp::create(b, l, length, cf(1)));
+              Value strided = arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, start, cf(in - 1)),
+                  stepped);
+              Value centre = arith::MulFOp::create(
+                  b, l, arith::MulFOp::create(
+                            b, l, arith::AddFOp::create(b, l, start, end),
+                            cf(0.5)),
+                  cf(in - 1));
+              Value longer = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OGT, length, cf(1));
+              coord = arith::SelectOp::create(b, l, longer, strided, centre);
+              Value below = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OLT, coord, cf(0));
+              Value above = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OGT, coord, cf(in - 1));
+              Value out = arith::OrIOp::create(b, l, below, above);
+              outside = outside ? arith::OrIOp::create(b, l, outside, out)
+                                : out;
             } else {
               // half_pixel_symmetric
               // offset = in/2 * (1 - out / (scale * in))
@@ -2093,42 +2242,112 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
               nearest[a] = toIndex(r);
               continue;
             }
-            coord = arith::MaximumFOp::create(b, l, coord, cf(0));
-            coord = arith::MinimumFOp::create(b, l, coord, cf(in - 1));
-            Value floor = math::FloorOp::create(b, l, coord);
-            lowIdx[a] = toIndex(floor);
-            highIdx[a] = arith::MinSIOp::create(
-                b, l, arith::AddIOp::create(b, l, lowIdx[a], ci(1)),
-                ci(in - 1));
-            Value w = arith::SubFOp::create(b, l, coord, floor);
-            highWeight[a] = ct == f32 ? w
-                                      : (Value)arith::ExtFOp::create(
-                                            b, l, ct, w);
-            linearAxes.push_back(a);
+            auto toCt = [&](Value v) -> Value {
+              return ct == f32 ? v : (Value)arith::ExtFOp::create(b, l, ct, v);
+            };
+            if (mode == "linear") {
+              // The coordinate clamped to the input; the two neighbours.
+              coord = arith::MaximumFOp::create(b, l, coord, cf(0));
+              coord = arith::MinimumFOp::create(b, l, coord, cf(in - 1));
+              Value floor = math::FloorOp::create(b, l, coord);
+              Value low = toIndex(floor);
+              Value high = arith::MinSIOp::create(
+                  b, l, arith::AddIOp::create(b, l, low, ci(1)), ci(in - 1));
+              Value w = arith::SubFOp::create(b, l, coord, floor);
+              tapIndex[a] = {low, high};
+              tapWeight[a] = {toCt(arith::SubFOp::create(b, l, cf(1), w)),
+                              toCt(w)};
+            } else {
+              // Cubic: taps floor - 1 .. floor + 2 read edge-clamped, with
+              // Keys' coefficients for cubic_coeff_a (ONNX Runtime's
+              // formulas); exclude_outside zeroes the taps outside the
+              // input and renormalizes.
+              Value floor = math::FloorOp::create(b, l, coord);
+              Value t = arith::SubFOp::create(b, l, coord, floor);
+              Value base = arith::IndexCastOp::create(
+                  b, l, b.getIndexType(),
+                  arith::FPToSIOp::create(b, l, b.getI64Type(), floor));
+              auto far = [&](Value d) -> Value { // |d| in [1, 2]
+                // ((A d - 5A) d + 8A) d - 4A
+                Value v = arith::SubFOp::create(
+                    b, l, arith::MulFOp::create(b, l, cf(cubicA), d),
+                    cf(5 * cubicA));
+                v = arith::AddFOp::create(b, l,
+                                          arith::MulFOp::create(b, l, v, d),
+                                          cf(8 * cubicA));
+                return arith::SubFOp::create(
+                    b, l, arith::MulFOp::create(b, l, v, d), cf(4 * cubicA));
+              };
+              auto near = [&](Value d) -> Value { // |d| in [0, 1]
+                // ((A + 2) d - (A + 3)) d d + 1
+                Value v = arith::SubFOp::create(
+                    b, l, arith::MulFOp::create(b, l, cf(cubicA + 2), d),
+                    cf(cubicA + 3));
+                v = arith::MulFOp::create(
+                    b, l, arith::MulFOp::create(b, l, v, d), d);
+                return arith::AddFOp::create(b, l, v, cf(1));
+              };
+              Value oneMinus = arith::SubFOp::create(b, l, cf(1), t);
+              SmallVector<Value> coeffs{
+                  far(arith::AddFOp::create(b, l, t, cf(1))), near(t),
+                  near(oneMinus),
+                  far(arith::AddFOp::create(b, l, oneMinus, cf(1)))};
+              SmallVector<Value> indices;
+              for (int64_t j = 0; j < 4; ++j) {
+                Value raw = arith::AddIOp::create(b, l, base, ci(j - 1));
+                if (excludeOutside) {
+                  Value inside = arith::AndIOp::create(
+                      b, l,
+                      arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                            raw, ci(0)),
+                      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                            raw, ci(in)));
+                  coeffs[j] =
+                      arith::SelectOp::create(b, l, inside, coeffs[j], cf(0));
+                }
+                Value clamped = arith::MaxSIOp::create(b, l, raw, ci(0));
+                indices.push_back(
+                    arith::MinSIOp::create(b, l, clamped, ci(in - 1)));
+              }
+              if (excludeOutside) {
+                Value total = coeffs[0];
+                for (int64_t j = 1; j < 4; ++j)
+                  total = arith::AddFOp::create(b, l, total, coeffs[j]);
+                for (Value &c : coeffs)
+                  c = arith::DivFOp::create(b, l, c, total);
+              }
+              tapIndex[a] = indices;
+              for (Value c : coeffs)
+                tapWeight[a].push_back(toCt(c));
+            }
+            tapAxes.push_back(a);
           }
           if (mode == "nearest")
-            return tensor::ExtractOp::create(b, l, x, nearest);
-          // Sum over the 2^k corners.
+            return extrapolate(tensor::ExtractOp::create(b, l, x, nearest));
+          // Sum over every combination of the axes' taps.
+          int64_t combinations = 1;
+          for (int64_t a : tapAxes)
+            combinations *= tapIndex[a].size();
           Value sum = scalarConstant(b, l, ct, 0);
-          for (unsigned corner = 0; corner < (1u << linearAxes.size());
-               ++corner) {
+          for (int64_t combo = 0; combo < combinations; ++combo) {
             SmallVector<Value> indices(nearest);
-            Value weight = scalarConstant(b, l, ct, 1);
-            for (auto [j, a] : llvm::enumerate(linearAxes)) {
-              bool high = corner & (1u << j);
-              indices[a] = high ? highIdx[a] : lowIdx[a];
-              Value w = high ? highWeight[a]
-                             : (Value)arith::SubFOp::create(
-                                   b, l, scalarConstant(b, l, ct, 1),
-                                   highWeight[a]);
-              weight = arith::MulFOp::create(b, l, weight, w);
+            Value weight;
+            int64_t rest = combo;
+            for (int64_t a : tapAxes) {
+              int64_t n = tapIndex[a].size(), tap = rest % n;
+              rest /= n;
+              indices[a] = tapIndex[a][tap];
+              weight = weight ? (Value)arith::MulFOp::create(
+                                    b, l, weight, tapWeight[a][tap])
+                              : tapWeight[a][tap];
             }
             Value v = extendScalar(
                 b, l, tensor::ExtractOp::create(b, l, x, indices), ct);
-            sum = arith::AddFOp::create(b, l, sum,
-                                        arith::MulFOp::create(b, l, v, weight));
+            if (weight)
+              v = arith::MulFOp::create(b, l, v, weight);
+            sum = arith::AddFOp::create(b, l, sum, v);
           }
-          return truncateScalar(b, l, sum, elementType);
+          return extrapolate(truncateScalar(b, l, sum, elementType));
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -2324,6 +2543,341 @@ struct EinsumLowering : OpConversionPattern<kiln::EinsumOp> {
   }
 };
 
+
+//===----------------------------------------------------------------------===//
+// Kiln's fused ops
+//===----------------------------------------------------------------------===//
+
+/// The epilogue activation `act` of a fused op on scalar `v`.
+Value applyActivation(OpBuilder &b, Location l, StringRef act, Value v) {
+  Type t = v.getType();
+  auto c = [&](double x) { return scalarConstant(b, l, t, x); };
+  auto sigmoid = [&](Value x) -> Value {
+    Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+    return arith::DivFOp::create(b, l, c(1),
+                                 arith::AddFOp::create(b, l, c(1), e));
+  };
+  if (act == "relu")
+    return arith::MaximumFOp::create(b, l, v, c(0));
+  if (act == "sigmoid")
+    return sigmoid(v);
+  if (act == "silu")
+    return arith::MulFOp::create(b, l, v, sigmoid(v));
+  if (act == "tanh")
+    return math::TanhOp::create(b, l, v);
+  Value half = arith::MulFOp::create(b, l, v, c(0.5));
+  if (act == "gelu") {
+    Value erf = math::ErfOp::create(
+        b, l, arith::MulFOp::create(b, l, v, c(M_SQRT1_2)));
+    return arith::MulFOp::create(b, l, half,
+                                 arith::AddFOp::create(b, l, c(1), erf));
+  }
+  if (act == "gelu_tanh") {
+    Value cube = arith::MulFOp::create(
+        b, l, v, arith::MulFOp::create(b, l, v, v));
+    Value inner = arith::AddFOp::create(
+        b, l, v, arith::MulFOp::create(b, l, cube, c(0.044715)));
+    inner = arith::MulFOp::create(b, l, inner, c(std::sqrt(2.0 / M_PI)));
+    return arith::MulFOp::create(
+        b, l, half,
+        arith::AddFOp::create(b, l, c(1), math::TanhOp::create(b, l, inner)));
+  }
+  return v; // "none"
+}
+
+/// The elementwise epilogue of a fused op on the accumulator `acc`:
+/// alpha * acc (+ bias), the activation and the residual in the requested
+/// order, truncated to `resultType`. `bias`/`residual` may be null; both
+/// broadcast numpy-style against the result.
+Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
+                    Value residual, StringRef activation,
+                    bool residualBeforeActivation, double alpha,
+                    RankedTensorType resultType) {
+  Type ct = tensorType(acc).getElementType();
+  SmallVector<Value> inputs{acc};
+  if (bias)
+    inputs.push_back(bias);
+  if (residual)
+    inputs.push_back(residual);
+  return buildElementwise(
+      b, loc, inputs, resultType,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value y = args[0];
+        unsigned next = 1;
+        if (alpha != 1.0)
+          y = arith::MulFOp::create(nb, l, y, scalarConstant(nb, l, ct, alpha));
+        if (bias)
+          y = arith::AddFOp::create(nb, l, y,
+                                    extendScalar(nb, l, args[next++], ct));
+        Value res =
+            residual ? extendScalar(nb, l, args[next++], ct) : Value();
+        if (res && residualBeforeActivation)
+          y = arith::AddFOp::create(nb, l, y, res);
+        y = applyActivation(nb, l, activation, y);
+        if (res && !residualBeforeActivation)
+          y = arith::AddFOp::create(nb, l, y, res);
+        return truncateScalar(nb, l, y, resultType.getElementType());
+      });
+}
+
+/// kiln.fused_matmul: the numpy matmul (B's last two dims swapped first
+/// with trans_b) into an f32 (or f64) accumulator, then one epilogue.
+struct FusedMatMulLowering : OpConversionPattern<kiln::FusedMatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Value b = adaptor.getB();
+    if (op.getTransB()) {
+      auto type = tensorType(b);
+      int64_t rank = type.getRank();
+      if (rank < 2)
+        return unsupported(op, "trans_b with a 1-D B");
+      SmallVector<int64_t> perm, shape;
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      for (int64_t i : perm)
+        shape.push_back(type.getDimSize(i));
+      b = linalg::TransposeOp::create(rewriter, loc, b,
+                                      emptyTensor(rewriter, loc,
+                                                  type.clone(shape)),
+                                      perm)
+              .getResult()[0];
+    }
+    Type ct = computeType(resultType.getElementType());
+    Value product = buildNumpyMatmul(rewriter, loc, adaptor.getA(), b,
+                                     resultType.getShape(), ct);
+    Value bias = isNone(adaptor.getBias()) ? Value() : adaptor.getBias();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, loc, product, bias, residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          op.getAlpha().convertToDouble(), resultType));
+    return success();
+  }
+};
+
+/// kiln.fused_conv: the convolution (bias in the accumulator), then the
+/// activation and residual epilogue.
+struct FusedConvLowering : OpConversionPattern<kiln::FusedConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                             adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          1.0, resultType));
+    return success();
+  }
+};
+
+/// kiln.rms_norm: the mean of the squares over the dims from `axis` in the
+/// stash type, N = X * rsqrt(mean + epsilon) rounded to X's type, then
+/// N * scale (scale broadcast against X's trailing dims).
+struct RMSNormLowering : OpConversionPattern<kiln::RMSNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::RMSNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    Value x = adaptor.getX(), scale = adaptor.getScale();
+    auto type = tensorType(x);
+    int64_t rank = type.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    Type elementType = type.getElementType();
+    Type stash = stashType(context, op.getStashType());
+    if (!stash)
+      return unsupported(op, "stash_type " + std::to_string(op.getStashType()));
+    Type ct = computeType(stash);
+    if (ct.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth())
+      ct = elementType;
+    SmallVector<int64_t> axes;
+    for (int64_t i = axis; i < rank; ++i)
+      axes.push_back(i);
+    AxisMaps maps(rank, axes, context);
+    int64_t count = 1;
+    for (int64_t i : axes)
+      count *= type.getDimSize(i);
+    Value sumSquares = reduceDims(
+        rewriter, loc, x, {maps.full}, type.getShape(), maps.reducedDims, ct,
+        scalarConstant(rewriter, loc, ct, 0),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return poolCombine(b, l, PoolKind::Lp, args[0], args[1], false, 2);
+        });
+    double epsilon = op.getEpsilon().convertToDouble();
+    Value result = buildGeneric(
+        rewriter, loc, {x, sumSquares, scale},
+        emptyTensor(rewriter, loc, type),
+        {maps.full, maps.reduced,
+         broadcastMap(tensorType(scale).getShape(), type.getShape(), context),
+         maps.full},
+        maps.parallelIterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value mean = arith::DivFOp::create(
+              b, l, args[1], scalarConstant(b, l, ct, count));
+          Value n = arith::MulFOp::create(b, l,
+                                          extendScalar(b, l, args[0], ct),
+                                          invStdDev(b, l, mean, epsilon));
+          // N is rounded to X's type before the scale, as the op defines.
+          n = truncateScalar(b, l, n, elementType);
+          Type wide = computeType(elementType);
+          Value y = arith::MulFOp::create(b, l, extendScalar(b, l, n, wide),
+                                          extendScalar(b, l, args[2], wide));
+          return truncateScalar(b, l, y, elementType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Channels-last convolution and pools (kiln-optimize-layout's ops)
+//===----------------------------------------------------------------------===//
+
+/// kiln.conv_nhwc / kiln.fused_conv_nhwc's convolution: X [N, D..., C], W
+/// OHWI [M, k..., C/G], result [N, out..., M]. Group 1 2-D is
+/// linalg.conv_2d_nhwc_fhwc; otherwise a generic over
+/// [N, out..., G, M/G, C/G, k...]. The bias (broadcast along the last dim)
+/// initializes the accumulator.
+template <typename OpTy>
+FailureOr<Value> buildConvNhwcAccumulator(OpTy op, OpBuilder &b, Value x,
+                                          Value weight, Value bias,
+                                          RankedTensorType resultType) {
+  Location loc = op.getLoc();
+  MLIRContext *context = b.getContext();
+  auto xType = tensorType(x), wType = tensorType(weight);
+  int64_t rank = xType.getRank(), s = rank - 2;
+  ArrayRef<int64_t> outShape = resultType.getShape().slice(1, s);
+  FailureOr<Window> w = resolveWindow(op, xType.getShape().slice(1, s),
+                                      wType.getShape().slice(1, s),
+                                      kiln::getConvWindowAttrs(op), outShape);
+  if (failed(w))
+    return failure();
+  Type elementType = resultType.getElementType();
+  Type ct = computeType(elementType);
+  Value padded =
+      padWindowInput(b, loc, x, *w, outShape,
+                     scalarConstant(b, loc, elementType, 0), true);
+  auto accType = resultType.clone(ct);
+  Value init =
+      isNone(bias)
+          ? filledTensor(b, loc, accType, scalarConstant(b, loc, ct, 0))
+          : buildElementwise(b, loc, bias, accType,
+                             [&](OpBuilder &nb, Location l, ValueRange args) {
+                               return extendScalar(nb, l, args[0], ct);
+                             });
+  int64_t group = op.getGroup();
+  if (group == 1 && s == 2) {
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("strides", b.getI64TensorAttr(w->strides)),
+        b.getNamedAttr("dilations", b.getI64TensorAttr(w->dilations))};
+    return linalg::Conv2DNhwcFhwcOp::create(b, loc, TypeRange{accType},
+                                            ValueRange{padded, weight},
+                                            ValueRange{init}, attrs)
+        .getResult(0);
+  }
+  int64_t n = xType.getDimSize(0), c = xType.getDimSize(rank - 1);
+  int64_t m = wType.getDimSize(0);
+  SmallVector<int64_t> xShape{n}, wShape{group, m / group}, accShape{n};
+  auto paddedType = tensorType(padded);
+  for (int64_t i = 0; i < s; ++i) {
+    xShape.push_back(paddedType.getDimSize(1 + i));
+    wShape.push_back(wType.getDimSize(1 + i));
+    accShape.push_back(outShape[i]);
+  }
+  xShape.append({group, c / group});
+  wShape.push_back(c / group);
+  accShape.append({group, m / group});
+  Value xg = reshapeTo(b, loc, padded, xShape);
+  Value wg = reshapeTo(b, loc, weight, wShape);
+  Value accg = reshapeTo(b, loc, init, accShape);
+  // Loops: n, o..., g, mg, cg, k....
+  unsigned gLoop = 1 + s, mgLoop = 2 + s, cLoop = 3 + s, firstKernel = 4 + s;
+  unsigned numLoops = 4 + 2 * s;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> xExprs{d(0)}, wExprs{d(gLoop), d(mgLoop)},
+      outExprs{d(0)};
+  for (int64_t i = 0; i < s; ++i) {
+    xExprs.push_back(d(1 + i) * w->strides[i] +
+                     d(firstKernel + i) * w->dilations[i]);
+    wExprs.push_back(d(firstKernel + i));
+    outExprs.push_back(d(1 + i));
+  }
+  xExprs.append({d(gLoop), d(cLoop)});
+  wExprs.push_back(d(cLoop));
+  outExprs.append({d(gLoop), d(mgLoop)});
+  SmallVector<IteratorType> iterators(3 + s, IteratorType::parallel);
+  iterators.append(1 + s, IteratorType::reduction);
+  Value result = buildGeneric(
+      b, loc, {xg, wg}, accg,
+      {AffineMap::get(numLoops, 0, xExprs, context),
+       AffineMap::get(numLoops, 0, wExprs, context),
+       AffineMap::get(numLoops, 0, outExprs, context)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value product =
+            arith::MulFOp::create(nb, l, extendScalar(nb, l, args[0], ct),
+                                  extendScalar(nb, l, args[1], ct));
+        return arith::AddFOp::create(nb, l, args[2], product);
+      });
+  return reshapeTo(b, loc, result, accType.getShape());
+}
+
+struct ConvNhwcLowering : OpConversionPattern<kiln::ConvNhwcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ConvNhwcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                                 adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
+                                          resultType.getElementType()));
+    return success();
+  }
+};
+
+struct FusedConvNhwcLowering : OpConversionPattern<kiln::FusedConvNhwcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::FusedConvNhwcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc =
+        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+                                 adaptor.getB(), resultType);
+    if (failed(acc))
+      return failure();
+    Value residual =
+        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+    rewriter.replaceOp(
+        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
+                          op.getActivation(), op.getResidualBeforeActivation(),
+                          1.0, resultType));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
@@ -2341,6 +2895,12 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                BatchNormLowering, InstanceNormLowering, LayerNormLowering,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
                DropoutLowering, PadLowering, ConvTransposeLowering,
-               ResizeLowering, EinsumLowering>(
+               ResizeLowering, EinsumLowering, FusedMatMulLowering,
+               FusedConvLowering, RMSNormLowering, ConvNhwcLowering,
+               FusedConvNhwcLowering,
+               PoolLowering<kiln::MaxPoolNhwcOp, PoolKind::Max, true>,
+               PoolLowering<kiln::AveragePoolNhwcOp, PoolKind::Average, true>,
+               GlobalPoolLowering<kiln::GlobalAveragePoolNhwcOp,
+                                  PoolKind::Average, true>>(
       converter, context);
 }

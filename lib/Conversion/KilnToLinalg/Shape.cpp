@@ -225,6 +225,12 @@ struct ReshapeLikeLowering : OpConversionPattern<OpTy> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = convertedType(this->getTypeConverter(), op.getType());
     Value input = adaptor.getOperands()[0];
+    // Nothing to move for an empty result (and zero-sized dims make for
+    // odd reassociations).
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
     rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), input, type));
     return success();
   }

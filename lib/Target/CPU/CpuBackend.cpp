@@ -23,10 +23,25 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -46,6 +61,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -65,20 +81,72 @@ namespace {
 
 /// Marks @main's arguments (graph inputs and weights) read-only, so that
 /// bufferization never writes into a caller's buffer or the mapped weights.
+///
+/// Zero-element inputs and outputs have no bare-pointer form in LLVM's
+/// calling convention, and need none: an input with no elements is replaced
+/// by an empty tensor and dropped from @main's parameters, an output with no
+/// elements is dropped from its results (nothing is ever written to it).
+/// `kiln.entry_slots` on the module then maps each remaining parameter of
+/// @main to its index in kiln_entry's buffer array (which keeps one slot per
+/// input, weight and output, as docs/artifact.md says).
 struct PrepareEntryPass
     : PassWrapper<PrepareEntryPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPass)
   StringRef getArgument() const override { return "kiln-cpu-prepare-entry"; }
   StringRef getDescription() const override {
-    return "Mark @main's arguments read-only for bufferization";
+    return "Mark @main's arguments read-only for bufferization; drop "
+           "zero-element inputs and outputs";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<tensor::TensorDialect>();
+  }
+  static bool isEmptyTensor(Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
   }
   void runOnOperation() override {
-    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main) {
-      getOperation().emitError("no @main function to compile");
+      module.emitError("no @main function to compile");
       return signalPassFailure();
     }
     OpBuilder b(&getContext());
+    unsigned numArgs = main.getNumArguments();
+    unsigned numResults = main.getNumResults();
+    SmallVector<int64_t> slots;
+    llvm::BitVector dropArgs(numArgs), dropResults(numResults);
+    b.setInsertionPointToStart(&main.getBody().front());
+    for (unsigned i = 0; i < numArgs; ++i) {
+      BlockArgument arg = main.getArgument(i);
+      if (isEmptyTensor(arg.getType())) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        arg.replaceAllUsesWith(tensor::EmptyOp::create(
+            b, arg.getLoc(), type.getShape(), type.getElementType()));
+        dropArgs.set(i);
+        continue;
+      }
+      slots.push_back(i);
+    }
+    for (unsigned i = 0; i < numResults; ++i) {
+      if (isEmptyTensor(main.getResultTypes()[i])) {
+        dropResults.set(i);
+        continue;
+      }
+      slots.push_back(numArgs + i);
+    }
+    if (dropArgs.any() || dropResults.any()) {
+      if (failed(main.eraseArguments(dropArgs)))
+        return signalPassFailure();
+      main.walk([&](func::ReturnOp ret) {
+        for (int i = numResults - 1; i >= 0; --i)
+          if (dropResults.test(i))
+            ret->eraseOperand(i);
+      });
+      if (failed(main.eraseResults(dropResults)))
+        return signalPassFailure();
+      module->setAttr("kiln.entry_slots", b.getDenseI64ArrayAttr(slots));
+    }
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (isa<TensorType>(main.getArgument(i).getType()))
         main.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
@@ -130,11 +198,23 @@ struct EntryWrapperPass
                                     {ptrType}));
     Block *block = entry.addEntryBlock(b);
     b.setInsertionPointToStart(block);
+    // Parameters dropped by kiln-cpu-prepare-entry keep their buffer slots.
+    SmallVector<int64_t> slots;
+    if (auto attr = module->getAttrOfType<DenseI64ArrayAttr>("kiln.entry_slots"))
+      slots.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    else
+      for (unsigned i = 0; i < mainType.getNumParams(); ++i)
+        slots.push_back(i);
+    if (slots.size() != mainType.getNumParams()) {
+      main.emitError("kiln-cpu-entry-wrapper: kiln.entry_slots does not "
+                     "match @main's parameters");
+      return signalPassFailure();
+    }
     SmallVector<Value> args;
     for (unsigned i = 0; i < mainType.getNumParams(); ++i) {
       Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
                                        block->getArgument(0),
-                                       ArrayRef<LLVM::GEPArg>{(int32_t)i});
+                                       ArrayRef<LLVM::GEPArg>{(int32_t)slots[i]});
       args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
     }
     LLVM::CallOp::create(b, loc, main, args);
@@ -185,8 +265,32 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// The register tile (rows x vector columns) of the GEMM micro-kernel for the
+/// target's vector registers: 16 accumulators of the 32 zmm (AVX-512),
+/// 12 of the 16 ymm (AVX2), 8 of the 16 xmm otherwise.
+static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
+  TargetInfo info;
+  std::string error;
+  if (!resolveTarget(options, info, error))
+    return {4, 8};
+  auto has = [&](StringRef feature) {
+    return llvm::is_contained(info.features, feature);
+  };
+  if (has("avx512f"))
+    return {8, 32};
+  if (has("avx2") && has("fma"))
+    return {6, 16};
+  return {4, 8};
+}
+
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(std::make_unique<PrepareEntryPass>());
+  if (options.kernels == "codegen") {
+    auto [mr, nr] = registerTile(options);
+    pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(mr, nr));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -201,13 +305,27 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   if (options.kernels == "library")
     pm.addPass(createLibraryCallsPass());
+  // The thread blocks of the tiled kernels join the other parallel loops.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createSplitParallelLoopsPass());
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
+  VectorTransferToSCFOptions transferOptions;
+  transferOptions.enableFullUnroll(true);
+  pm.addPass(createConvertVectorToSCFPass(transferOptions));
+  // Before lower-affine: lowering the transfers makes affine.apply indices.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  // expand-strided-metadata creates affine.apply ops (subviews of the tiled
+  // kernels, CumSum's run-time axis): lower-affine after it.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
@@ -220,6 +338,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // The vector lowering leaves ub.poison (undefined lanes) behind.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(std::make_unique<EntryWrapperPass>());
 }
@@ -229,13 +349,26 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect>();
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // Tiling, masking and subset hoisting of the codegen kernels.
+  linalg::registerTilingInterfaceExternalModels(registry);
+  linalg::registerSubsetOpInterfaceExternalModels(registry);
+  linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerTilingInterfaceExternalModels(registry);
+  tensor::registerSubsetOpInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerSubsetOpInterfaceExternalModels(registry);
 }
 
 void registerCpuBackendPasses() {
@@ -243,6 +376,7 @@ void registerCpuBackendPasses() {
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
   registerPass([] { return createLibraryCallsPass(); });
+  registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
       "kiln graph -> linalg on tensors (weights hoisted)",
@@ -280,9 +414,18 @@ bool resolveTarget(const CpuOptions &options, TargetInfo &info,
     info.cpu = triple.isX86() ? "x86-64" : "generic";
   } else {
     info.cpu = options.cpu;
+    // Asked for an unknown CPU, LLVM warns on stderr and goes on: check the
+    // name against a generic subtarget first.
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(info.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
+              " (use native, generic or an LLVM CPU name)";
+      return false;
+    }
     std::unique_ptr<llvm::MCSubtargetInfo> sti(
         target->createMCSubtargetInfo(triple, info.cpu, ""));
-    if (!sti || !sti->isCPUStringValid(info.cpu)) {
+    if (!sti) {
       error = "unknown CPU '" + options.cpu + "' for " + info.triple +
               " (use native, generic or an LLVM CPU name)";
       return false;

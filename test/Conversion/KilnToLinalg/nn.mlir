@@ -181,43 +181,58 @@ func.func @conv_1d_3d(%x: tensor<1x2x9xf32>, %w: tensor<3x2x3xf32>, %y: tensor<1
 
 // -----
 
-// Depthwise (group = C) f16 conv with SAME_UPPER: grouped generic over
+// Grouped f16 conv with SAME_UPPER: a generic over
 // [N, G, M/G, oh, ow, C/G, kh, kw] accumulating in f32, then truncated.
 // CHECK-DAG: #[[$GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 // CHECK-DAG: #[[$GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 // CHECK-DAG: #[[$GO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-LABEL: func.func @conv_grouped
 // CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: %[[X:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x10x10xf16>
-// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<4x1x1x3x3xf16>
-// CHECK: %[[ACC:.*]] = tensor.expand_shape {{.*}} into tensor<1x4x1x8x8xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[$GX]], #[[$GW]], #[[$GO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x4x1x8x8xf32>)
+// CHECK: %[[X:.*]] = tensor.expand_shape {{.*}} into tensor<1x2x2x10x10xf16>
+// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<2x3x2x3x3xf16>
+// CHECK: %[[ACC:.*]] = tensor.expand_shape {{.*}} into tensor<1x2x3x8x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$GX]], #[[$GW]], #[[$GO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x2x3x8x8xf32>)
 // CHECK: arith.extf
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x8x8xf32>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x6x8x8xf32>
 // CHECK: arith.truncf
-func.func @conv_depthwise(%x: tensor<1x4x8x8xf16>, %w: tensor<4x1x3x3xf16>) -> tensor<1x4x8x8xf16> {
+func.func @conv_grouped(%x: tensor<1x4x8x8xf16>, %w: tensor<6x2x3x3xf16>) -> tensor<1x6x8x8xf16> {
   %none = kiln.none
-  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 4 : i64} : (tensor<1x4x8x8xf16>, tensor<4x1x3x3xf16>, none) -> tensor<1x4x8x8xf16>
-  return %0 : tensor<1x4x8x8xf16>
+  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 2 : i64} : (tensor<1x4x8x8xf16>, tensor<6x2x3x3xf16>, none) -> tensor<1x6x8x8xf16>
+  return %0 : tensor<1x6x8x8xf16>
 }
 
 // -----
 
-// MaxPool pads with -inf; the window operand gives the kernel loops their
-// extent. With ceil_mode the overhang is padded too (ui8: with 0, the
+// Depthwise (group = C = M): linalg.depthwise_conv_2d_nchw_chw on the
+// [C, kh, kw] filter.
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK: %[[F:.*]] = tensor.collapse_shape %arg1 {{.*}} : tensor<4x1x3x3xf32> into tensor<4x3x3xf32>
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[F]] : tensor<1x4x9x9xf32>, tensor<4x3x3xf32>)
+func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %none = kiln.none
+  %0 = kiln.conv %x, %w, %none {auto_pad = "SAME_UPPER", group = 4 : i64, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>, none) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// MaxPool pads with -inf; a 2-D float pool is linalg.pooling_nchw_max.
+// Others are a generic whose window operand gives the kernel loops their
+// extent; with ceil_mode the overhang is padded too (ui8: with 0, the
 // lowest ui8, and compared unsigned).
 // CHECK-DAG: #[[$PX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
 // CHECK-DAG: #[[$PK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor.yield %[[NEGINF]]
 // CHECK: %[[K:.*]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[$PX]], #[[$PK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins({{.*}}, %[[K]]
-// CHECK: arith.maximumf
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[K]] : tensor<1x2x7x7xf32>, tensor<3x3xf32>)
 // CHECK: tensor.pad %arg1 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[K2:.*]] = tensor.empty() : tensor<2x2xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[$PX]], #[[$PK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins({{.*}}, %[[K2]]
 // CHECK: arith.maxui
 func.func @max_pool(%x: tensor<1x2x5x5xf32>, %u: tensor<1x2x5x5xui8>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>) {
   %y, %i = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
@@ -246,7 +261,7 @@ func.func @max_pool_indices(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, te
 // AveragePool without count_include_pad divides by the taps inside the
 // input: 4 at the corners, 6 on the edges, 9 inside.
 // CHECK-LABEL: func.func @average_pool
-// CHECK: arith.addf
+// CHECK: linalg.pooling_nchw_sum
 // CHECK: %[[DIV:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<3x3xf32>
 // CHECK: linalg.generic {{.*}} ins({{.*}}, %[[DIV]] :
 // CHECK: arith.divf
@@ -476,6 +491,42 @@ func.func @resize_linear(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1
 
 // -----
 
+// Cubic: four edge-clamped taps per resized axis (16 reads for two axes)
+// with Keys' coefficients; exclude_outside zeroes the taps outside the input
+// and renormalizes.
+// CHECK-LABEL: func.func @resize_cubic
+// CHECK: math.floor
+// CHECK: arith.cmpi sge
+// CHECK: arith.divf
+// CHECK-COUNT-16: tensor.extract %arg0
+// CHECK-NOT: tensor.extract %arg0
+func.func @resize_cubic(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
+  %none = kiln.none
+  %c = kiln.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %0 = kiln.resize %x, %none, %c, %none {mode = "cubic", cubic_coeff_a = -5.0e-01 : f32, exclude_outside = 1 : i64} : (tensor<1x1x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// tf_crop_and_resize: coordinates from the roi; outside the input the
+// result is extrapolation_value.
+// CHECK-LABEL: func.func @resize_crop
+// CHECK: tensor.extract %arg1
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf ogt
+// CHECK: arith.ori
+// CHECK: %[[FILL:.*]] = arith.constant 1.000000e+01 : f32
+// CHECK: arith.select %{{.*}}, %[[FILL]], %{{.*}} : f32
+func.func @resize_crop(%x: tensor<1x1x4x4xf32>, %roi: tensor<8xf32>) -> tensor<1x1x3x3xf32> {
+  %none = kiln.none
+  %s = kiln.constant dense<[1, 1, 3, 3]> : tensor<4xi64>
+  %0 = kiln.resize %x, %roi, %none, %s {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, mode = "linear"} : (tensor<1x1x4x4xf32>, tensor<8xf32>, none, tensor<4xi64>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
 // Einsum: a loop per label, the output's parallel; a repeated label is a
 // diagonal; `...` covers the leading dims.
 // CHECK-DAG: #[[$EA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
@@ -501,4 +552,99 @@ func.func @einsum(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %e: tensor<3x5x7
 func.func @einsum_implicit(%c: tensor<3x4xf32>, %d: tensor<4x6xf32>) -> tensor<3x6xf32> {
   %0 = kiln.einsum %c, %d {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x6xf32>) -> tensor<3x6xf32>
   return %0 : tensor<3x6xf32>
+}
+
+// -----
+
+// kiln.fused_matmul: B transposed (trans_b), the matmul, then one epilogue:
+// alpha, bias, GELU (erf), residual after the activation.
+// CHECK-LABEL: func.func @fused_matmul
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<6x8xf32>) outs({{.*}} : tensor<8x6xf32>) permutation = [1, 0]
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[BT]] :
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]]
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %arg2, %arg3 : tensor<2x4x6xf32>, tensor<6xf32>, tensor<2x4x6xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: math.erf
+// CHECK: arith.addf
+func.func @fused_matmul(%a: tensor<2x4x8xf32>, %b: tensor<6x8xf32>, %bias: tensor<6xf32>, %res: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
+  %0 = kiln.fused_matmul %a, %b, %bias, %res {activation = "gelu", trans_b = true, alpha = 2.0 : f32} : (tensor<2x4x8xf32>, tensor<6x8xf32>, tensor<6xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}
+
+// -----
+
+// kiln.fused_conv: the conv with the bias as accumulator, then residual
+// before the ReLU.
+// CHECK-LABEL: func.func @fused_conv
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %arg3 :
+// CHECK: %[[S:.*]] = arith.addf
+// CHECK: arith.maximumf %[[S]]
+func.func @fused_conv(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = kiln.fused_conv %x, %w, %b, %r {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// kiln.rms_norm on f16 with an f32 stash: the sum of squares in f32, then
+// x * rsqrt(mean + eps) rounded to f16 before the scale.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[SS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<1x3x16xf16>) outs({{.*}} : tensor<1x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[SS]], %arg1 :
+// CHECK: arith.constant 1.600000e+01 : f32
+// CHECK: math.rsqrt
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.truncf
+func.func @rms_norm(%x: tensor<1x3x16xf16>, %w: tensor<16xf16>) -> tensor<1x3x16xf16> {
+  %0 = kiln.rms_norm %x, %w {axis = -1 : i64, epsilon = 1.0e-06 : f32, stash_type = 1 : i64} : (tensor<1x3x16xf16>, tensor<16xf16>) -> tensor<1x3x16xf16>
+  return %0 : tensor<1x3x16xf16>
+}
+
+// -----
+
+// Channels-last ops (kiln-optimize-layout): group-1 2-D conv_nhwc is
+// linalg.conv_2d_nhwc_fhwc on the OHWI filter (bias broadcast along the
+// last dim); the pools are the NHWC named pooling ops; the global pool
+// reduces the spatial dims between N and C.
+// CHECK-DAG: #[[$BL:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @nhwc
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[$BL]], {{.*}}]} ins(%arg2 : tensor<8xf32>)
+// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %arg1 : tensor<1x14x14x3xf32>, tensor<8x3x3x3xf32>) outs(%[[B]] : tensor<1x6x6x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[C]], %arg3 :
+// CHECK: arith.maximumf
+// CHECK: %[[MP:.*]] = linalg.pooling_nhwc_max {{.*}} -> tensor<1x3x3x8xf32>
+// CHECK: linalg.pooling_nhwc_sum
+// CHECK: arith.divf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins({{.*}} : tensor<1x3x3x8xf32>) outs({{.*}} : tensor<1x8xf32>)
+// CHECK: tensor.expand_shape {{.*}} : tensor<1x8xf32> into tensor<1x1x1x8xf32>
+func.func @nhwc(%x: tensor<1x12x12x3xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>, %r: tensor<1x6x6x8xf32>) -> tensor<1x1x1x8xf32> {
+  %0 = kiln.fused_conv_nhwc %x, %w, %b, %r {activation = "relu", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x12x12x3xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  %1 = kiln.max_pool_nhwc %0 {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x6x6x8xf32>) -> tensor<1x3x3x8xf32>
+  %2 = kiln.average_pool_nhwc %1 {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %3 = kiln.global_average_pool_nhwc %2 : (tensor<1x3x3x8xf32>) -> tensor<1x1x1x8xf32>
+  return %3 : tensor<1x1x1x8xf32>
+}
+
+// -----
+
+// Grouped conv_nhwc: a generic over [N, oh, ow, G, M/G, C/G, kh, kw] on X as
+// [N, H, W, G, C/G] and the OHWI filter as [G, M/G, kh, kw, C/G].
+// CHECK-DAG: #[[$NX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d6, d2 + d7, d3, d5)>
+// CHECK-DAG: #[[$NW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3, d4, d6, d7, d5)>
+// CHECK-DAG: #[[$NO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv_nhwc_grouped
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x5x5x2x2xf32>
+// CHECK: tensor.expand_shape %arg1 {{.*}} into tensor<2x3x3x3x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$NX]], #[[$NW]], #[[$NO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x3x3x6xf32>
+func.func @conv_nhwc_grouped(%x: tensor<1x5x5x4xf32>, %w: tensor<6x3x3x2xf32>) -> tensor<1x3x3x6xf32> {
+  %none = kiln.none
+  %0 = kiln.conv_nhwc %x, %w, %none {group = 2 : i64} : (tensor<1x5x5x4xf32>, tensor<6x3x3x2xf32>, none) -> tensor<1x3x3x6xf32>
+  return %0 : tensor<1x3x3x6xf32>
 }

@@ -338,3 +338,20 @@ func.func @top_k(%x: tensor<2x10xf32>, %u: tensor<6xui8>) -> (tensor<2x3xf32>, t
   %v2, %i2 = kiln.top_k %u, %k2 {axis = 0 : i64, largest = 0 : i64, sorted = 1 : i64} : (tensor<6xui8>, tensor<1xi64>) -> (tensor<2xui8>, tensor<2xi64>)
   return %v, %i, %v2, %i2 : tensor<2x3xf32>, tensor<2x3xi64>, tensor<2xui8>, tensor<2xi64>
 }
+
+// -----
+
+// Empty results are just tensor.empty: nothing to read.
+// CHECK-LABEL: func.func @empty_results
+// CHECK-DAG: %[[R:.+]] = tensor.empty() : tensor<3x0xf32>
+// CHECK-DAG: %[[S:.+]] = tensor.empty() : tensor<0x3xf32>
+// CHECK: return %[[R]], %[[S]]
+func.func @empty_results(%x: tensor<0x3xf32>, %y: tensor<4x3xf32>) -> (tensor<3x0xf32>, tensor<0x3xf32>) {
+  %s = kiln.constant dense<[3, 0]> : tensor<2xi64>
+  %r = kiln.reshape %x, %s {allowzero = 1 : i64} : (tensor<0x3xf32>, tensor<2xi64>) -> tensor<3x0xf32>
+  %st = kiln.constant dense<[10]> : tensor<1xi64>
+  %en = kiln.constant dense<[20]> : tensor<1xi64>
+  %none = kiln.none
+  %e = kiln.slice %y, %st, %en, %none, %none : (tensor<4x3xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<0x3xf32>
+  return %r, %e : tensor<3x0xf32>, tensor<0x3xf32>
+}

@@ -337,6 +337,91 @@ def too_many_inputs():
     return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], opset=21, ir=10)
 
 
+def function_nllloss():
+    # NegativeLogLikelihoodLoss-13 has a context-dependent function body
+    # (it gathers weights only when there are weights).
+    nodes = [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"],
+                              ["loss"], name="nll", reduction="sum")]
+    return model(nodes, [vi("x", F, [3, 5]), vi("t", I64, [3]),
+                         vi("w", F, [5])], [vi("loss", F, [])])
+
+
+def function_sce():
+    # SoftmaxCrossEntropyLoss's body is LogSoftmax plus a
+    # NegativeLogLikelihoodLoss, itself a function: expanded recursively.
+    # The optional log_prob output is omitted.
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"],
+                              ["loss"], name="sce", reduction="mean")]
+    return model(nodes, [vi("x", F, [2, 4]), vi("t", I64, [2])],
+                 [vi("loss", F, [])])
+
+
+def function_window():
+    # HannWindow-17 is a plain function: its attribute references (periodic,
+    # output_datatype) take the node's values, or the schema's defaults.
+    nodes = [helper.make_node("HannWindow", ["n"], ["win"], name="hann",
+                             periodic=0)]
+    return model(nodes, [vi("n", TensorProto.INT32, [])],
+                 [vi("win", F, [None])])
+
+
+def function_unsupported_body():
+    # Bernoulli-15's body draws with RandomUniformLike, which Kiln lacks.
+    nodes = [helper.make_node("Bernoulli", ["p"], ["b"], name="coin")]
+    return model(nodes, [vi("p", F, [4])], [vi("b", F, [4])])
+
+
+def rnn_unrolled():
+    # A forward RNN over 2 steps with a bias, returning Y and Y_h.
+    nodes = [helper.make_node("RNN", ["x", "w", "r", "b"], ["y", "y_h"],
+                              name="rnn", hidden_size=3)]
+    return model(nodes, [vi("x", F, [2, 4, 5])],
+                 [vi("y", F, [2, 1, 4, 3]), vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 3, 5)), init("r", rand(1, 3, 3)),
+                  init("b", rand(1, 6))], opset=14)
+
+
+def rnn_dynamic_sequence():
+    nodes = [helper.make_node("GRU", ["x", "w", "r"], ["", "y_h"],
+                              name="gru", hidden_size=3)]
+    return model(nodes, [vi("x", F, ["T", 4, 5])], [vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 9, 5)), init("r", rand(1, 9, 3))],
+                 opset=14)
+
+
+def lstm_clip():
+    nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["", "y_h"],
+                              name="lstm", hidden_size=3, clip=1.0)]
+    return model(nodes, [vi("x", F, [2, 4, 5])], [vi("y_h", F, [1, 4, 3])],
+                 [init("w", rand(1, 12, 5)), init("r", rand(1, 12, 3))],
+                 opset=14)
+
+
+def runtime_axes_squeeze():
+    # Squeeze/Unsqueeze whose axes are graph inputs; the outputs' declared
+    # static shapes say what they do.
+    nodes = [helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsq"),
+             helper.make_node("Squeeze", ["u", "sa"], ["s"], name="sq")]
+    return model(nodes, [vi("x", F, [3, 4]), vi("ua", I64, [2]),
+                         vi("sa", I64, [1])],
+                 [vi("u", F, [1, 3, 1, 4]), vi("s", F, [3, 1, 4])])
+
+
+def runtime_axes_undeclared():
+    nodes = [helper.make_node("Unsqueeze", ["x", "ua"], ["u"], name="unsq")]
+    return model(nodes, [vi("x", F, [3, 4]), vi("ua", I64, [1])],
+                 [vi("u", F, ["a", "b", "c"])])
+
+
+def legacy_prelu_channels():
+    # PRelu-6 takes one slope per channel (dim 1).
+    nodes = [helper.make_node("PRelu", ["x", "slope"], ["y"], name="prelu")]
+    return model(nodes, [vi("x", F, [2, 3, 4, 5]), vi("slope", F, [3])],
+                 [vi("y", F, [2, 3, 4, 5])],
+                 [init("slope", np.array([0.1, 0.2, 0.3], np.float32))],
+                 opset=6, ir=3)
+
+
 def not_onnx(path):
     with open(path, "w") as f:
         f.write("this is not an ONNX model\n" * 10)

@@ -51,6 +51,18 @@ void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();
+/// --kernels=codegen, on tensors: float32 matmul, batch_matmul and NCHW
+/// convolution (as im2col + GEMM) tiled into thread blocks (scf.forall) and
+/// mr x nr register tiles, vectorized as outer-product micro-kernels.
+std::unique_ptr<mlir::Pass> createTileAndVectorizePass(int64_t mr, int64_t nr);
+/// After bufferization: vector.contract to outer products/FMAs, n-D vector
+/// ops towards the 1-D ones convert-vector-to-llvm takes.
+std::unique_ptr<mlir::Pass> createLowerVectorsPass();
+/// Multi-dimensional scf.parallel: the outer dimensions stay parallel (enough
+/// iterations for the threads), the inner ones become scf.for, so that the
+/// OpenMP loop does not collapse the innermost (vectorizable) dimension.
+std::unique_ptr<mlir::Pass> createSplitParallelLoopsPass();
+void registerTileAndVectorizePasses();
 
 /// The dialects the lowering creates and their bufferization models.
 void registerCpuBackendDialects(mlir::DialectRegistry &registry);

@@ -1,0 +1,453 @@
+//===- TileAndVectorize.cpp - Register-tiled, vectorized GEMM kernels -----===//
+//
+// --kernels=codegen: instead of the naive scalar loop nests that
+// linalg-to-parallel-loops makes of the contractions, float32 matmul,
+// batch_matmul and (through a channels-first im2col) NCHW 2-D convolution are
+// tiled twice on tensors:
+//
+//   scf.forall over (batch, M, N) blocks   -> scf.parallel -> OpenMP threads
+//     scf.for over (M, N) register tiles of mr x nr, then K one at a time
+//       vector.contract mr x nr x 1        -> vector.outerproduct -> vector.fma
+//
+// The accumulator's transfer_read/transfer_write pair is hoisted out of the K
+// loop while still on tensors, so the mr x nr block stays in registers for
+// the whole reduction (the classic outer-product micro-kernel). Edge tiles
+// whose sizes are not multiples of the register tile are vectorized with
+// masks. The vector ops are lowered in buildLLVMPipeline (see
+// createLowerVectorsPass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/CpuBackend.h"
+
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+using namespace mlir;
+
+namespace kiln::cpu {
+namespace {
+
+/// The loops of a contraction this pass tiles: [batch..., m, n, k], k the
+/// only reduction and innermost, the output indexed (batch..., m, n), the RHS
+/// row-major in n (its last index is n, so an nr-wide row is one contiguous
+/// vector load) and the LHS independent of n. linalg.matmul,
+/// linalg.batch_matmul and the im2col convolution below are all of this form.
+bool isRowMajorContraction(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return false;
+  unsigned numLoops = op.getNumLoops();
+  if (numLoops < 3 || op.hasDynamicShape())
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.getElementType().isF32())
+      return false;
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned i = 0; i + 1 < numLoops; ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      return false;
+  if (iterators.back() != utils::IteratorType::reduction)
+    return false;
+  MLIRContext *context = op->getContext();
+  unsigned m = numLoops - 3, n = numLoops - 2, k = numLoops - 1;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out != AffineMap::getMultiDimIdentityMap(numLoops, context)
+                 .getMajorSubMap(numLoops - 1))
+    return false;
+  AffineMap lhs = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap rhs = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  if (!lhs.isProjectedPermutation() || !rhs.isProjectedPermutation())
+    return false;
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  return rhs.getNumResults() >= 2 && rhs.getResults().back() == dim(n) &&
+         rhs.getResult(rhs.getNumResults() - 2) == dim(k) &&
+         lhs.getNumResults() >= 2 && lhs.getResults().back() == dim(k) &&
+         lhs.getResult(lhs.getNumResults() - 2) == dim(m);
+}
+
+/// linalg.conv_2d_nchw_fchw (float32, static) as im2col + a row-major
+/// contraction:
+///   col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
+///   out[n, f, oh*ow] += filter[f, c*kh*kw] * col[n, c*kh*kw, oh*ow]
+/// The im2col copy's innermost loop (ow) is contiguous in both tensors, so it
+/// vectorizes (unlike upstream's rewriteInIm2Col, whose copy recomputes every
+/// index with floordiv/mod over a flattened space).
+LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
+                                 linalg::Conv2DNchwFchwOp conv,
+                                 int64_t maxColElements) {
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto filterType = dyn_cast<RankedTensorType>(filter.getType());
+  auto outType = dyn_cast<RankedTensorType>(init.getType());
+  if (!conv.hasPureTensorSemantics() || !inputType || !filterType ||
+      !outType || !inputType.hasStaticShape() ||
+      !filterType.hasStaticShape() || !outType.hasStaticShape() ||
+      !inputType.getElementType().isF32() ||
+      !filterType.getElementType().isF32() ||
+      !outType.getElementType().isF32())
+    return failure();
+  int64_t n = outType.getDimSize(0), f = outType.getDimSize(1),
+          oh = outType.getDimSize(2), ow = outType.getDimSize(3);
+  int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
+          kw = filterType.getDimSize(3);
+  if (n * c * kh * kw * oh * ow > maxColElements)
+    return failure();
+  auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
+  auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+
+  Location loc = conv.getLoc();
+  MLIRContext *context = rewriter.getContext();
+  rewriter.setInsertionPoint(conv);
+  Type f32 = rewriter.getF32Type();
+  auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, f32);
+  Value colInit = tensor::EmptyOp::create(rewriter, loc, colType.getShape(), f32);
+  AffineExpr dN, dC, dKh, dKw, dOh, dOw;
+  bindDims(context, dN, dC, dKh, dKw, dOh, dOw);
+  AffineMap inputMap = AffineMap::get(
+      6, 0,
+      {dN, dC, dOh * strides[0] + dKh * dilations[0],
+       dOw * strides[1] + dKw * dilations[1]},
+      context);
+  SmallVector<utils::IteratorType> parallel6(6, utils::IteratorType::parallel);
+  auto im2col = linalg::GenericOp::create(
+      rewriter, loc, colType, ValueRange{input}, ValueRange{colInit},
+      ArrayRef<AffineMap>{inputMap,
+                          AffineMap::getMultiDimIdentityMap(6, context)},
+      parallel6, [](OpBuilder &b, Location loc, ValueRange args) {
+        linalg::YieldOp::create(b, loc, args[0]);
+      });
+
+  auto col = tensor::CollapseShapeOp::create(
+      rewriter, loc, im2col.getResult(0),
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  auto filter2d = tensor::CollapseShapeOp::create(
+      rewriter, loc, filter,
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  auto out3d = tensor::CollapseShapeOp::create(
+      rewriter, loc, init,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+
+  // (b, m, n, k) = (n, f, oh*ow, c*kh*kw).
+  AffineExpr b, m, nn, k;
+  bindDims(context, b, m, nn, k);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {m, k}, context),
+                                 AffineMap::get(4, 0, {b, k, nn}, context),
+                                 AffineMap::get(4, 0, {b, m, nn}, context)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto matmul = linalg::GenericOp::create(
+      rewriter, loc, out3d.getType(), ValueRange{filter2d, col},
+      ValueRange{out3d}, maps, iterators,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+        Value add = arith::AddFOp::create(b, loc, args[2], mul);
+        linalg::YieldOp::create(b, loc, add);
+      });
+  auto result = tensor::ExpandShapeOp::create(
+      rewriter, loc, outType, matmul.getResult(0),
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  rewriter.replaceOp(conv, result.getResult());
+  return success();
+}
+
+struct TileAndVectorizePass
+    : PassWrapper<TileAndVectorizePass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileAndVectorizePass)
+  TileAndVectorizePass() = default;
+  TileAndVectorizePass(const TileAndVectorizePass &other)
+      : PassWrapper(other) {}
+  TileAndVectorizePass(int64_t mr, int64_t nr) {
+    registerRows = mr;
+    registerCols = nr;
+  }
+
+  StringRef getArgument() const override {
+    return "kiln-cpu-tile-and-vectorize";
+  }
+  StringRef getDescription() const override {
+    return "Tile float32 matmul/batch_matmul/NCHW conv (tensors) for threads "
+           "(scf.forall) and registers, and vectorize the register tiles";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<affine::AffineDialect, arith::ArithDialect,
+                    linalg::LinalgDialect, scf::SCFDialect,
+                    tensor::TensorDialect, vector::VectorDialect>();
+  }
+
+  Option<int64_t> registerRows{*this, "mr",
+                               llvm::cl::desc("Register tile rows (M)"),
+                               llvm::cl::init(8)};
+  Option<int64_t> registerCols{
+      *this, "nr", llvm::cl::desc("Register tile columns (N, the vector)"),
+      llvm::cl::init(32)};
+  Option<int64_t> blockRows{*this, "block-m",
+                            llvm::cl::desc("Rows of one thread's block"),
+                            llvm::cl::init(32)};
+  Option<int64_t> blockCols{*this, "block-n",
+                            llvm::cl::desc("Columns of one thread's block"),
+                            llvm::cl::init(256)};
+  Option<int64_t> maxIm2ColElements{
+      *this, "max-im2col-elements",
+      llvm::cl::desc("Largest im2col buffer (elements) a convolution may use"),
+      llvm::cl::init(int64_t(1) << 24)};
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+
+    SmallVector<linalg::Conv2DNchwFchwOp> convs;
+    func.walk([&](linalg::Conv2DNchwFchwOp op) { convs.push_back(op); });
+    for (linalg::Conv2DNchwFchwOp conv : convs)
+      (void)convToIm2ColMatmul(rewriter, conv, maxIm2ColElements);
+
+    SmallVector<linalg::LinalgOp> targets;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isRowMajorContraction(op))
+        targets.push_back(op);
+    });
+    for (linalg::LinalgOp op : targets)
+      if (failed(tileAndVectorize(rewriter, op)))
+        return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // Keep the accumulator in registers across K: hoist the loop-invariant
+    // transfer_read/transfer_write pair on the K loop's iter_arg (post-order
+    // walk: the K loops, innermost, come first).
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) {
+      if (llvm::any_of(loop.getBody()->getOperations(), [](Operation &op) {
+            return isa<vector::ContractionOp>(op);
+          }))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      hoistLoopInvariantSubsets(rewriter, loop);
+  }
+
+  LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    unsigned m = numLoops - 3, n = numLoops - 2;
+
+    // Thread blocks: one batch index, blockRows x blockCols of the output.
+    SmallVector<OpFoldResult> blockSizes(numLoops, rewriter.getIndexAttr(1));
+    blockSizes[m] = rewriter.getIndexAttr(std::min<int64_t>(blockRows, ranges[m]));
+    blockSizes[n] = rewriter.getIndexAttr(std::min<int64_t>(blockCols, ranges[n]));
+    blockSizes.back() = rewriter.getIndexAttr(0);
+    scf::SCFTilingOptions blockOptions;
+    blockOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    blockOptions.setTileSizes(blockSizes);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> blocks = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
+    if (failed(blocks))
+      return op.emitError("kiln-cpu-tile-and-vectorize: cannot tile for "
+                          "threads");
+    rewriter.replaceOp(op, blocks->replacements);
+
+    // Register tiles, then K one step at a time (innermost).
+    auto blockOp = cast<linalg::LinalgOp>(blocks->tiledOps.back());
+    int64_t mr = std::min<int64_t>(registerRows, ranges[m]);
+    int64_t nr = std::min<int64_t>(registerCols, ranges[n]);
+    SmallVector<int64_t> vectorSizes(numLoops, 1);
+    vectorSizes[m] = mr;
+    vectorSizes[n] = nr;
+    SmallVector<OpFoldResult> tileSizes;
+    for (int64_t size : vectorSizes)
+      tileSizes.push_back(rewriter.getIndexAttr(size));
+    scf::SCFTilingOptions registerOptions;
+    registerOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    registerOptions.setTileSizes(tileSizes);
+    rewriter.setInsertionPoint(blockOp);
+    FailureOr<scf::SCFTilingResult> tiles = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(blockOp.getOperation()),
+        registerOptions);
+    if (failed(tiles))
+      return blockOp.emitError("kiln-cpu-tile-and-vectorize: cannot tile for "
+                               "registers");
+    rewriter.replaceOp(blockOp, tiles->replacements);
+
+    // The register tile: static when the block divides evenly, else masked
+    // to the register tile's size.
+    auto tileOp = cast<linalg::LinalgOp>(tiles->tiledOps.back());
+    SmallVector<int64_t> inputVectorSizes;
+    if (tileOp.hasDynamicShape())
+      inputVectorSizes = vectorSizes;
+    if (failed(linalg::vectorizeOpPrecondition(tileOp, inputVectorSizes)))
+      return success(); // Stays a (tiled) scalar loop nest: still correct.
+    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+        rewriter, tileOp, inputVectorSizes, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/true);
+    if (failed(vectorized))
+      return success();
+    rewriter.replaceOp(tileOp, vectorized->replacements);
+    return success();
+  }
+};
+
+/// After bufferization: the vector ops of the micro-kernels down to 1-D
+/// loads, stores and FMAs that convert-vector-to-llvm takes.
+struct LowerVectorsPass
+    : PassWrapper<LowerVectorsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerVectorsPass)
+  StringRef getArgument() const override { return "kiln-cpu-lower-vectors"; }
+  StringRef getDescription() const override {
+    return "Lower vector.contract to outer products/FMAs and n-D transfers "
+           "to 1-D ones";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect,
+                    scf::SCFDialect, vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorOuterProductLoweringPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorMaskOpLoweringPatterns(patterns);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorToVectorCanonicalizationPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+/// linalg-to-parallel-loops turns every parallel dimension of an op into one
+/// multi-dimensional scf.parallel, which scf-to-openmp collapses into a single
+/// OpenMP loop: every element then recomputes its indices with div/rem and
+/// LLVM cannot vectorize the innermost dimension. This keeps only enough
+/// outer dimensions parallel to feed the threads (at least minParallelTrips
+/// iterations, when the trip counts are static) and makes the rest (always
+/// the innermost, usually contiguous one) plain scf.for loops.
+struct SplitParallelLoopsPass
+    : PassWrapper<SplitParallelLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitParallelLoopsPass)
+  SplitParallelLoopsPass() = default;
+  SplitParallelLoopsPass(const SplitParallelLoopsPass &other)
+      : PassWrapper(other) {}
+  StringRef getArgument() const override {
+    return "kiln-cpu-split-parallel-loops";
+  }
+  StringRef getDescription() const override {
+    return "Keep the outer dimensions of multi-dimensional scf.parallel loops "
+           "parallel and make the inner ones scf.for (vectorizable)";
+  }
+  Option<int64_t> minParallelTrips{
+      *this, "min-parallel-trips",
+      llvm::cl::desc("Parallel iterations to keep before going sequential"),
+      llvm::cl::init(64)};
+
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> loops;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (loop.getNumLoops() > 1 && loop.getNumReductions() == 0 &&
+          !loop->getParentOfType<scf::ParallelOp>())
+        loops.push_back(loop);
+    });
+    for (scf::ParallelOp loop : loops)
+      split(loop);
+  }
+
+  void split(scf::ParallelOp loop) {
+    unsigned numLoops = loop.getNumLoops();
+    unsigned keep = 0;
+    int64_t trips = 1;
+    while (keep + 1 < numLoops && trips < minParallelTrips) {
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[keep]);
+      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[keep]);
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[keep]);
+      ++keep;
+      if (!lb || !ub || !step || *step <= 0)
+        break; // Dynamic: this dimension alone is assumed to be enough.
+      trips *= llvm::divideCeil(*ub - *lb, *step);
+    }
+    if (keep == numLoops)
+      return;
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    auto outer = scf::ParallelOp::create(
+        b, loc, loop.getLowerBound().take_front(keep),
+        loop.getUpperBound().take_front(keep), loop.getStep().take_front(keep));
+    b.setInsertionPointToStart(outer.getBody());
+    SmallVector<Value> ivs(outer.getInductionVars());
+    for (unsigned i = keep; i < numLoops; ++i) {
+      auto inner = scf::ForOp::create(b, loc, loop.getLowerBound()[i],
+                                      loop.getUpperBound()[i],
+                                      loop.getStep()[i]);
+      ivs.push_back(inner.getInductionVar());
+      b.setInsertionPointToStart(inner.getBody());
+    }
+    Block *body = loop.getBody();
+    Operation *insertBefore = &*b.getInsertionPoint();
+    for (auto [oldIv, newIv] : llvm::zip(loop.getInductionVars(), ivs))
+      oldIv.replaceAllUsesWith(newIv);
+    // Move everything but the terminator (scf.reduce without operands).
+    while (body->getOperations().size() > 1)
+      body->front().moveBefore(insertBefore);
+    loop.erase();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSplitParallelLoopsPass() {
+  return std::make_unique<SplitParallelLoopsPass>();
+}
+
+std::unique_ptr<Pass> createTileAndVectorizePass(int64_t mr, int64_t nr) {
+  return std::make_unique<TileAndVectorizePass>(mr, nr);
+}
+
+std::unique_ptr<Pass> createLowerVectorsPass() {
+  return std::make_unique<LowerVectorsPass>();
+}
+
+void registerTileAndVectorizePasses() {
+  PassRegistration<TileAndVectorizePass>();
+  PassRegistration<LowerVectorsPass>();
+  PassRegistration<SplitParallelLoopsPass>();
+}
+
+} // namespace kiln::cpu

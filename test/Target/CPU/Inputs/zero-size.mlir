@@ -1,0 +1,4 @@
+func.func @main(%x: tensor<0x4xf32> {kiln.name = "x"}) -> tensor<0x4xf32> {
+  %r = kiln.relu %x : tensor<0x4xf32>
+  return %r : tensor<0x4xf32>
+}
