@@ -389,9 +389,9 @@ def rnn_dynamic_sequence():
                  opset=14)
 
 
-def lstm_clip():
+def lstm_input_forget():
     nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["", "y_h"],
-                              name="lstm", hidden_size=3, clip=1.0)]
+                              name="lstm", hidden_size=3, input_forget=1)]
     return model(nodes, [vi("x", F, [2, 4, 5])], [vi("y_h", F, [1, 4, 3])],
                  [init("w", rand(1, 12, 5)), init("r", rand(1, 12, 3))],
                  opset=14)
