@@ -191,6 +191,9 @@ private:
   int functionDepth = 0;
   /// Name prefixes of the expanded function bodies, to keep them unique.
   llvm::StringSet<> functionPrefixes;
+  /// While a window function (HannWindow, ...) whose output has a declared
+  /// static length is expanded: that length.
+  std::optional<int64_t> windowLength;
 };
 
 } // namespace
@@ -612,7 +615,14 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
 
   SmallVector<std::string> resultNames(node.output().begin(),
                                        node.output().end());
-  createOp(info.opName, operands, attributes, loc, resultNames);
+  Operation *op = createOp(info.opName, operands, attributes, loc, resultNames);
+  // A window function's Range has the window's length, which its `size`
+  // input (a run-time value) sets and the model may declare statically.
+  if (windowLength && node.op_type() == "Range" && op->getNumResults() == 1)
+    if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+      if (type.getRank() == 1 && type.isDynamicDim(0))
+        op->getResult(0).setType(
+            RankedTensorType::get({*windowLength}, type.getElementType()));
 }
 
 /// The ONNX dtype of a kiln element type (UNDEFINED when there is none).
@@ -695,7 +705,18 @@ void GraphBuilder::expandFunction(const onnx::NodeProto &node,
   for (const onnx::OperatorSetIdProto &opset : function.opset_import())
     if (isDefaultDomain(opset.domain()))
       bodyOpset = opset.version();
+
+  // The window functions' output is [size] with `size` a run-time value:
+  // the declared output length is the length of the Range in their body.
+  std::optional<int64_t> savedWindowLength = windowLength;
+  windowLength.reset();
+  if (llvm::StringRef(node.op_type()).ends_with("Window") &&
+      node.output_size() == 1)
+    if (RankedTensorType declared = getStaticDeclaredType(node.output(0)))
+      if (declared.getRank() == 1)
+        windowLength = declared.getDimSize(0);
   importBody(node, displayName, function, bodyOpset, &schema);
+  windowLength = savedWindowLength;
 }
 
 void GraphBuilder::expandRecurrent(const onnx::NodeProto &node,

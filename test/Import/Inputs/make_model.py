@@ -365,6 +365,13 @@ def function_window():
                  [vi("win", F, [None])])
 
 
+def function_window_static():
+    # The same with the output length declared: the body's Range has it.
+    nodes = [helper.make_node("BlackmanWindow", ["n"], ["win"],
+                              name="blackman")]
+    return model(nodes, [vi("n", I64, [])], [vi("win", F, [8])])
+
+
 def function_unsupported_body():
     # Bernoulli-15's body draws with RandomUniformLike, which Kiln lacks.
     nodes = [helper.make_node("Bernoulli", ["p"], ["b"], name="coin")]
