@@ -372,6 +372,23 @@ def function_window_static():
     return model(nodes, [vi("n", I64, [])], [vi("win", F, [8])])
 
 
+def range_declared_length():
+    # Range with a run-time limit, used elementwise, then cast to a declared
+    # static output: the Range and everything between get the length.
+    nodes = [
+        helper.make_node("Cast", ["n"], ["nf"], to=F),
+        helper.make_node("Range", ["zero", "nf", "one"], ["r"], name="range"),
+        helper.make_node("Mul", ["r", "two"], ["r2"]),
+        helper.make_node("Cos", ["r2"], ["c"]),
+        helper.make_node("Add", ["c", "r2"], ["s"]),
+        helper.make_node("Cast", ["s"], ["y"], to=TensorProto.DOUBLE),
+    ]
+    return model(nodes, [vi("n", I64, [])],
+                 [vi("y", TensorProto.DOUBLE, [6])],
+                 [init("zero", np.float32(0)), init("one", np.float32(1)),
+                  init("two", np.float32(2))])
+
+
 def function_unsupported_body():
     # Bernoulli-15's body draws with RandomUniformLike, which Kiln lacks.
     nodes = [helper.make_node("Bernoulli", ["p"], ["b"], name="coin")]
