@@ -153,16 +153,13 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
   SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {m, k}, context),
                                  AffineMap::get(4, 0, {b, k, nn}, context),
                                  AffineMap::get(4, 0, {b, m, nn}, context)};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  auto matmul = linalg::GenericOp::create(
-      rewriter, loc, out3d.getType(), ValueRange{filter2d, col},
-      ValueRange{out3d}, maps, iterators,
-      [](OpBuilder &b, Location loc, ValueRange args) {
-        Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
-        Value add = arith::AddFOp::create(b, loc, args[2], mul);
-        linalg::YieldOp::create(b, loc, add);
-      });
+  // A batch_matmul whose filter operand is broadcast over the batch: a named
+  // contraction, so that it vectorizes to vector.contract like the others.
+  auto matmul = linalg::BatchMatmulOp::create(
+      rewriter, loc, TypeRange{out3d.getType()}, ValueRange{filter2d, col},
+      ValueRange{out3d},
+      ArrayRef<NamedAttribute>{rewriter.getNamedAttr(
+          "indexing_maps", rewriter.getAffineMapArrayAttr(maps))});
   auto result = tensor::ExpandShapeOp::create(
       rewriter, loc, outType, matmul.getResult(0),
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -230,6 +227,10 @@ struct TileAndVectorizePass
         return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
+    // Masked edge tiles: the transfers take their masks as operands rather
+    // than inside vector.mask regions, which the buffer deallocation pipeline
+    // would insert ops into (vector.mask holds exactly one op).
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns,
@@ -247,74 +248,139 @@ struct TileAndVectorizePass
     // walk: the K loops, innermost, come first).
     SmallVector<scf::ForOp> loops;
     func.walk([&](scf::ForOp loop) {
-      if (llvm::any_of(loop.getBody()->getOperations(), [](Operation &op) {
-            return isa<vector::ContractionOp>(op);
-          }))
+      if (loop->removeAttr(kReductionLoop))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops)
       hoistLoopInvariantSubsets(rewriter, loop);
   }
 
+  /// Marks the K loops around the micro-kernels until the accumulator hoisting.
+  static constexpr StringLiteral kReductionLoop = "kiln.reduction_loop";
+
+  /// Tiles `op` with `tileSizes` (scf.forall or scf.for) and fuses the
+  /// producer of its accumulator (the zero fill, or the bias broadcast of a
+  /// convolution) into the tiles, so the output is written once, by the
+  /// micro-kernels. Returns the tiled contraction and the fused producers.
+  static FailureOr<SmallVector<Operation *>>
+  tileAndFuseInit(RewriterBase &rewriter, Operation *op,
+                  ArrayRef<int64_t> tileSizes,
+                  scf::SCFTilingOptions::LoopType loopType) {
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(loopType);
+    tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(),
+                                               tileSizes));
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          auto linalgOp = dyn_cast<linalg::LinalgOp>(producer.getOwner());
+          if (!isDestination || !linalgOp ||
+              linalgOp.getNumReductionLoops() != 0)
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op), options);
+    if (failed(result))
+      return failure();
+    for (OpResult value : op->getResults())
+      rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
+    SmallVector<Operation *> tiled(result->tiledAndFusedOps.begin(),
+                                   result->tiledAndFusedOps.end());
+    return tiled;
+  }
+
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     unsigned numLoops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    unsigned m = numLoops - 3, n = numLoops - 2;
+    unsigned m = numLoops - 3, n = numLoops - 2, k = numLoops - 1;
+    using LoopType = scf::SCFTilingOptions::LoopType;
 
     // Thread blocks: one batch index, blockRows x blockCols of the output.
-    SmallVector<OpFoldResult> blockSizes(numLoops, rewriter.getIndexAttr(1));
-    blockSizes[m] = rewriter.getIndexAttr(std::min<int64_t>(blockRows, ranges[m]));
-    blockSizes[n] = rewriter.getIndexAttr(std::min<int64_t>(blockCols, ranges[n]));
-    blockSizes.back() = rewriter.getIndexAttr(0);
-    scf::SCFTilingOptions blockOptions;
-    blockOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    blockOptions.setTileSizes(blockSizes);
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> blocks = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
+    SmallVector<int64_t> blockSizes(numLoops, 1);
+    blockSizes[m] = std::min<int64_t>(blockRows, ranges[m]);
+    blockSizes[n] = std::min<int64_t>(blockCols, ranges[n]);
+    blockSizes[k] = 0;
+    FailureOr<SmallVector<Operation *>> blocks =
+        tileAndFuseInit(rewriter, op, blockSizes, LoopType::ForallOp);
     if (failed(blocks))
       return op.emitError("kiln-cpu-tile-and-vectorize: cannot tile for "
                           "threads");
-    rewriter.replaceOp(op, blocks->replacements);
+    rewriter.eraseOp(op);
 
-    // Register tiles, then K one step at a time (innermost).
-    auto blockOp = cast<linalg::LinalgOp>(blocks->tiledOps.back());
+    // Register tiles of the block (the fused init producer with them).
     int64_t mr = std::min<int64_t>(registerRows, ranges[m]);
     int64_t nr = std::min<int64_t>(registerCols, ranges[n]);
     SmallVector<int64_t> vectorSizes(numLoops, 1);
     vectorSizes[m] = mr;
     vectorSizes[n] = nr;
-    SmallVector<OpFoldResult> tileSizes;
-    for (int64_t size : vectorSizes)
-      tileSizes.push_back(rewriter.getIndexAttr(size));
-    scf::SCFTilingOptions registerOptions;
-    registerOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-    registerOptions.setTileSizes(tileSizes);
-    rewriter.setInsertionPoint(blockOp);
-    FailureOr<scf::SCFTilingResult> tiles = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(blockOp.getOperation()),
-        registerOptions);
+    SmallVector<int64_t> registerSizes = vectorSizes;
+    registerSizes[k] = 0;
+    Operation *blockOp = blocks->front();
+    FailureOr<SmallVector<Operation *>> tiles =
+        tileAndFuseInit(rewriter, blockOp, registerSizes, LoopType::ForOp);
     if (failed(tiles))
-      return blockOp.emitError("kiln-cpu-tile-and-vectorize: cannot tile for "
-                               "registers");
-    rewriter.replaceOp(blockOp, tiles->replacements);
+      return blockOp->emitError("kiln-cpu-tile-and-vectorize: cannot tile "
+                                "for registers");
+    rewriter.eraseOp(blockOp);
+    for (Operation *producer : llvm::drop_begin(*blocks))
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
 
-    // The register tile: static when the block divides evenly, else masked
-    // to the register tile's size.
-    auto tileOp = cast<linalg::LinalgOp>(tiles->tiledOps.back());
-    SmallVector<int64_t> inputVectorSizes;
-    if (tileOp.hasDynamicShape())
-      inputVectorSizes = vectorSizes;
-    if (failed(linalg::vectorizeOpPrecondition(tileOp, inputVectorSizes)))
-      return success(); // Stays a (tiled) scalar loop nest: still correct.
-    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-        rewriter, tileOp, inputVectorSizes, /*inputScalableVecDims=*/{},
-        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-        /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/true);
-    if (failed(vectorized))
-      return success();
-    rewriter.replaceOp(tileOp, vectorized->replacements);
+    // K one step at a time, innermost, around the register tile.
+    Operation *tileOp = tiles->front();
+    SmallVector<int64_t> kSizes(numLoops, 0);
+    kSizes[k] = 1;
+    scf::SCFTilingOptions kOptions;
+    kOptions.setLoopType(LoopType::ForOp);
+    kOptions.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(),
+                                                 kSizes));
+    rewriter.setInsertionPoint(tileOp);
+    FailureOr<scf::SCFTilingResult> kTiles = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(tileOp), kOptions);
+    if (failed(kTiles))
+      return tileOp->emitError("kiln-cpu-tile-and-vectorize: cannot tile K");
+    rewriter.replaceOp(tileOp, kTiles->replacements);
+    for (LoopLikeOpInterface loop : kTiles->loops)
+      loop->setAttr(kReductionLoop, rewriter.getUnitAttr());
+
+    // Vectorize the micro-kernel and the fused producer tiles: static when
+    // the block divides evenly, else masked to the register tile's size.
+    SmallVector<std::pair<Operation *, SmallVector<int64_t>>> toVectorize;
+    toVectorize.push_back({kTiles->tiledOps.back(), vectorSizes});
+    for (Operation *producer : llvm::drop_begin(*tiles)) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(producer);
+      if (!linalgOp)
+        continue;
+      // The producer's loops are the output's: the contraction's minus K.
+      SmallVector<int64_t> sizes(vectorSizes.begin(), vectorSizes.end() - 1);
+      if (linalgOp.getNumLoops() == sizes.size())
+        toVectorize.push_back({producer, sizes});
+    }
+    for (auto &[target, sizes] : toVectorize) {
+      auto linalgOp = cast<linalg::LinalgOp>(target);
+      SmallVector<int64_t> inputVectorSizes;
+      if (linalgOp.hasDynamicShape())
+        inputVectorSizes = sizes;
+      // Anything the vectorizer rejects stays a (tiled) loop nest: correct,
+      // only slower.
+      // (The scalable flags must be as many as the sizes, all fixed.)
+      SmallVector<bool> scalable(inputVectorSizes.size(), false);
+      if (failed(linalg::vectorizeOpPrecondition(target, inputVectorSizes,
+                                                 scalable)))
+        continue;
+      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+          rewriter, target, inputVectorSizes, scalable,
+          /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/true);
+      if (succeeded(vectorized))
+        rewriter.replaceOp(target, vectorized->replacements);
+    }
     return success();
   }
 };
@@ -347,7 +413,6 @@ struct LowerVectorsPass
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
     vector::populateVectorMaskOpLoweringPatterns(patterns);
-    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorToVectorCanonicalizationPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -1,0 +1,86 @@
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-tile-and-vectorize --canonicalize --cse | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-cpu-tile-and-vectorize="mr=6 nr=16" --canonicalize --kiln-cpu-lower-vectors | FileCheck %s --check-prefix=FMA
+
+// A GEMM: 32x256 thread blocks (scf.forall), 8x32 register tiles, K one step
+// at a time with the accumulator in registers (a vector iter_arg of the K
+// loop, starting from the fused zero fill), an 8x32x1 vector.contract.
+// CHECK-LABEL: func.func @matmul
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (128, 1024) step (32, 256)
+//       CHECK:     scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C8:.+]] iter_args
+//       CHECK:       scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C32:.+]] iter_args
+//       CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<8x32xf32>)
+//       CHECK:           vector.transfer_read {{.*}} vector<8x1xf32>
+//       CHECK:           vector.transfer_read {{.*}} vector<32xf32>
+//       CHECK:           vector.contract {{.*}}, %[[ACC]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       CHECK:         vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+//       CHECK:     tensor.parallel_insert_slice
+//   CHECK-NOT:   linalg.matmul
+// FMA-LABEL: func.func @matmul
+//       FMA:   scf.forall
+//       FMA:   vector.fma {{.*}} : vector<16xf32>
+//   FMA-NOT:   vector.contract
+func.func @matmul(%a: tensor<128x256xf32>, %b: tensor<256x1024xf32>) -> tensor<128x1024xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x1024xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x1024xf32>) -> tensor<128x1024xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x256xf32>, tensor<256x1024xf32>) outs(%1 : tensor<128x1024xf32>) -> tensor<128x1024xf32>
+  return %2 : tensor<128x1024xf32>
+}
+
+// -----
+
+// Attention's batched GEMM: one batch index and 32 rows per block (N = 64 is
+// a single block, so that forall dimension folds away).
+// CHECK-LABEL: func.func @batch_matmul
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (8, 64) step (1, 32)
+//       CHECK:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//   CHECK-NOT:   linalg.batch_matmul
+func.func @batch_matmul(%a: tensor<8x64x64xf32>, %b: tensor<8x64x64xf32>, %c: tensor<8x64x64xf32>) -> tensor<8x64x64xf32> {
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<8x64x64xf32>, tensor<8x64x64xf32>) outs(%c : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
+  return %0 : tensor<8x64x64xf32>
+}
+
+// -----
+
+// Sizes that are not multiples of the register tile: the edge tiles are
+// masked (M = 10 over 8-row tiles; N = 20 is one 20-wide tile). One thread
+// block covers it all, so there is no scf.forall left.
+// CHECK-LABEL: func.func @matmul_edges
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+//       CHECK:     vector.create_mask %{{.+}}, %{{.+}} : vector<8x1xi1>
+//       CHECK:     vector.mask
+//       CHECK:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x20xf32> into vector<8x20xf32>
+//   CHECK-NOT:   linalg.matmul
+func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<10x20xf32>) -> tensor<10x20xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<10x7xf32>, tensor<7x20xf32>) outs(%c : tensor<10x20xf32>) -> tensor<10x20xf32>
+  return %0 : tensor<10x20xf32>
+}
+
+// -----
+
+// NCHW convolution: an im2col copy whose innermost loop (ow) is contiguous,
+// then a batch_matmul with the filter broadcast over the batch, tiled and
+// vectorized like the GEMMs.
+// CHECK-LABEL: func.func @conv
+//       CHECK:   linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x34x34xf32>) outs(%{{.+}} : tensor<1x4x3x3x32x32xf32>)
+//       CHECK:   tensor.collapse_shape {{.*}} into tensor<1x36x1024xf32>
+//       CHECK:   scf.forall
+//       CHECK:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<1x16x32x32xf32>
+//   CHECK-NOT:   linalg.conv_2d_nchw_fchw
+func.func @conv(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %out: tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%in, %f : tensor<1x4x34x34xf32>, tensor<16x4x3x3xf32>) outs(%out : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %0 : tensor<1x16x32x32xf32>
+}
+
+// -----
+
+// Not float32: left alone.
+// CHECK-LABEL: func.func @matmul_i32
+//       CHECK:   linalg.matmul
+//   CHECK-NOT:   scf.forall
+func.func @matmul_i32(%a: tensor<16x16xi32>, %b: tensor<16x16xi32>, %c: tensor<16x16xi32>) -> tensor<16x16xi32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x16xi32>, tensor<16x16xi32>) outs(%c : tensor<16x16xi32>) -> tensor<16x16xi32>
+  return %0 : tensor<16x16xi32>
+}
