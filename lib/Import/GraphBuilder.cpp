@@ -171,6 +171,7 @@ private:
   Value createI64Constant(llvm::ArrayRef<int64_t> values, Location loc);
   Type refineType(Type kilnType, const std::string &valueName);
   void verifyModule(ModuleOp module);
+  void refineRangeLengths();
 
   LoadedModel &loaded;
   const onnx::GraphProto &graph;
@@ -191,6 +192,9 @@ private:
   int functionDepth = 0;
   /// Name prefixes of the expanded function bodies, to keep them unique.
   llvm::StringSet<> functionPrefixes;
+  /// While a window function (HannWindow, ...) whose output has a declared
+  /// static length is expanded: that length.
+  std::optional<int64_t> windowLength;
 };
 
 } // namespace
@@ -612,7 +616,14 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
 
   SmallVector<std::string> resultNames(node.output().begin(),
                                        node.output().end());
-  createOp(info.opName, operands, attributes, loc, resultNames);
+  Operation *op = createOp(info.opName, operands, attributes, loc, resultNames);
+  // A window function's Range has the window's length, which its `size`
+  // input (a run-time value) sets and the model may declare statically.
+  if (windowLength && node.op_type() == "Range" && op->getNumResults() == 1)
+    if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+      if (type.getRank() == 1 && type.isDynamicDim(0))
+        op->getResult(0).setType(
+            RankedTensorType::get({*windowLength}, type.getElementType()));
 }
 
 /// The ONNX dtype of a kiln element type (UNDEFINED when there is none).
@@ -695,7 +706,18 @@ void GraphBuilder::expandFunction(const onnx::NodeProto &node,
   for (const onnx::OperatorSetIdProto &opset : function.opset_import())
     if (isDefaultDomain(opset.domain()))
       bodyOpset = opset.version();
+
+  // The window functions' output is [size] with `size` a run-time value:
+  // the declared output length is the length of the Range in their body.
+  std::optional<int64_t> savedWindowLength = windowLength;
+  windowLength.reset();
+  if (llvm::StringRef(node.op_type()).ends_with("Window") &&
+      node.output_size() == 1)
+    if (RankedTensorType declared = getStaticDeclaredType(node.output(0)))
+      if (declared.getRank() == 1)
+        windowLength = declared.getDimSize(0);
   importBody(node, displayName, function, bodyOpset, &schema);
+  windowLength = savedWindowLength;
 }
 
 void GraphBuilder::expandRecurrent(const onnx::NodeProto &node,
@@ -822,6 +844,154 @@ void GraphBuilder::importBody(const onnx::NodeProto &node,
   }
 }
 
+namespace {
+/// How an elementwise op's operands relate to its result shape.
+enum class ElementwiseShape {
+  SameAsOperand0, // unary ops, Cast, Clip, CastLike: operand 0's shape
+  Broadcast,      // multidirectional broadcasting of every operand
+};
+} // namespace
+
+static std::optional<ElementwiseShape> getElementwiseShape(Operation &op) {
+  static const llvm::StringMap<ElementwiseShape> table = [] {
+    llvm::StringMap<ElementwiseShape> t;
+#define KILN_ONNX_OP(OnnxName, CppClass, NumOperands)                          \
+  t[::kiln::CppClass::getOperationName()] =                                    \
+      (NumOperands == 1 || llvm::StringRef(#OnnxName) == "Clip" ||             \
+       llvm::StringRef(#OnnxName) == "CastLike")                               \
+          ? ElementwiseShape::SameAsOperand0                                   \
+          : ElementwiseShape::Broadcast;
+#include "kiln/Dialect/KilnElementwiseOps.def"
+#undef KILN_ONNX_OP
+    return t;
+  }();
+  auto it = table.find(op.getName().getStringRef());
+  if (it == table.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void GraphBuilder::refineRangeLengths() {
+  // A Range whose limit is a run-time value has a `?` length, and so has
+  // what is computed from it elementwise; when one of those values has a
+  // static size (a declared graph output, after a Cast), that is the
+  // Range's length. Each such length is a symbol carried through the
+  // elementwise ops; a same-shape op whose result is static gives its
+  // value. (HammingWindow & co. expanded by their exporter.)
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Value, SmallVector<int>> symbols;
+  int numSymbols = 0;
+  for (Operation &op : block) {
+    if (op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || type.hasStaticShape())
+      continue;
+    if (isa<RangeOp>(op)) {
+      symbols[result] = {numSymbols++};
+      continue;
+    }
+    std::optional<ElementwiseShape> rule = getElementwiseShape(op);
+    if (!rule)
+      continue;
+    unsigned numOperands =
+        *rule == ElementwiseShape::SameAsOperand0 ? 1 : op.getNumOperands();
+    SmallVector<int> dims(type.getRank(), -1);
+    bool any = false;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      int symbol = -1;
+      bool known = true;
+      for (unsigned i = 0; i < numOperands && known; ++i) {
+        Value operand = op.getOperand(i);
+        auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+        if (!operandType) {
+          known = false;
+          break;
+        }
+        int64_t od = d - (type.getRank() - operandType.getRank());
+        if (od < 0)
+          continue;
+        if (!operandType.isDynamicDim(od)) {
+          // A broadcast 1 says nothing; another size would be the result's.
+          known = *rule == ElementwiseShape::Broadcast &&
+                  operandType.getDimSize(od) == 1;
+          continue;
+        }
+        auto it = symbols.find(operand);
+        int s = it == symbols.end() ? -1 : it->second[od];
+        if (s < 0 || (symbol >= 0 && s != symbol))
+          known = false;
+        symbol = s;
+      }
+      if (known && symbol >= 0) {
+        dims[d] = symbol;
+        any = true;
+      }
+    }
+    if (any)
+      symbols[result] = std::move(dims);
+  }
+  if (numSymbols == 0)
+    return;
+
+  // Values from same-shape ops with a static result dim.
+  constexpr int64_t kConflict = -2;
+  SmallVector<int64_t> sizes(numSymbols, ShapedType::kDynamic);
+  for (Operation &op : block) {
+    std::optional<ElementwiseShape> rule = getElementwiseShape(op);
+    if (!rule || *rule != ElementwiseShape::SameAsOperand0 ||
+        op.getNumResults() != 1 || op.getNumOperands() == 0)
+      continue;
+    auto it = symbols.find(op.getOperand(0));
+    auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (it == symbols.end() || !type ||
+        type.getRank() != int64_t(it->second.size()))
+      continue;
+    for (auto [d, symbol] : llvm::enumerate(it->second)) {
+      if (symbol < 0 || type.isDynamicDim(d))
+        continue;
+      int64_t &size = sizes[symbol];
+      if (ShapedType::isDynamic(size))
+        size = type.getDimSize(d);
+      else if (size != type.getDimSize(d))
+        size = kConflict;
+    }
+  }
+
+  SmallVector<std::pair<Value, Type>> changes;
+  for (auto &[value, dims] : symbols) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    bool changed = false;
+    for (auto [d, symbol] : llvm::enumerate(dims))
+      if (symbol >= 0 && sizes[symbol] >= 0) {
+        shape[d] = sizes[symbol];
+        changed = true;
+      }
+    if (!changed)
+      continue;
+    changes.emplace_back(value, type);
+    value.setType(RankedTensorType::get(shape, type.getElementType(),
+                                        type.getEncoding()));
+  }
+  if (changes.empty())
+    return;
+  // Only a refinement every op accepts is kept.
+  FunctionType oldFunctionType = func.getFunctionType();
+  func.setType(builder.getFunctionType(
+      oldFunctionType.getInputs(),
+      block.getTerminator()->getOperandTypes()));
+  DiagnosticCapture capture(context);
+  if (failed(mlir::verify(func))) {
+    for (auto &[value, type] : changes)
+      value.setType(type);
+    func.setType(oldFunctionType);
+  }
+}
+
 void GraphBuilder::verifyModule(ModuleOp module) {
   DiagnosticCapture capture(context);
   if (succeeded(mlir::verify(module)))
@@ -907,6 +1077,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
 
+  refineRangeLengths();
   verifyModule(*module);
   return module;
 }

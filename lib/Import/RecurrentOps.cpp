@@ -245,6 +245,7 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
   };
 
   int64_t hiddenSize = -1, layout = 0, linearBeforeReset = 0;
+  std::optional<float> clip;
   std::string direction = "forward";
   for (const onnx::AttributeProto &attr : node.attribute()) {
     const std::string &name = attr.name();
@@ -259,8 +260,11 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
     else if (name == "input_forget" && kind == Kind::LSTM) {
       if (attr.i() != 0)
         fail("not supported: input_forget = {0}", attr.i());
-    } else if (name == "clip")
-      fail("not supported: clip (cell clipping)");
+    } else if (name == "clip") {
+      if (!(attr.f() > 0))
+        fail("clip must be positive, not {0}", attr.f());
+      clip = attr.f();
+    }
     else if (name != "activations" && name != "activation_alpha" &&
              name != "activation_beta")
       fail("unsupported attribute '{0}'", name);
@@ -316,6 +320,18 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
   };
   auto slice1D = [&](const std::string &v, int64_t begin, int64_t end) {
     return w.add("Slice", {v, w.i64({begin}), w.i64({end})});
+  };
+
+  // `clip` bounds the input of the gate activations (f and g, not LSTM's
+  // h of the cell state), as ONNX Runtime does.
+  std::string clipLow, clipHigh;
+  if (clip) {
+    clipLow = w.like(-*clip);
+    clipHigh = w.like(*clip);
+  }
+  auto gate = [&](const Activation &act, const std::string &x) {
+    return activate(w, act,
+                    clip ? w.add("Clip", {x, clipLow, clipHigh}) : x);
   };
 
   std::vector<std::string> ys, yhs, ycs;
@@ -389,7 +405,7 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
       switch (kind) {
       case Kind::RNN:
         hNext =
-            activate(w, act[0], w.add("Add", {xt, w.add("MatMul", {h, rt})}));
+            gate(act[0], w.add("Add", {xt, w.add("MatMul", {h, rt})}));
         break;
       case Kind::GRU: {
         std::vector<std::string> xg =
@@ -397,8 +413,8 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
         std::vector<std::string> hg =
             w.addN("Split", {w.add("MatMul", {h, rtZR}), w.i64({H, H})}, 2,
                    {intAttr("axis", 1)});
-        std::string z = activate(w, act[0], w.add("Add", {xg[0], hg[0]}));
-        std::string r = activate(w, act[0], w.add("Add", {xg[1], hg[1]}));
+        std::string z = gate(act[0], w.add("Add", {xg[0], hg[0]}));
+        std::string r = gate(act[0], w.add("Add", {xg[1], hg[1]}));
         std::string hh;
         if (linearBeforeReset) {
           hh = w.add("MatMul", {h, rtH});
@@ -410,7 +426,7 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
           if (!rbh.empty())
             hh = w.add("Add", {hh, rbh});
         }
-        std::string candidate = activate(w, act[1], w.add("Add", {xg[2], hh}));
+        std::string candidate = gate(act[1], w.add("Add", {xg[2], hh}));
         hNext = w.add("Add", {w.add("Mul", {w.add("Sub", {one, z}), candidate}),
                               w.add("Mul", {z, h})});
         break;
@@ -425,14 +441,14 @@ onnx::FunctionProto buildRecurrentBody(const onnx::NodeProto &node,
           i = w.add("Add", {i, w.add("Mul", {pI, c})});
           f = w.add("Add", {f, w.add("Mul", {pF, c})});
         }
-        i = activate(w, act[0], i);
-        f = activate(w, act[0], f);
-        std::string candidate = activate(w, act[1], g[3]);
+        i = gate(act[0], i);
+        f = gate(act[0], f);
+        std::string candidate = gate(act[1], g[3]);
         cNext =
             w.add("Add", {w.add("Mul", {f, c}), w.add("Mul", {i, candidate})});
         if (!pO.empty())
           o = w.add("Add", {o, w.add("Mul", {pO, cNext})});
-        o = activate(w, act[0], o);
+        o = gate(act[0], o);
         hNext = w.add("Mul", {o, activate(w, act[2], cNext)});
         break;
       }

@@ -15,6 +15,8 @@
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -324,7 +326,29 @@ struct WhereLowering : OpConversionPattern<kiln::WhereOp> {
   }
 };
 
-/// Pow. As ONNX Runtime: a float base with an exponent of its own type is
+/// The value of a one-element constant tensor (kiln.constant, or
+/// arith.constant once converted), if `value` is one.
+std::optional<double> oneElementConstant(Value value) {
+  DenseElementsAttr attr;
+  if (auto constant = value.getDefiningOp<kiln::ConstantOp>())
+    attr = dyn_cast<DenseElementsAttr>(constant.getValue());
+  else if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (!attr || attr.getNumElements() != 1)
+    return std::nullopt;
+  Type element = attr.getElementType();
+  if (isa<FloatType>(element))
+    return (*attr.getValues<APFloat>().begin()).convertToDouble();
+  if (element.isInteger(1))
+    return std::nullopt;
+  if (isa<IntegerType>(element))
+    return static_cast<double>((*attr.getValues<APInt>().begin()).getSExtValue());
+  return std::nullopt;
+}
+
+/// Pow. A one-element exponent of 2 or 3 is x * x (* x), as ONNX Runtime
+/// special-cases them (also the common Pow(x, 2) of decomposed norms).
+/// Otherwise, as ONNX Runtime: a float base with an exponent of its own type is
 /// powf in that type (f32 for f16/bf16); a float base with another exponent
 /// type goes through double, as does an integer base (std::pow on doubles,
 /// then converted back, truncating toward zero).
@@ -337,6 +361,26 @@ struct PowLowering : OpConversionPattern<kiln::PowOp> {
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     Type baseType = elementTypeOf(op.getX());
     Type expType = elementTypeOf(op.getY());
+    std::optional<double> exponent = oneElementConstant(adaptor.getY());
+    if (exponent && (*exponent == 2.0 || *exponent == 3.0)) {
+      bool isFloat = isa<FloatType>(baseType);
+      Value result = buildElementwise(
+          rewriter, op.getLoc(), adaptor.getX(), resultType,
+          [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+            Value x = widen(b, loc, args[0]);
+            auto mul = [&](Value l, Value r) -> Value {
+              if (isFloat)
+                return arith::MulFOp::create(b, loc, l, r);
+              return arith::MulIOp::create(b, loc, l, r);
+            };
+            Value r = mul(x, x);
+            if (*exponent == 3.0)
+              r = mul(r, x);
+            return narrowTo(b, loc, r, baseType);
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     Value result = buildElementwise(
         rewriter, op.getLoc(), adaptor.getOperands(), resultType,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {

@@ -253,10 +253,15 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     Type element = toSignless(kilnElement);
     bool isFloat = isa<FloatType>(element);
     bool isUnsigned = isUnsignedInt(kilnElement);
-    if (!isFloat && (Kind == ReduceKind::L2 || Kind == ReduceKind::LogSum ||
-                     Kind == ReduceKind::LogSumExp))
-      return unsupported(op, "integer input (only float types are supported "
-                             "for this reduction)");
+    // Integer L2 / LogSum / LogSumExp as ONNX Runtime: the accumulator has
+    // the integer type, and each sqrt / log / exp goes through double and
+    // back toward zero (so LogSumExp adds trunc(exp(x - max)) per element).
+    Type f64 = rewriter.getF64Type();
+    auto intMath = [&](OpBuilder &b, Location l, Value v,
+                       auto makeOp) -> Value {
+      Value f = castScalar(b, l, v, kilnElement, f64);
+      return castScalar(b, l, makeOp(b, l, f), f64, kilnElement);
+    };
     Type acc = accumulatorType(element);
     auto widen = [&](OpBuilder &b, Location l, Value x) -> Value {
       return x.getType() == acc ? x
@@ -276,7 +281,15 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     // The shift of LogSumExp: the max over the reduced dims (0 where it is
     // infinite, so that all -inf gives -inf and not NaN).
     SmallVector<Value> kept;
-    if (Kind == ReduceKind::LogSumExp) {
+    if (Kind == ReduceKind::LogSumExp && !isFloat) {
+      kept.push_back(buildReduction(
+          rewriter, loc, data, {}, reduced, lowestValue(rewriter, loc, kilnElement),
+          [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
+            if (isUnsigned)
+              return arith::MaxUIOp::create(b, l, in[0], a);
+            return arith::MaxSIOp::create(b, l, in[0], a);
+          }));
+    } else if (Kind == ReduceKind::LogSumExp) {
       Value max = buildReduction(
           rewriter, loc, data, {}, reduced, lowestValue(rewriter, loc, acc),
           [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
@@ -356,6 +369,14 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
           case ReduceKind::SumSquare:
             return add(b, l, mul(b, l, x, x), a);
           case ReduceKind::LogSumExp: {
+            if (!isFloat) {
+              Value shifted = arith::SubIOp::create(b, l, x, in[1]);
+              Value e = intMath(b, l, shifted, [](OpBuilder &ob, Location ol,
+                                                  Value v) -> Value {
+                return math::ExpOp::create(ob, ol, v);
+              });
+              return add(b, l, e, a);
+            }
             Value shifted = arith::SubFOp::create(b, l, x, in[1]);
             return add(b, l, math::ExpOp::create(b, l, shifted), a);
           }
@@ -397,15 +418,23 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
                                            scalarConstant(b, l, acc, count));
               break;
             case ReduceKind::L2:
-              v = math::SqrtOp::create(b, l, v);
+              v = isFloat ? Value(math::SqrtOp::create(b, l, v))
+                          : intMath(b, l, v,
+                                    [](OpBuilder &ob, Location ol,
+                                       Value x) -> Value {
+                                      return math::SqrtOp::create(ob, ol, x);
+                                    });
               break;
             case ReduceKind::LogSum:
-              v = math::LogOp::create(b, l, v);
+            case ReduceKind::LogSumExp: {
+              auto log = [](OpBuilder &ob, Location ol, Value x) -> Value {
+                return math::LogOp::create(ob, ol, x);
+              };
+              v = isFloat ? log(b, l, v) : intMath(b, l, v, log);
+              if (Kind == ReduceKind::LogSumExp)
+                v = add(b, l, v, args[1]);
               break;
-            case ReduceKind::LogSumExp:
-              v = arith::AddFOp::create(b, l, math::LogOp::create(b, l, v),
-                                        args[1]);
-              break;
+            }
             default:
               break;
             }

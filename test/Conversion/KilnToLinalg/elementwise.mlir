@@ -196,3 +196,27 @@ func.func @is_inf_nan(%a: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>) {
   %1 = kiln.is_nan %a : (tensor<4xf32>) -> tensor<4xi1>
   return %0, %1 : tensor<4xi1>, tensor<4xi1>
 }
+
+// -----
+
+// Pow by a one-element constant 2 or 3 is x * x (* x), as ONNX Runtime;
+// other constants stay powf.
+// CHECK-LABEL: func.func @pow_square
+// CHECK: linalg.generic
+// CHECK: %[[W:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK: %[[SQ:.+]] = arith.mulf %[[W]], %[[W]] : f32
+// CHECK: arith.truncf %[[SQ]] : f32 to f16
+// CHECK: linalg.generic
+// CHECK: %[[SQI:.+]] = arith.muli %[[X:.+]], %[[X]] : i32
+// CHECK: arith.muli %[[SQI]], %[[X]] : i32
+// CHECK: linalg.generic
+// CHECK: math.powf
+func.func @pow_square(%a: tensor<4xf16>, %b: tensor<4xi32>, %c: tensor<4xf32>) -> (tensor<4xf16>, tensor<4xi32>, tensor<4xf32>) {
+  %two = kiln.constant dense<2.0> : tensor<f16>
+  %three = kiln.constant dense<3> : tensor<1xi64>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %0 = kiln.pow %a, %two : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %1 = kiln.pow %b, %three : (tensor<4xi32>, tensor<1xi64>) -> tensor<4xi32>
+  %2 = kiln.pow %c, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf16>, tensor<4xi32>, tensor<4xf32>
+}

@@ -648,3 +648,60 @@ func.func @conv_nhwc_grouped(%x: tensor<1x5x5x4xf32>, %w: tensor<6x3x3x2xf32>) -
   %0 = kiln.conv_nhwc %x, %w, %none {group = 2 : i64} : (tensor<1x5x5x4xf32>, tensor<6x3x3x2xf32>, none) -> tensor<1x3x3x6xf32>
   return %0 : tensor<1x3x3x6xf32>
 }
+
+// -----
+
+// kiln.attention, grouped-query (8 heads over 2 KV heads), causal, bshd:
+// Q read as [B, Sq, Hkv, rep, D]; the scores generic reads K in place
+// (KV heads never copied), then scale and the bottom-right causal mask,
+// a max-shifted softmax along the keys, and P·V.
+// CHECK-DAG: #[[$AQ:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d2, d5)>
+// CHECK-DAG: #[[$AK:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d1, d5)>
+// CHECK-DAG: #[[$AV:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1, d4)>
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK: %[[Q:.*]] = tensor.expand_shape %arg0 {{.*}} into tensor<2x6x2x4x16xf32>
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$AQ]], #[[$AK]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %arg1 : {{.*}}) outs({{.*}} : tensor<2x2x4x6x6xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2x2x4x6x6xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.constant -3.40282347E+38 : f32
+// CHECK: linalg.index 3
+// CHECK: linalg.index 4
+// CHECK: arith.cmpi sle
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$AV]], #[[$AQ2:.*]]], {{.*}} ins({{.*}}, %arg2 :
+// CHECK: tensor.collapse_shape {{.*}} into tensor<2x6x8x16xf32>
+func.func @attention_gqa(%q: tensor<2x6x8x16xf32>, %k: tensor<2x6x2x16xf32>, %v: tensor<2x6x2x16xf32>) -> tensor<2x6x8x16xf32> {
+  %none = kiln.none
+  %0 = kiln.attention %q, %k, %v, %none {causal = true, layout = "bshd", num_heads = 8 : i64, num_kv_heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<2x6x8x16xf32>, tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>, none) -> tensor<2x6x8x16xf32>
+  return %0 : tensor<2x6x8x16xf32>
+}
+
+// -----
+
+// An i1 mask [B, 1, 1, Skv] broadcasts over heads and queries and selects
+// the lowest finite value where false.
+// CHECK-DAG: #[[$MM:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, 0, d4)>
+// CHECK-LABEL: func.func @attention_mask
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$MM]], #{{.*}}]
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+func.func @attention_mask(%q: tensor<1x4x3x8xf32>, %k: tensor<1x4x5x8xf32>, %v: tensor<1x4x5x8xf32>, %m: tensor<1x1x1x5xi1>) -> tensor<1x4x3x8xf32> {
+  %0 = kiln.attention %q, %k, %v, %m {num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.353553385 : f32} : (tensor<1x4x3x8xf32>, tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>, tensor<1x1x1x5xi1>) -> tensor<1x4x3x8xf32>
+  return %0 : tensor<1x4x3x8xf32>
+}
+
+// -----
+
+// kiln.rotary_embedding: the partner feature (i + D/2 in the first half,
+// negated; i - D/2 in the second) read with tensor.extract.
+// CHECK-LABEL: func.func @rotary
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 : tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: arith.cmpi slt
+// CHECK: tensor.extract %arg0
+// CHECK: arith.negf
+// CHECK: arith.select
+func.func @rotary(%x: tensor<1x2x4x8xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %0 = kiln.rotary_embedding %x, %c, %s : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}

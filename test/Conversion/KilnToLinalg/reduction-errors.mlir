@@ -8,13 +8,3 @@ func.func @ambiguous_axes(%a: tensor<2x3x3xf32>, %axes: tensor<1xi64>) -> tensor
   %0 = kiln.reduce_sum %a, %axes {keepdims = 0 : i64} : (tensor<2x3x3xf32>, tensor<1xi64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
-
-// -----
-
-func.func @l2_int(%a: tensor<2x4xi32>) -> tensor<1x1xi32> {
-  %none = kiln.none
-  // expected-error @+2 {{cannot lower kiln.reduce_l2 to the CPU: integer input (only float types are supported for this reduction)}}
-  // expected-error @+1 {{cannot lower kiln.reduce_l2 to the CPU: no lowering for this op or these operand types}}
-  %0 = kiln.reduce_l2 %a, %none : (tensor<2x4xi32>, none) -> tensor<1x1xi32>
-  return %0 : tensor<1x1xi32>
-}

@@ -147,3 +147,20 @@ func.func @max_float(%a: tensor<2x3xf16>) -> tensor<3xf16> {
   %0 = kiln.reduce_max %a, %none {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<2x3xf16>, none) -> tensor<3xf16>
   return %0 : tensor<3xf16>
 }
+
+// -----
+
+// Integer L2 as ONNX Runtime: the sum of squares in i32, the sqrt through
+// f64 and back toward zero.
+// CHECK-LABEL: func.func @l2_int
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK: linalg.generic
+// CHECK: %[[F:.+]] = arith.sitofp %{{.+}} : i32 to f64
+// CHECK: %[[S:.+]] = math.sqrt %[[F]] : f64
+// CHECK: arith.fptosi %[[S]] : f64 to i32
+func.func @l2_int(%a: tensor<2x4xi32>) -> tensor<2xi32> {
+  %none = kiln.none
+  %0 = kiln.reduce_l2 %a, %none {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x4xi32>, none) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}

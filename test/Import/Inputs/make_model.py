@@ -365,6 +365,30 @@ def function_window():
                  [vi("win", F, [None])])
 
 
+def function_window_static():
+    # The same with the output length declared: the body's Range has it.
+    nodes = [helper.make_node("BlackmanWindow", ["n"], ["win"],
+                              name="blackman")]
+    return model(nodes, [vi("n", I64, [])], [vi("win", F, [8])])
+
+
+def range_declared_length():
+    # Range with a run-time limit, used elementwise, then cast to a declared
+    # static output: the Range and everything between get the length.
+    nodes = [
+        helper.make_node("Cast", ["n"], ["nf"], to=F),
+        helper.make_node("Range", ["zero", "nf", "one"], ["r"], name="range"),
+        helper.make_node("Mul", ["r", "two"], ["r2"]),
+        helper.make_node("Cos", ["r2"], ["c"]),
+        helper.make_node("Add", ["c", "r2"], ["s"]),
+        helper.make_node("Cast", ["s"], ["y"], to=TensorProto.DOUBLE),
+    ]
+    return model(nodes, [vi("n", I64, [])],
+                 [vi("y", TensorProto.DOUBLE, [6])],
+                 [init("zero", np.float32(0)), init("one", np.float32(1)),
+                  init("two", np.float32(2))])
+
+
 def function_unsupported_body():
     # Bernoulli-15's body draws with RandomUniformLike, which Kiln lacks.
     nodes = [helper.make_node("Bernoulli", ["p"], ["b"], name="coin")]
@@ -389,9 +413,9 @@ def rnn_dynamic_sequence():
                  opset=14)
 
 
-def lstm_clip():
+def lstm_input_forget():
     nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["", "y_h"],
-                              name="lstm", hidden_size=3, clip=1.0)]
+                              name="lstm", hidden_size=3, input_forget=1)]
     return model(nodes, [vi("x", F, [2, 4, 5])], [vi("y_h", F, [1, 4, 3])],
                  [init("w", rand(1, 12, 5)), init("r", rand(1, 12, 3))],
                  opset=14)

@@ -150,6 +150,12 @@ CASES = [
       "activation_alpha": [0.3, 0.2], "activation_beta": [0.4]},
      dict(direction="bidirectional", bias=True,
           outputs=("Y", "Y_h", "Y_c"))),
+    ("rnn_clip", "RNN", 3, 2, 3, 2, {"clip": 0.5}, dict(bias=True)),
+    ("gru_clip", "GRU", 3, 2, 3, 2, {"clip": 0.7},
+     dict(direction="bidirectional", bias=True, init_h=True)),
+    ("lstm_clip_peepholes", "LSTM", 3, 2, 3, 2, {"clip": 0.6},
+     dict(bias=True, init_c=True, peepholes=True,
+          outputs=("Y", "Y_h", "Y_c"))),
     ("lstm_f64_only_yc", "LSTM", 3, 2, 3, 2, {},
      dict(outputs=("Y_c",), dtype=np.float64)),
 ]

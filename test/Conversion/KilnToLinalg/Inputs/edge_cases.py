@@ -46,6 +46,10 @@ def axes(*v):
     return Const(np.array(v, dtype=np.int64))
 
 
+# Random operands of the integer matmuls and convolutions (fixed seed).
+rng = np.random.default_rng(0)
+
+
 # name: (op, attributes, inputs, number of outputs, opset)
 CASES = {
     "mod_int_python": ("Mod", {}, [i32(-7, 7, -7, 7, 0, 5), i32(3, -3, -3, 3, 2, -5)]),
@@ -56,6 +60,9 @@ CASES = {
     "round_ties": ("Round", {}, [f32(0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4999, 1e8, -0.0)]),
     "pow_int": ("Pow", {}, [i32(2, 3, -2, 5, 7), i32(10, 3, 3, 0, 2)]),
     "pow_float_int_exp": ("Pow", {}, [f32(2, -3, 0.5, 10), np.array([3, 3, -2, 1], np.int64)]),
+    "pow_const_square_f16": ("Pow", {}, [np.array([3, -0.5, 200, 300], np.float16), Const(np.array(2, np.float16))]),
+    "pow_const_cube_int": ("Pow", {}, [i32(-3, 5, 1000), Const(np.array([3], np.int64))]),
+    "pow_const_half": ("Pow", {}, [f32(4, 2, 0), Const(np.array(0.5, np.float32))]),
     "relu_zero_nan": ("Relu", {}, [f32(-0.0, 0.0, -1, 1, NAN)]),
     "max_nan": ("Max", {}, [f32(NAN, 1, 2, -0.0), f32(1, NAN, 3, 0.0)]),
     "min_nan": ("Min", {}, [f32(NAN, 1, 2, -0.0), f32(1, NAN, 3, 0.0)]),
@@ -94,6 +101,9 @@ CASES = {
     "reduce_max_nan": ("ReduceMax", {"keepdims": 0}, [f32(1, NAN, 3, 4, 2, 5).reshape(2, 3), axes(1)]),
     "reduce_min_nan": ("ReduceMin", {"keepdims": 0}, [f32(1, NAN, 3, 4, 2, 5).reshape(2, 3), axes(1)]),
     "reduce_l2_f16": ("ReduceL2", {"keepdims": 0}, [np.array([300, 400, 1, 2], np.float16).reshape(2, 2), axes(1)]),
+    "reduce_l2_int": ("ReduceL2", {"keepdims": 0}, [i32(3, 4, 5, 6, 1, 1).reshape(2, 3), axes(1)]),
+    "reduce_log_sum_int": ("ReduceLogSum", {"keepdims": 0}, [i32(3, 4, 5, 60, 1, 1).reshape(2, 3), axes(1)]),
+    "reduce_log_sum_exp_int": ("ReduceLogSumExp", {"keepdims": 0}, [i32(3, 4, 5, 6, 1, 1, 5, 5, 4, 5, 5, 5).reshape(4, 3), axes(1)]),
     "reduce_l1_int": ("ReduceL1", {"keepdims": 0}, [i32(3, -4, 5, -6).reshape(2, 2), axes(0)]),
     "pow_neg_frac": ("Pow", {}, [f32(-8, 8, 0, -2), f32(1 / 3, 1 / 3, -1, 2)]),
     "selu": ("Selu", {}, [f32(-3, -0.0, 0, 2)]),
@@ -111,6 +121,40 @@ CASES = {
     "mod_int8_python": ("Mod", {}, [np.array([-128, 127, -5], np.int8), np.array([3, -3, 127], np.int8)]),
     "abs_int8_min": ("Abs", {}, [np.array([-128, -1, 5], np.int8)]),
     "matmul_integer_zp": ("MatMulInteger", {}, [u8(1, 2, 3, 4, 5, 6).reshape(2, 3), np.array([[-1, 2], [3, -4], [5, 6]], np.int8), u8(2), np.array([1, -1], np.int8)]),
+    # Broader shapes and types: quantized 16-bit, batched and 1-D integer
+    # matmuls, grouped/strided/auto-padded integer convolutions.
+    "reduce_sum_multi_axes": ("ReduceSum", {"keepdims": 1}, [rng.standard_normal((2, 3, 4, 5)).astype(np.float32), axes(0, 2)]),
+    "reduce_mean_f16_big": ("ReduceMean", {"keepdims": 0}, [np.array([65000, 65000, 1, 3], np.float16).reshape(2, 2), axes(1)]),
+    "reduce_sum_int64": ("ReduceSum", {"keepdims": 0}, [np.array([2**40, 2**40, 1, -1], np.int64).reshape(2, 2), axes(0)]),
+    "argmax_f16": ("ArgMax", {"axis": 0, "keepdims": 0}, [np.array([1, 5, 5, 2], np.float16).reshape(2, 2)]),
+    "quantize_int16": ("QuantizeLinear", {}, [f32(1000.5, -70000, 70000, 2.5), np.array(1.0, np.float32), np.array(0, np.int16)], 1, 21),
+    "quantize_uint16": ("QuantizeLinear", {}, [f32(1000.5, -70000, 70000, 2.5), np.array(1.0, np.float32), np.array(7, np.uint16)], 1, 21),
+    "dequantize_int16": ("DequantizeLinear", {}, [np.array([-32768, 5, 32767], np.int16), np.array(0.5, np.float32), np.array(-3, np.int16)], 1, 21),
+    "dynamic_quantize_random": ("DynamicQuantizeLinear", {}, [rng.standard_normal((3, 7)).astype(np.float32) * 3], 3),
+    "matmul_integer_batched": ("MatMulInteger", {}, [rng.integers(0, 255, (2, 3, 4)).astype(np.uint8), rng.integers(0, 255, (4, 5)).astype(np.uint8), u8(100), u8(7)]),
+    "matmul_integer_1d": ("MatMulInteger", {}, [rng.integers(0, 255, (4,)).astype(np.uint8), rng.integers(-128, 127, (4, 5)).astype(np.int8)]),
+    "matmul_integer_bcast": ("MatMulInteger", {}, [rng.integers(0, 255, (1, 3, 4)).astype(np.uint8), rng.integers(0, 255, (2, 4, 2)).astype(np.uint8)]),
+    "conv_integer_group": ("ConvInteger", {"group": 2, "pads": [1, 1, 1, 1], "strides": [2, 1]}, [rng.integers(0, 255, (1, 4, 5, 5)).astype(np.uint8), rng.integers(0, 255, (4, 2, 3, 3)).astype(np.uint8), u8(128), u8(3)]),
+    "conv_integer_same": ("ConvInteger", {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, [rng.integers(0, 255, (1, 2, 6, 6)).astype(np.uint8), rng.integers(0, 255, (3, 2, 2, 2)).astype(np.uint8)]),
+    "qlinear_conv_bias": ("QLinearConv", {"pads": [1, 1, 1, 1]}, [rng.integers(0, 255, (1, 2, 4, 4)).astype(np.uint8), np.array(0.05, np.float32), np.array(120, np.uint8), rng.integers(-128, 127, (3, 2, 3, 3)).astype(np.int8), f32(0.01, 0.02, 0.03), np.zeros(3, np.int8), np.array(0.2, np.float32), np.array(128, np.uint8), i32(100, -200, 300)]),
+    "qlinear_matmul_3d": ("QLinearMatMul", {}, [rng.integers(0, 255, (2, 3, 4)).astype(np.uint8), np.array(0.1, np.float32), np.array(128, np.uint8), rng.integers(-128, 127, (4, 2)).astype(np.int8), np.array(0.05, np.float32), np.array(0, np.int8), np.array(0.3, np.float32), np.array(10, np.uint8)]),
+    "where_bcast": ("Where", {}, [np.array([[True], [False]]), f32(1, 2, 3), np.array(9, np.float32)]),
+    "clip_f16": ("Clip", {}, [np.array([-3, 0.5, 7], np.float16), np.array(-1, np.float16), np.array(2, np.float16)]),
+    "xor_bool": ("Xor", {}, [np.array([True, False, True]), np.array([True])]),
+    "castlike_u8_f16": ("CastLike", {}, [u8(3, 250), np.array([1], np.float16)]),
+    "add_scalar_bcast": ("Add", {}, [rng.standard_normal((2, 1, 3)).astype(np.float32), rng.standard_normal((4, 1)).astype(np.float32)]),
+    "mul_int64": ("Mul", {}, [np.array([2**31, -3], np.int64), np.array([4, 2**40], np.int64)]),
+    "sub_uint8_wrap": ("Sub", {}, [u8(1, 200), u8(2, 100)]),
+    "pow_f16": ("Pow", {}, [np.array([2, 3, 0.5], np.float16), np.array([10, 2, 3], np.float16)]),
+    "reciprocal_zero": ("Reciprocal", {}, [f32(0, -0.0, 4)]),
+    "log_neg": ("Log", {}, [f32(-1, 0, 1)]),
+    "sqrt_neg": ("Sqrt", {}, [f32(-1, 0, 4)]),
+    "acosh_atanh": ("Atanh", {}, [f32(-1, 0.5, 2)]),
+    "softsign": ("Softsign", {}, [f32(-INF, -1, 0, 1e30)]),
+    "gelu_none": ("Gelu", {}, [f32(-10, -1, 0, 1, 10)], 1, 20),
+    "bitwise_and_i16": ("BitwiseAnd", {}, [np.array([-1, 0x0f0f], np.int16), np.array([0x1234, -1], np.int16)]),
+    "isnan": ("IsNaN", {}, [f32(NAN, INF, 0)]),
+    "floor_ceil": ("Ceil", {}, [f32(-1.5, -0.5, 0.5, 1e10)]),
 }
 
 
