@@ -290,34 +290,36 @@ def build_transformer_block():
 
 # --- ResNet-18-like CNN -----------------------------------------------------
 
+def conv_bn(b, name, x, cin, cout, kernel, stride, relu):
+    """Conv (He-initialized, 'same' padding) + BatchNormalization (+ Relu),
+    as torchvision's conv-bn blocks export."""
+    b.scope = f"/{name}"
+    fan_in = cin * kernel * kernel
+    b.init(f"{name}.conv.weight", (b.rng.standard_normal(
+        (cout, cin, kernel, kernel)) * np.sqrt(2.0 / fan_in)).astype(
+            np.float32))
+    b.init(f"{name}.bn.weight",
+           (1.0 + 0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    b.init(f"{name}.bn.bias",
+           (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    b.init(f"{name}.bn.running_mean",
+           (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    b.init(f"{name}.bn.running_var",
+           b.rng.uniform(0.5, 1.5, cout).astype(np.float32))
+    pad = kernel // 2
+    y = b.op("Conv", [x, f"{name}.conv.weight"], dilations=[1, 1],
+             group=1, kernel_shape=[kernel, kernel],
+             pads=[pad, pad, pad, pad], strides=[stride, stride])
+    y = b.op("BatchNormalization",
+             [y, f"{name}.bn.weight", f"{name}.bn.bias",
+              f"{name}.bn.running_mean", f"{name}.bn.running_var"],
+             epsilon=1e-5, momentum=0.9)
+    return b.op("Relu", [y]) if relu else y
+
+
 def build_resnet18():
     b = GraphBuilder(seed=3)
-
-    def conv_bn(name, x, cin, cout, kernel, stride, relu):
-        b.scope = f"/{name}"
-        fan_in = cin * kernel * kernel
-        b.init(f"{name}.conv.weight", (b.rng.standard_normal(
-            (cout, cin, kernel, kernel)) * np.sqrt(2.0 / fan_in)).astype(
-                np.float32))
-        b.init(f"{name}.bn.weight",
-               (1.0 + 0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.bias",
-               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.running_mean",
-               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.running_var",
-               b.rng.uniform(0.5, 1.5, cout).astype(np.float32))
-        pad = kernel // 2
-        y = b.op("Conv", [x, f"{name}.conv.weight"], dilations=[1, 1],
-                 group=1, kernel_shape=[kernel, kernel],
-                 pads=[pad, pad, pad, pad], strides=[stride, stride])
-        y = b.op("BatchNormalization",
-                 [y, f"{name}.bn.weight", f"{name}.bn.bias",
-                  f"{name}.bn.running_mean", f"{name}.bn.running_var"],
-                 epsilon=1e-5, momentum=0.9)
-        return b.op("Relu", [y]) if relu else y
-
-    x = conv_bn("stem", "input", 3, 64, 7, 2, relu=True)
+    x = conv_bn(b, "stem", "input", 3, 64, 7, 2, relu=True)
     x = b.op("MaxPool", [x], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
              strides=[2, 2], ceil_mode=0, dilations=[1, 1])
     cin = 64
@@ -325,10 +327,11 @@ def build_resnet18():
         for block in range(2):
             stride = 2 if stage > 1 and block == 0 else 1
             name = f"layer{stage}.{block}"
-            y = conv_bn(f"{name}.conv1", x, cin, cout, 3, stride, relu=True)
-            y = conv_bn(f"{name}.conv2", y, cout, cout, 3, 1, relu=False)
+            y = conv_bn(b, f"{name}.conv1", x, cin, cout, 3, stride,
+                        relu=True)
+            y = conv_bn(b, f"{name}.conv2", y, cout, cout, 3, 1, relu=False)
             if stride != 1 or cin != cout:
-                x = conv_bn(f"{name}.downsample", x, cin, cout, 1, stride,
+                x = conv_bn(b, f"{name}.downsample", x, cin, cout, 1, stride,
                             relu=False)
             b.scope = f"/{name}"
             x = b.op("Relu", [b.op("Add", [y, x])])
@@ -360,39 +363,21 @@ def build_small_cnn():
     the CPU benchmark (ResNet-18 is the compile-time model)."""
     b = GraphBuilder(seed=5)
 
-    def conv_bn(name, x, cin, cout, relu):
-        b.scope = f"/{name}"
-        b.init(f"{name}.conv.weight", (b.rng.standard_normal(
-            (cout, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))).astype(np.float32))
-        b.init(f"{name}.bn.weight",
-               (1.0 + 0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.bias",
-               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.running_mean",
-               (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
-        b.init(f"{name}.bn.running_var",
-               b.rng.uniform(0.5, 1.5, cout).astype(np.float32))
-        y = b.op("Conv", [x, f"{name}.conv.weight"], dilations=[1, 1],
-                 group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
-                 strides=[1, 1])
-        y = b.op("BatchNormalization",
-                 [y, f"{name}.bn.weight", f"{name}.bn.bias",
-                  f"{name}.bn.running_mean", f"{name}.bn.running_var"],
-                 epsilon=1e-5, momentum=0.9)
-        return b.op("Relu", [y]) if relu else y
+    def conv3(name, x, cin, cout, relu):
+        return conv_bn(b, name, x, cin, cout, 3, 1, relu)
 
     def block(name, x, c):
-        y = conv_bn(f"{name}.conv1", x, c, c, relu=True)
-        y = conv_bn(f"{name}.conv2", y, c, c, relu=False)
+        y = conv3(f"{name}.conv1", x, c, c, relu=True)
+        y = conv3(f"{name}.conv2", y, c, c, relu=False)
         b.scope = f"/{name}"
         return b.op("Relu", [b.op("Add", [y, x])])
 
-    x = conv_bn("stem", "input", 3, 32, relu=True)
+    x = conv3("stem", "input", 3, 32, relu=True)
     x = block("layer1", x, 32)
     b.scope = ""
     x = b.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2],
              pads=[0, 0, 0, 0])
-    x = conv_bn("widen", x, 32, 64, relu=True)
+    x = conv3("widen", x, 32, 64, relu=True)
     x = block("layer2", x, 64)
     b.scope = ""
     x = b.op("GlobalAveragePool", [x])

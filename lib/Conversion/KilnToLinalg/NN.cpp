@@ -2662,30 +2662,6 @@ struct FusedMatMulLowering : OpConversionPattern<kiln::FusedMatMulOp> {
   }
 };
 
-/// kiln.fused_conv: the convolution (bias in the accumulator), then the
-/// activation and residual epilogue.
-struct FusedConvLowering : OpConversionPattern<kiln::FusedConvOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::FusedConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    FailureOr<Value> acc =
-        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
-                             adaptor.getB(), resultType);
-    if (failed(acc))
-      return failure();
-    Value residual =
-        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
-    rewriter.replaceOp(
-        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
-                          op.getActivation(), op.getResidualBeforeActivation(),
-                          1.0, resultType));
-    return success();
-  }
-};
-
 /// kiln.rms_norm: the mean of the squares over the dims from `axis` in the
 /// stash type, N = X * rsqrt(mean + epsilon) rounded to X's type, then
 /// N * scale (scale broadcast against X's trailing dims).
@@ -2856,15 +2832,24 @@ struct ConvNhwcLowering : OpConversionPattern<kiln::ConvNhwcOp> {
   }
 };
 
-struct FusedConvNhwcLowering : OpConversionPattern<kiln::FusedConvNhwcOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// kiln.fused_conv and kiln.fused_conv_nhwc: the convolution (bias in the
+/// accumulator), then the activation and residual epilogue.
+template <typename OpTy>
+struct FusedConvLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
   LogicalResult
-  matchAndRewrite(kiln::FusedConvNhwcOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    FailureOr<Value> acc =
-        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
+        this->getTypeConverter()->convertType(op.getType()));
+    FailureOr<Value> acc;
+    if constexpr (std::is_same_v<OpTy, kiln::FusedConvNhwcOp>)
+      acc = buildConvNhwcAccumulator(op, rewriter, adaptor.getX(),
+                                     adaptor.getW(), adaptor.getB(),
+                                     resultType);
+    else
+      acc = buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
                                  adaptor.getB(), resultType);
     if (failed(acc))
       return failure();
@@ -3137,8 +3122,8 @@ void kiln::populateNNToLinalgPatterns(const TypeConverter &converter,
                GroupNormLowering, LpNormLowering, MVNLowering, LRNLowering,
                DropoutLowering, PadLowering, ConvTransposeLowering,
                ResizeLowering, EinsumLowering, FusedMatMulLowering,
-               FusedConvLowering, RMSNormLowering, ConvNhwcLowering,
-               FusedConvNhwcLowering,
+               FusedConvLowering<kiln::FusedConvOp>, RMSNormLowering,
+               ConvNhwcLowering, FusedConvLowering<kiln::FusedConvNhwcOp>,
                PoolLowering<kiln::MaxPoolNhwcOp, PoolKind::Max, true>,
                PoolLowering<kiln::AveragePoolNhwcOp, PoolKind::Average, true>,
                GlobalPoolLowering<kiln::GlobalAveragePoolNhwcOp,
