@@ -352,7 +352,52 @@ struct TileAndVectorizePass
     rewriter.replaceOp(slice, boxCollapsed.getResult());
     SmallVector<LoopLikeOpInterface> loops = {
         cast<LoopLikeOpInterface>(forall.getOperation())};
-    (void)scf::tileAndFuseProducerOfSlice(rewriter, box, loops);
+    std::optional<scf::SCFFuseProducerOfSliceResult> fused =
+        scf::tileAndFuseProducerOfSlice(rewriter, box, loops);
+    if (!fused || fused->tiledOps.empty())
+      return;
+    // The copy one output row (ow) at a time, as a vector: a contiguous load
+    // and store (LLVM leaves the scalar loop unvectorized).
+    auto tile = dyn_cast<linalg::GenericOp>(fused->tiledOps.front());
+    if (!tile)
+      return;
+    scf::SCFTilingOptions rows;
+    rows.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    rows.setTileSizes(
+        getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 1, 1, 1, 0}));
+    rewriter.setInsertionPoint(tile);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(*tile), rows);
+    if (failed(tiled))
+      return;
+    rewriter.replaceOp(tile, tiled->replacements);
+    // One row: in[0, 0, 0, :] -> col[0, 0, 0, 0, 0, :], contiguous in both
+    // when the input row is as long as the output one (horizontal stride 1).
+    // (linalg::vectorize rejects the copy's oh + kh input map.)
+    auto rowOp = cast<linalg::GenericOp>(tiled->tiledOps.front());
+    Value rowIn = rowOp.getDpsInputOperand(0)->get();
+    Value rowOut = rowOp.getDpsInitOperand(0)->get();
+    auto inType = cast<RankedTensorType>(rowIn.getType());
+    auto outType = cast<RankedTensorType>(rowOut.getType());
+    if (!inType.hasStaticShape() || !outType.hasStaticShape() ||
+        inType.getShape().back() != outType.getShape().back() ||
+        inType.getNumElements() != ow || outType.getNumElements() != ow)
+      return;
+    rewriter.setInsertionPoint(rowOp);
+    Location rowLoc = rowOp.getLoc();
+    auto vectorType = VectorType::get({ow}, inType.getElementType());
+    Value zeroIndex = arith::ConstantIndexOp::create(rewriter, rowLoc, 0);
+    Value padding = arith::ConstantOp::create(
+        rewriter, rowLoc, rewriter.getZeroAttr(inType.getElementType()));
+    auto read = vector::TransferReadOp::create(
+        rewriter, rowLoc, vectorType, rowIn,
+        SmallVector<Value>(inType.getRank(), zeroIndex), padding,
+        ArrayRef<bool>{true});
+    auto write = vector::TransferWriteOp::create(
+        rewriter, rowLoc, read.getResult(), rowOut,
+        SmallVector<Value>(outType.getRank(), zeroIndex),
+        ArrayRef<bool>{true});
+    rewriter.replaceOp(rowOp, write.getResult());
   }
 
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
