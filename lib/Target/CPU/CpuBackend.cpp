@@ -252,6 +252,43 @@ struct FuseElementwisePass
   }
 };
 
+/// memref.copy into a strided view (the interior of a tensor.pad's buffer,
+/// a slice of a concatenation) becomes a call to the runtime's memrefCopy,
+/// which copies on one thread, one contiguous run (often a single image row)
+/// per memcpy call while the other threads wait. As linalg.copy it becomes
+/// loops like any other elementwise op: parallel over the outer dimensions,
+/// a vectorizable contiguous innermost loop. Copies between two identity
+/// layouts stay memref.copy (one memcpy).
+struct CopiesToLoopsPass
+    : PassWrapper<CopiesToLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopiesToLoopsPass)
+  StringRef getArgument() const override { return "kiln-cpu-copies-to-loops"; }
+  StringRef getDescription() const override {
+    return "Rewrite static memref.copy into strided views as linalg.copy";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (source && target && source.hasStaticShape() &&
+          target.hasStaticShape() && source.getRank() >= 2 &&
+          (!source.getLayout().isIdentity() ||
+           !target.getLayout().isIdentity()))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
+  }
+};
+
 } // namespace
 
 void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
@@ -307,6 +344,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
     pm.addPass(createLibraryCallsPass());
   // The thread blocks of the tiled kernels join the other parallel loops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<CopiesToLoopsPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createSplitParallelLoopsPass());
   if (options.parallel)
@@ -375,6 +413,7 @@ void registerCpuBackendPasses() {
   PassRegistration<PrepareEntryPass>();
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
+  PassRegistration<CopiesToLoopsPass>();
   registerPass([] { return createLibraryCallsPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(

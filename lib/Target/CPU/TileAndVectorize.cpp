@@ -84,6 +84,9 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
          lhs.getResult(lhs.getNumResults() - 2) == dim(m);
 }
 
+/// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
+constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
+
 /// linalg.conv_2d_nchw_fchw (float32, static) as im2col + a row-major
 /// contraction:
 ///   col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
@@ -136,6 +139,7 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
       parallel6, [](OpBuilder &b, Location loc, ValueRange args) {
         linalg::YieldOp::create(b, loc, args[0]);
       });
+  im2col->setAttr(kIm2ColAttr, rewriter.getUnitAttr());
 
   auto col = tensor::CollapseShapeOp::create(
       rewriter, loc, im2col.getResult(0),
@@ -294,6 +298,108 @@ struct TileAndVectorizePass
     return tiled;
   }
 
+  /// A convolution's thread block reads whole output rows (block-n a multiple
+  /// of ow) of one image: then its im2col tile is a box of the 6-D im2col
+  /// (all of c, kh, kw; a run of oh; all of ow), and the copy is fused into
+  /// the block. Each thread then copies only what its block uses, into a
+  /// cache-sized buffer, instead of the whole image's im2col being written
+  /// to (freshly faulted-in) memory and read back. Anything else keeps the
+  /// im2col outside the loop.
+  static void fuseIm2ColIntoBlock(RewriterBase &rewriter, Operation *blockOp) {
+    auto matmul = dyn_cast<linalg::BatchMatmulOp>(blockOp);
+    auto forall = blockOp->getParentOfType<scf::ForallOp>();
+    if (!matmul || !forall)
+      return;
+    auto slice = matmul.getDpsInputOperand(1)
+                     ->get()
+                     .getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice->hasOneUse())
+      return;
+    auto collapse = slice.getSource().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse)
+      return;
+    auto im2col = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (!im2col || !im2col->hasAttr(kIm2ColAttr))
+      return;
+    ArrayRef<int64_t> colShape =
+        cast<RankedTensorType>(im2col.getResultTypes()[0]).getShape();
+    int64_t k = colShape[1] * colShape[2] * colShape[3], ow = colShape[5];
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+    if (ShapedType::isDynamicShape(sizes) || sizes.size() != 3 ||
+        sizes[0] != 1 || sizes[1] != k || sizes[2] % ow != 0 ||
+        offsets[1] != 0 || !slice.hasUnitStride())
+      return;
+    SmallVector<OpFoldResult> mixed = slice.getMixedOffsets();
+    Location loc = slice.getLoc();
+    rewriter.setInsertionPoint(slice);
+    AffineExpr p;
+    bindDims(rewriter.getContext(), p);
+    OpFoldResult row = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, p.floorDiv(ow), {mixed[2]});
+    OpFoldResult zero = rewriter.getIndexAttr(0);
+    SmallVector<OpFoldResult> boxOffsets = {mixed[0], zero, zero, zero, row,
+                                            zero};
+    SmallVector<OpFoldResult> boxSizes = getAsIndexOpFoldResult(
+        rewriter.getContext(),
+        {1, colShape[1], colShape[2], colShape[3], sizes[2] / ow, ow});
+    SmallVector<OpFoldResult> ones(6, rewriter.getIndexAttr(1));
+    auto box = tensor::ExtractSliceOp::create(
+        rewriter, loc, im2col.getResult(0), boxOffsets, boxSizes, ones);
+    auto boxCollapsed = tensor::CollapseShapeOp::create(
+        rewriter, loc, slice.getType(), box,
+        SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+    rewriter.replaceOp(slice, boxCollapsed.getResult());
+    SmallVector<LoopLikeOpInterface> loops = {
+        cast<LoopLikeOpInterface>(forall.getOperation())};
+    std::optional<scf::SCFFuseProducerOfSliceResult> fused =
+        scf::tileAndFuseProducerOfSlice(rewriter, box, loops);
+    if (!fused || fused->tiledOps.empty())
+      return;
+    // The copy one output row (ow) at a time, as a vector: a contiguous load
+    // and store (LLVM leaves the scalar loop unvectorized).
+    auto tile = dyn_cast<linalg::GenericOp>(fused->tiledOps.front());
+    if (!tile)
+      return;
+    scf::SCFTilingOptions rows;
+    rows.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    rows.setTileSizes(
+        getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 1, 1, 1, 0}));
+    rewriter.setInsertionPoint(tile);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(*tile), rows);
+    if (failed(tiled))
+      return;
+    rewriter.replaceOp(tile, tiled->replacements);
+    // One row: in[0, 0, 0, :] -> col[0, 0, 0, 0, 0, :], contiguous in both
+    // when the input row is as long as the output one (horizontal stride 1).
+    // (linalg::vectorize rejects the copy's oh + kh input map.)
+    auto rowOp = cast<linalg::GenericOp>(tiled->tiledOps.front());
+    Value rowIn = rowOp.getDpsInputOperand(0)->get();
+    Value rowOut = rowOp.getDpsInitOperand(0)->get();
+    auto inType = cast<RankedTensorType>(rowIn.getType());
+    auto outType = cast<RankedTensorType>(rowOut.getType());
+    if (!inType.hasStaticShape() || !outType.hasStaticShape() ||
+        inType.getShape().back() != outType.getShape().back() ||
+        inType.getNumElements() != ow || outType.getNumElements() != ow)
+      return;
+    rewriter.setInsertionPoint(rowOp);
+    Location rowLoc = rowOp.getLoc();
+    auto vectorType = VectorType::get({ow}, inType.getElementType());
+    Value zeroIndex = arith::ConstantIndexOp::create(rewriter, rowLoc, 0);
+    Value padding = arith::ConstantOp::create(
+        rewriter, rowLoc, rewriter.getZeroAttr(inType.getElementType()));
+    auto read = vector::TransferReadOp::create(
+        rewriter, rowLoc, vectorType, rowIn,
+        SmallVector<Value>(inType.getRank(), zeroIndex), padding,
+        ArrayRef<bool>{true});
+    auto write = vector::TransferWriteOp::create(
+        rewriter, rowLoc, read.getResult(), rowOut,
+        SmallVector<Value>(outType.getRank(), zeroIndex),
+        ArrayRef<bool>{true});
+    rewriter.replaceOp(rowOp, write.getResult());
+  }
+
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     unsigned numLoops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -311,6 +417,7 @@ struct TileAndVectorizePass
       return op.emitError("kiln-cpu-tile-and-vectorize: cannot tile for "
                           "threads");
     rewriter.eraseOp(op);
+    fuseIm2ColIntoBlock(rewriter, blocks->front());
 
     // Register tiles of the block (the fused init producer with them).
     int64_t mr = std::min<int64_t>(registerRows, ranges[m]);
@@ -447,19 +554,42 @@ struct SplitParallelLoopsPass
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (loop.getNumLoops() > 1 && loop.getNumReductions() == 0 &&
-          !loop->getParentOfType<scf::ParallelOp>())
+      if (loop.getNumReductions() == 0 &&
+          (loop.getNumLoops() > 1 || loop->getParentOfType<scf::ParallelOp>()))
         loops.push_back(loop);
     });
+    getOperation().walk(freeBodyBuffers);
     for (scf::ParallelOp loop : loops)
       split(loop);
+  }
+
+  /// The buffer deallocation pipeline leaves the buffers allocated inside a
+  /// thread block's body (scf.forall: a fused im2col tile) without a
+  /// dealloc. Nothing leaves a parallel loop's body (its terminator yields no
+  /// buffers), so free them at its end.
+  static void freeBodyBuffers(scf::ParallelOp loop) {
+    Block *body = loop.getBody();
+    for (auto alloc :
+         llvm::make_early_inc_range(body->getOps<memref::AllocOp>())) {
+      if (llvm::any_of(alloc->getUsers(), [](Operation *user) {
+            return isa<memref::DeallocOp>(user);
+          }))
+        continue;
+      OpBuilder b(body->getTerminator());
+      memref::DeallocOp::create(b, alloc.getLoc(), alloc.getResult());
+    }
   }
 
   void split(scf::ParallelOp loop) {
     unsigned numLoops = loop.getNumLoops();
     unsigned keep = 0;
     int64_t trips = 1;
-    while (keep + 1 < numLoops && trips < minParallelTrips) {
+    // A loop inside another parallel loop (the im2col copy fused into a
+    // convolution's thread block) runs on the thread of that block: all of it
+    // sequential, rather than a nested OpenMP region that div/rems every
+    // index.
+    bool nested = loop->getParentOfType<scf::ParallelOp>() != nullptr;
+    while (!nested && keep + 1 < numLoops && trips < minParallelTrips) {
       std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[keep]);
       std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[keep]);
       std::optional<int64_t> step = getConstantIntValue(loop.getStep()[keep]);
@@ -472,11 +602,15 @@ struct SplitParallelLoopsPass
       return;
     OpBuilder b(loop);
     Location loc = loop.getLoc();
-    auto outer = scf::ParallelOp::create(
-        b, loc, loop.getLowerBound().take_front(keep),
-        loop.getUpperBound().take_front(keep), loop.getStep().take_front(keep));
-    b.setInsertionPointToStart(outer.getBody());
-    SmallVector<Value> ivs(outer.getInductionVars());
+    SmallVector<Value> ivs;
+    if (keep > 0) {
+      auto outer = scf::ParallelOp::create(
+          b, loc, loop.getLowerBound().take_front(keep),
+          loop.getUpperBound().take_front(keep),
+          loop.getStep().take_front(keep));
+      b.setInsertionPointToStart(outer.getBody());
+      llvm::append_range(ivs, outer.getInductionVars());
+    }
     for (unsigned i = keep; i < numLoops; ++i) {
       auto inner = scf::ForOp::create(b, loc, loop.getLowerBound()[i],
                                       loop.getUpperBound()[i],

@@ -61,11 +61,18 @@ func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<1
 
 // NCHW convolution: an im2col copy whose innermost loop (ow) is contiguous,
 // then a batch_matmul with the filter broadcast over the batch, tiled and
-// vectorized like the GEMMs.
+// vectorized like the GEMMs. Each thread block (256 columns = 8 whole output
+// rows) copies only its own im2col tile (the copy is fused into the block),
+// one output row (ow = 32) per vector load and store.
 // CHECK-LABEL: func.func @conv
-//       CHECK:   linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x34x34xf32>) outs(%{{.+}} : tensor<1x4x3x3x32x32xf32>)
-//       CHECK:   tensor.collapse_shape {{.*}} into tensor<1x36x1024xf32>
-//       CHECK:   scf.forall
+//       CHECK:   scf.forall (%[[P:.+]]) = (0) to (1024) step (256)
+//       CHECK:     %[[ROW:.+]] = affine.apply {{.*}}(%[[P]])
+//       CHECK:     %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, %[[ROW]], 0] [1, 4, 10, 34]
+//       CHECK:     tensor.extract_slice %[[IN]]{{.*}} [1, 1, 1, 32] [1, 1, 1, 1] : tensor<1x4x10x34xf32> to tensor<1x1x1x32xf32>
+//       CHECK:     vector.transfer_read {{.*}} : tensor<1x1x1x32xf32>, vector<32xf32>
+//       CHECK:     vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x1x1x1x1x32xf32>
+//   CHECK-NOT:     linalg.generic
+//       CHECK:     tensor.collapse_shape {{.*}} into tensor<1x36x256xf32>
 //       CHECK:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 //       CHECK:   tensor.expand_shape {{.*}} into tensor<1x16x32x32xf32>
 //   CHECK-NOT:   linalg.conv_2d_nchw_fchw

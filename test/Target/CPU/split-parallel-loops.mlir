@@ -1,0 +1,37 @@
+// RUN: kiln-opt %s --kiln-cpu-split-parallel-loops | FileCheck %s
+
+// A thread block with a nested parallel loop (the im2col tile fused into a
+// convolution's block) and a buffer of its own: the outer loop keeps enough
+// dimensions parallel for the threads, the nested one becomes sequential
+// (no nested OpenMP region), and the block's buffer is freed at its end.
+// CHECK-LABEL: func.func @block
+//       CHECK:   scf.parallel (%[[B:.+]]) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+//       CHECK:     scf.for %[[P:.+]] =
+//       CHECK:       %[[BUF:.+]] = memref.alloc() : memref<4x8xf32>
+//   CHECK-NOT:       scf.parallel
+//       CHECK:       scf.for %[[I:.+]] =
+//       CHECK:         scf.for %[[J:.+]] =
+//       CHECK:           memref.store %{{.+}}, %[[BUF]][%[[I]], %[[J]]]
+//       CHECK:       memref.copy %[[BUF]]
+//       CHECK:       memref.dealloc %[[BUF]]
+//       CHECK:     scf.reduce
+func.func @block(%out: memref<8x1024x4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c1024 = arith.constant 1024 : index
+  %c256 = arith.constant 256 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%b, %p) = (%c0, %c0) to (%c8, %c1024) step (%c1, %c256) {
+    %buf = memref.alloc() : memref<4x8xf32>
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+      memref.store %f, %buf[%i, %j] : memref<4x8xf32>
+      scf.reduce
+    }
+    %dst = memref.subview %out[%b, %p, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : memref<8x1024x4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    memref.copy %buf, %dst : memref<4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    scf.reduce
+  }
+  return
+}
