@@ -3,6 +3,7 @@
 // one generic, and the lowered entry exported as kiln_entry(void**).
 //
 // RUN: kiln-compile %s -O0 --emit=linalg -o - | FileCheck %s --check-prefix=LINALG
+// RUN: kiln-compile %s -O0 --emit=llvm -o - | FileCheck %s
 // RUN: kiln-compile %s -O0 --emit=llvm-dialect -o - | FileCheck %s --check-prefix=LLVM
 // RUN: kiln-compile %s -O0 --kernels=library --emit=llvm-dialect -o - | FileCheck %s --check-prefix=LIB
 // RUN: kiln-compile %s -O0 --no-parallel --emit=llvm-dialect -o - | FileCheck %s --check-prefix=SERIAL
@@ -27,6 +28,11 @@ func.func @main(%x: tensor<4x64xf32> {kiln.name = "x"}) -> (tensor<4x32xf32> {ki
 // LINALG: arith.addf
 // LINALG: arith.maximumf
 // LINALG-NOT: linalg.generic
+
+// The optimized LLVM IR exports kiln_entry only (kiln_main is internal and
+// inlined into it; no public @main).
+// CHECK-NOT: define {{.*}}@main(
+// CHECK: define void @kiln_entry(ptr
 
 // LLVM: llvm.func internal @kiln_main(
 // LLVM: omp.parallel
