@@ -428,6 +428,60 @@ struct MatMulIntegerLowering : OpConversionPattern<kiln::MatMulIntegerOp> {
   }
 };
 
+/// A quantization parameter of a QLinear op: its converted value, its kiln
+/// element type, and the result dim it runs along when per-channel (-1:
+/// per-tensor only).
+struct QParam {
+  Value value;
+  Type kilnType;
+  int64_t axis = -1;
+};
+
+/// The requantization QLinearMatMul and QLinearConv end with, as ONNX
+/// Runtime computes it in f32: saturate(roundeven((acc + bias) *
+/// (s1 * s2 / y_scale)) + y_zero_point). `bias` may be absent (a null
+/// value or none).
+/// Failure when a parameter is neither per-tensor nor per-channel along its
+/// axis.
+FailureOr<Value> requantize(OpBuilder &b, Location loc, Value acc,
+                            RankedTensorType resultType, QParam s1, QParam s2,
+                            QParam yScale, QParam yZp, QParam bias,
+                            Type qType) {
+  auto accType = cast<RankedTensorType>(acc.getType());
+  SmallVector<Value> inputs{acc};
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(resultType.getRank(), b.getContext())};
+  SmallVector<Param> params;
+  for (QParam q : {s1, s2, yScale, yZp, bias}) {
+    if (!q.value) {
+      params.emplace_back();
+      continue;
+    }
+    FailureOr<Param> param =
+        addParam(b, loc, q.value, accType, q.axis, inputs, maps);
+    if (failed(param))
+      return failure();
+    params.push_back(*param);
+  }
+  return buildParallel(
+      b, loc, inputs, maps, resultType,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Type f32 = nb.getF32Type();
+        Value sum = args[0];
+        if (params[4].present())
+          sum = arith::AddIOp::create(nb, l, sum, params[4].get(args));
+        Value a = castScalar(nb, l, params[0].get(args), s1.kilnType, f32);
+        Value c = castScalar(nb, l, params[1].get(args), s2.kilnType, f32);
+        Value ys = castScalar(nb, l, params[2].get(args), yScale.kilnType, f32);
+        Value multiplier = arith::DivFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, a, c), ys);
+        Value v = arith::MulFOp::create(
+            nb, l, arith::SIToFPOp::create(nb, l, f32, sum), multiplier);
+        Value zp = castScalar(nb, l, params[3].get(args), yZp.kilnType, f32);
+        return quantizeScalar(nb, l, v, zp, qType);
+      });
+}
+
 /// QLinearMatMul: the i32 accumulator requantized as ONNX Runtime:
 /// saturate(roundeven(acc * (a_scale * b_scale / y_scale)) + y_zero_point),
 /// in f32. b_scale may be per-column.
@@ -447,42 +501,19 @@ struct QLinearMatMulLowering : OpConversionPattern<kiln::QLinearMatMulOp> {
     if (failed(acc))
       return failure();
 
-    int64_t rank = resultType.getRank();
     bool hasN = cast<RankedTensorType>(op.getB().getType()).getRank() >= 2;
-    SmallVector<Value> inputs{*acc};
-    SmallVector<AffineMap> maps{
-        AffineMap::getMultiDimIdentityMap(rank, getContext())};
-    auto aScale = addParam(rewriter, loc, adaptor.getAScale(), accType, -1,
-                           inputs, maps);
-    auto bScale = addParam(rewriter, loc, adaptor.getBScale(), accType,
-                           hasN ? rank - 1 : -1, inputs, maps);
-    auto yScale = addParam(rewriter, loc, adaptor.getYScale(), accType, -1,
-                           inputs, maps);
-    auto yZp = addParam(rewriter, loc, adaptor.getYZeroPoint(), accType, -1,
-                        inputs, maps);
-    if (failed(aScale) || failed(bScale) || failed(yScale) || failed(yZp))
+    FailureOr<Value> result = requantize(
+        rewriter, loc, *acc, resultType,
+        {adaptor.getAScale(), elementTypeOf(op.getAScale())},
+        {adaptor.getBScale(), elementTypeOf(op.getBScale()),
+         hasN ? resultType.getRank() - 1 : -1},
+        {adaptor.getYScale(), elementTypeOf(op.getYScale())},
+        {adaptor.getYZeroPoint(), elementTypeOf(op.getYZeroPoint())},
+        {Value(), Type()}, elementTypeOf(op.getY()));
+    if (failed(result))
       return unsupported(op, "a scale or output zero point that is neither "
                              "per-tensor nor (b_scale) per-column");
-    Type aScaleKiln = elementTypeOf(op.getAScale());
-    Type bScaleKiln = elementTypeOf(op.getBScale());
-    Type yScaleKiln = elementTypeOf(op.getYScale());
-    Type yZpKiln = elementTypeOf(op.getYZeroPoint());
-    Type qType = elementTypeOf(op.getY());
-    Value result = buildParallel(
-        rewriter, loc, inputs, maps, resultType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Type f32 = b.getF32Type();
-          Value as = castScalar(b, l, aScale->get(args), aScaleKiln, f32);
-          Value bs = castScalar(b, l, bScale->get(args), bScaleKiln, f32);
-          Value ys = castScalar(b, l, yScale->get(args), yScaleKiln, f32);
-          Value multiplier = arith::DivFOp::create(
-              b, l, arith::MulFOp::create(b, l, as, bs), ys);
-          Value v = arith::MulFOp::create(
-              b, l, arith::SIToFPOp::create(b, l, f32, args[0]), multiplier);
-          Value zp = castScalar(b, l, yZp->get(args), yZpKiln, f32);
-          return quantizeScalar(b, l, v, zp, qType);
-        });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, *result);
     return success();
   }
 };
@@ -679,47 +710,17 @@ struct QLinearConvLowering : OpConversionPattern<kiln::QLinearConvOp> {
     if (failed(acc))
       return failure();
 
-    int64_t rank = resultType.getRank();
-    SmallVector<Value> inputs{*acc};
-    SmallVector<AffineMap> maps{
-        AffineMap::getMultiDimIdentityMap(rank, getContext())};
-    auto xScale = addParam(rewriter, loc, adaptor.getXScale(), accType, -1,
-                           inputs, maps);
-    auto wScale = addParam(rewriter, loc, adaptor.getWScale(), accType, 1,
-                           inputs, maps);
-    auto yScale = addParam(rewriter, loc, adaptor.getYScale(), accType, -1,
-                           inputs, maps);
-    auto yZp = addParam(rewriter, loc, adaptor.getYZeroPoint(), accType, -1,
-                        inputs, maps);
-    auto bias =
-        addParam(rewriter, loc, adaptor.getB(), accType, 1, inputs, maps);
-    if (failed(xScale) || failed(wScale) || failed(yScale) || failed(yZp) ||
-        failed(bias))
+    FailureOr<Value> result = requantize(
+        rewriter, loc, *acc, resultType,
+        {adaptor.getXScale(), elementTypeOf(op.getXScale())},
+        {adaptor.getWScale(), elementTypeOf(op.getWScale()), 1},
+        {adaptor.getYScale(), elementTypeOf(op.getYScale())},
+        {adaptor.getYZeroPoint(), elementTypeOf(op.getYZeroPoint())},
+        {adaptor.getB(), Type(), 1}, elementTypeOf(op.getY()));
+    if (failed(result))
       return unsupported(op, "a scale, zero point or bias that is neither "
                              "per-tensor nor (w_scale, B) per output channel");
-    Type xScaleKiln = elementTypeOf(op.getXScale());
-    Type wScaleKiln = elementTypeOf(op.getWScale());
-    Type yScaleKiln = elementTypeOf(op.getYScale());
-    Type yZpKiln = elementTypeOf(op.getYZeroPoint());
-    Type qType = elementTypeOf(op.getY());
-    Value result = buildParallel(
-        rewriter, loc, inputs, maps, resultType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Type f32 = b.getF32Type();
-          Value sum = args[0];
-          if (bias->present())
-            sum = arith::AddIOp::create(b, l, sum, bias->get(args));
-          Value xs = castScalar(b, l, xScale->get(args), xScaleKiln, f32);
-          Value ws = castScalar(b, l, wScale->get(args), wScaleKiln, f32);
-          Value ys = castScalar(b, l, yScale->get(args), yScaleKiln, f32);
-          Value multiplier = arith::DivFOp::create(
-              b, l, arith::MulFOp::create(b, l, xs, ws), ys);
-          Value v = arith::MulFOp::create(
-              b, l, arith::SIToFPOp::create(b, l, f32, sum), multiplier);
-          Value zp = castScalar(b, l, yZp->get(args), yZpKiln, f32);
-          return quantizeScalar(b, l, v, zp, qType);
-        });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, *result);
     return success();
   }
 };
