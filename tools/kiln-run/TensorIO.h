@@ -72,9 +72,11 @@ struct Comparison {
 };
 
 /// The ONNX backend rule: |actual - expected| <= atol + rtol * |expected|
-/// elementwise; NaN matches NaN, an infinity must match exactly.
+/// elementwise; NaN matches NaN, an infinity must match exactly. With
+/// `sameDtype` false (a reference model at another precision), the values
+/// are compared as doubles whatever their dtypes.
 Comparison compare(const HostTensor &actual, const HostTensor &expected,
-                   double rtol, double atol);
+                   double rtol, double atol, bool sameDtype = true);
 
 } // namespace run
 } // namespace kiln

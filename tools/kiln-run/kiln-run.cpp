@@ -2,7 +2,8 @@
 //
 // kiln-run model.kiln [--inputs DIR | --input NAME=FILE ... | --seed N]
 //                     [--expected DIR] [--rtol R] [--atol A] [--threads N]
-//                     [--warmup N] [--iterations N] [--save-outputs DIR]
+//                     [--warmup N] [--iterations N | --duration S]
+//                     [--reference OTHER.kiln] [--save-outputs DIR]
 //                     [--json FILE] [--info]
 //
 // Exit status: 0 every compared output passed (or nothing to compare), 1 an
@@ -10,6 +11,7 @@
 // has the details (random generator, tolerance rule, JSON schema).
 //
 //===----------------------------------------------------------------------===//
+#include "Measure.h"
 #include "TensorIO.h"
 
 #include "kiln/Json.h"
@@ -48,13 +50,23 @@ Inputs (in the model's input order; default: --seed 0):
                        integers uniform in [0, 10), bools 0/1
 Checking:
   --expected DIR       expected outputs output_N.pb / output_N.npy
+  --reference M.kiln   expected outputs from another artifact (e.g. the
+                       same model at fp32) run on the same inputs
   --rtol R --atol A    pass when |actual - expected| <= A + R * |expected|
                        (default 1e-3 and 1e-7; NaN matches NaN, infinities
                        must match exactly)
+                       Quality (max abs/rel error, cosine similarity, top-1
+                       agreement along the last axis) is printed as well.
 Running:
   --threads N          threads of the model's parallel loops (0: all cores)
   --warmup N           untimed runs after the first (cold) run (default 0)
   --iterations N       timed runs after the warmup (default 0)
+  --duration S         timed runs until S seconds have passed (at least
+                       --iterations runs when both are given)
+  --batch N            samples per run for the throughput figure (default:
+                       dimension 0 of the first input, 1 for a scalar)
+  --consistency-runs N extra runs whose outputs must be bit-identical to
+                       the first run's (default 3; 0: no check)
 Output:
   --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
   --json FILE          machine-readable results (schema kiln.run-result v1)
@@ -193,6 +205,10 @@ struct Options {
   double rtol = 1e-3, atol = 1e-7;
   int threads = 0;
   long warmup = 0, iterations = 0;
+  double duration = 0;
+  long batch = -1;
+  long consistencyRuns = 3;
+  std::string referenceModel;
   bool info = false;
 };
 
@@ -231,6 +247,24 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.inputsDir = v;
     } else if (a == "--expected" && value(v)) {
       o.expectedDir = v;
+    } else if (a == "--reference" && value(v)) {
+      o.referenceModel = v;
+    } else if (a == "--duration" && value(v)) {
+      if (!parseNumber(v, d) || d <= 0)
+        return fail(std::string("--duration wants seconds > 0, got '") + v +
+                    "'");
+      o.duration = d;
+    } else if (a == "--batch" && value(v)) {
+      if (!parseInt(v, n, 1))
+        return fail(std::string("--batch wants a positive integer, got '") +
+                    v + "'");
+      o.batch = long(n);
+    } else if (a == "--consistency-runs" && value(v)) {
+      if (!parseInt(v, n, 0))
+        return fail(std::string("--consistency-runs wants a non-negative "
+                                "integer, got '") +
+                    v + "'");
+      o.consistencyRuns = long(n);
     } else if (a == "--save-outputs" && value(v)) {
       o.saveDir = v;
     } else if (a == "--json" && value(v)) {
@@ -275,6 +309,8 @@ int parseArgs(int argc, char **argv, Options &o) {
   }
   if (!o.inputsDir.empty() && (!o.inputFiles.empty() || o.haveSeed))
     return fail("--inputs cannot be combined with --input or --seed");
+  if (!o.expectedDir.empty() && !o.referenceModel.empty())
+    return fail("--expected cannot be combined with --reference");
   return -1;
 }
 
@@ -287,6 +323,108 @@ struct Model {
   }
 };
 
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+bool isFloatDtype(int32_t d) {
+  return d == KILN_DTYPE_FLOAT32 || d == KILN_DTYPE_FLOAT16 ||
+         d == KILN_DTYPE_BFLOAT16 || d == KILN_DTYPE_FLOAT64;
+}
+
+// A float tensor converted to another float dtype (round to nearest even),
+// for a reference model at another precision than the one measured.
+HostTensor convertFloat(const HostTensor &t, int32_t dtype) {
+  HostTensor r;
+  r.name = t.name;
+  r.dtype = dtype;
+  r.dims = t.dims;
+  r.allocate();
+  uint64_t n = t.numElements();
+  for (uint64_t i = 0; i < n; ++i) {
+    double v = t.at(i);
+    switch (dtype) {
+    case KILN_DTYPE_FLOAT32:
+      static_cast<float *>(r.data())[i] = float(v);
+      break;
+    case KILN_DTYPE_FLOAT64:
+      static_cast<double *>(r.data())[i] = v;
+      break;
+    case KILN_DTYPE_FLOAT16:
+      static_cast<uint16_t *>(r.data())[i] = floatToHalf(float(v));
+      break;
+    default:
+      static_cast<uint16_t *>(r.data())[i] = floatToBfloat16(float(v));
+      break;
+    }
+  }
+  return r;
+}
+
+// Runs `path` once on `inputs` (matched by name, float inputs converted to
+// the model's dtype) and returns its outputs.
+bool runReference(const std::string &path, int threads,
+                  const std::vector<HostTensor> &inputs,
+                  std::vector<HostTensor> &outputs, std::string &error) {
+  Model ref;
+  if (kiln_model_load(path.c_str(), &ref.m) != KILN_OK) {
+    error = std::string("--reference: ") + kiln_last_error();
+    return false;
+  }
+  size_t ni = kiln_model_num_inputs(ref.m), no = kiln_model_num_outputs(ref.m);
+  std::vector<HostTensor> converted(ni);
+  std::vector<kiln_tensor> in(ni), out(no, kiln_tensor{nullptr, 0, 0, nullptr});
+  for (size_t i = 0; i < ni; ++i) {
+    kiln_tensor_info info;
+    kiln_model_input_info(ref.m, i, &info);
+    const HostTensor *src = nullptr;
+    for (const HostTensor &t : inputs)
+      if (t.name == info.name)
+        src = &t;
+    if (!src) {
+      error = path + ": the reference model's input '" + info.name +
+              "' is not an input of the measured model";
+      return false;
+    }
+    converted[i] = *src;
+    if (src->dtype != info.dtype) {
+      if (!isFloatDtype(src->dtype) || !isFloatDtype(info.dtype)) {
+        error = path + ": input '" + info.name + "' is " +
+                dtypeString(info.dtype) + " in the reference model and " +
+                dtypeString(src->dtype) + " in the measured one";
+        return false;
+      }
+      converted[i] = convertFloat(*src, info.dtype);
+    }
+    in[i] = {converted[i].data(), converted[i].dtype,
+             int32_t(converted[i].dims.size()), converted[i].dims.data()};
+  }
+  kiln_session_options so;
+  kiln_session_options_init(&so);
+  so.num_threads = threads;
+  if (kiln_session_create(ref.m, &so, &ref.s) != KILN_OK ||
+      kiln_session_run(ref.s, in.data(), ni, out.data(), no) != KILN_OK) {
+    error = std::string("--reference: ") + kiln_last_error();
+    return false;
+  }
+  outputs.assign(no, HostTensor());
+  for (size_t i = 0; i < no; ++i) {
+    kiln_tensor_info info;
+    kiln_model_output_info(ref.m, i, &info);
+    HostTensor &t = outputs[i];
+    t.name = info.name;
+    t.dtype = out[i].dtype;
+    t.dims.assign(out[i].dims, out[i].dims + out[i].rank);
+    t.allocate();
+    if (t.numBytes())
+      std::memcpy(t.data(), out[i].data, t.numBytes());
+    kiln_tensor_release(&out[i]);
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -296,8 +434,10 @@ int main(int argc, char **argv) {
     return st;
 
   Model model;
+  auto tLoad = std::chrono::steady_clock::now();
   if (kiln_model_load(o.model.c_str(), &model.m) != KILN_OK)
     return fail(kiln_last_error());
+  double loadMs = msSince(tLoad);
   if (o.info) {
     printInfo(o.model, model.m);
     return 0;
@@ -368,11 +508,27 @@ int main(int argc, char **argv) {
     t.name = info.name;
   }
 
-  // Expected outputs (optional).
+  // Expected outputs (optional): files, or a reference model's outputs.
   std::string expectedDir = !o.expectedDir.empty() ? o.expectedDir : o.inputsDir;
   std::vector<HostTensor> expected(numOutputs);
   std::vector<bool> haveExpected(numOutputs, false);
-  if (!expectedDir.empty()) {
+  if (!o.referenceModel.empty()) {
+    std::vector<HostTensor> refOut;
+    if (!runReference(o.referenceModel, o.threads, inputs, refOut, err))
+      return fail(err);
+    for (size_t i = 0; i < numOutputs; ++i) {
+      // By name, else by position when the reference names differ.
+      for (const HostTensor &t : refOut)
+        if (t.name == outInfo[i].name) {
+          expected[i] = t;
+          haveExpected[i] = true;
+        }
+      if (!haveExpected[i] && refOut.size() == numOutputs) {
+        expected[i] = refOut[i];
+        haveExpected[i] = true;
+      }
+    }
+  } else if (!expectedDir.empty()) {
     for (size_t i = 0; i < numOutputs; ++i) {
       std::string file = findIndexed(expectedDir, "output", i);
       if (file.empty())
@@ -394,8 +550,10 @@ int main(int argc, char **argv) {
   kiln_session_options so;
   kiln_session_options_init(&so);
   so.num_threads = o.threads;
+  auto tSession = std::chrono::steady_clock::now();
   if (kiln_session_create(model.m, &so, &model.s) != KILN_OK)
     return fail(kiln_last_error());
+  double sessionMs = msSince(tSession);
 
   std::vector<kiln_tensor> in(numInputs), out(numOutputs);
   for (size_t i = 0; i < numInputs; ++i)
@@ -405,11 +563,12 @@ int main(int argc, char **argv) {
     out[i] = {nullptr, 0, 0, nullptr}; // the runtime allocates them
 
   auto runOnce = [&](double &ms) {
+    // The first run allocates the outputs; later runs write into them (as
+    // caller-provided buffers).
     auto t0 = std::chrono::steady_clock::now();
     kiln_status s =
         kiln_session_run(model.s, in.data(), in.size(), out.data(), out.size());
-    auto t1 = std::chrono::steady_clock::now();
-    ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    ms = msSince(t0);
     return s == KILN_OK;
   };
   struct Release {
@@ -423,8 +582,8 @@ int main(int argc, char **argv) {
   double coldMs;
   if (!runOnce(coldMs))
     return fail(kiln_last_error());
-  // Keep the outputs of the cold run for checking; later runs write into
-  // scratch copies.
+  // Keep the outputs of the cold run for checking and for the consistency
+  // check of later runs.
   std::vector<HostTensor> outputs(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
     HostTensor &t = outputs[i];
@@ -440,15 +599,60 @@ int main(int argc, char **argv) {
     if (!runOnce(ms))
       return fail(kiln_last_error());
   }
+
+  // Timed runs: --iterations N and/or --duration S.
+  RaplEnergy rapl;
+  rapl.open();
+  std::vector<uint64_t> energyBefore = rapl.read();
   std::vector<double> times;
-  for (long r = 0; r < o.iterations; ++r) {
+  auto tTimed = std::chrono::steady_clock::now();
+  double elapsedMs = 0;
+  while (long(times.size()) < o.iterations ||
+         (o.duration > 0 && (times.empty() || elapsedMs < o.duration * 1e3))) {
     double ms;
     if (!runOnce(ms))
       return fail(kiln_last_error());
     times.push_back(ms);
+    elapsedMs = msSince(tTimed);
+  }
+  std::vector<uint64_t> energyAfter = rapl.read();
+  double joules = rapl.joulesBetween(energyBefore, energyAfter);
+
+  // Consistency: further runs must reproduce the first run's outputs bit
+  // for bit (checked outside the timed runs, so timing is not disturbed).
+  long consistencyChecked = 0;
+  bool bitIdentical = true;
+  std::vector<std::string> inconsistent;
+  for (long r = 0; r < o.consistencyRuns; ++r) {
+    double ms;
+    if (!runOnce(ms))
+      return fail(kiln_last_error());
+    ++consistencyChecked;
+    for (size_t i = 0; i < numOutputs; ++i)
+      if (outputs[i].numBytes() &&
+          std::memcmp(outputs[i].data(), out[i].data,
+                      outputs[i].numBytes()) != 0) {
+        bitIdentical = false;
+        if (std::find(inconsistent.begin(), inconsistent.end(),
+                      outputs[i].name) == inconsistent.end())
+          inconsistent.push_back(outputs[i].name);
+      }
   }
   kiln_session_stats stats;
   kiln_session_get_stats(model.s, &stats);
+  uint64_t rssBytes = peakRssBytes();
+
+  // Throughput: samples per run, from --batch or the first input's dim 0.
+  long batch = o.batch;
+  std::string batchFrom = "--batch";
+  if (batch < 0) {
+    batch = 1;
+    batchFrom = "default";
+    if (numInputs && !inputs[0].dims.empty() && inputs[0].dims[0] > 0) {
+      batch = long(inputs[0].dims[0]);
+      batchFrom = "input '" + inputs[0].name + "' dimension 0";
+    }
+  }
 
   // Report.
   std::printf("model: %s (%s)\n", o.model.c_str(),
@@ -462,11 +666,15 @@ int main(int argc, char **argv) {
                 useSeed ? (", the rest random with seed " +
                            std::to_string(o.seed)).c_str()
                         : "");
+  if (!o.referenceModel.empty())
+    std::printf("reference: %s\n", o.referenceModel.c_str());
   std::printf("threads: %d\n", kiln_session_num_threads(model.s));
 
   bool allPass = true;
   size_t compared = 0;
+  bool sameDtype = o.referenceModel.empty();
   std::vector<Comparison> results(numOutputs);
+  std::vector<Quality> quality(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
     const HostTensor &t = outputs[i];
     std::string head = "output " + std::to_string(i) + " '" + t.name + "' " +
@@ -476,7 +684,8 @@ int main(int argc, char **argv) {
       continue;
     }
     ++compared;
-    Comparison &c = results[i] = compare(t, expected[i], o.rtol, o.atol);
+    Comparison &c = results[i] =
+        compare(t, expected[i], o.rtol, o.atol, sameDtype);
     allPass &= c.pass();
     if (!c.dtypeMatches || !c.shapeMatches) {
       std::printf("%s: expected %s %s: FAIL\n", head.c_str(),
@@ -484,33 +693,62 @@ int main(int argc, char **argv) {
                   shapeString(expected[i].dims).c_str());
       continue;
     }
+    Quality &q = quality[i] = assessQuality(t, expected[i]);
     std::printf("%s: max abs error %.3g, max rel error %.3g, mismatches "
                 "%llu/%llu: %s\n",
                 head.c_str(), c.maxAbsError, c.maxRelError,
                 (unsigned long long)c.mismatches,
                 (unsigned long long)c.count, c.pass() ? "PASS" : "FAIL");
+    std::printf("  quality: cosine similarity %.6f", q.cosineSimilarity);
+    if (q.top1Rows)
+      std::printf(", top-1 agreement %.4f (%llu/%llu rows)",
+                  q.top1Agreement(), (unsigned long long)q.top1Agree,
+                  (unsigned long long)q.top1Rows);
+    std::printf("\n");
   }
 
-  double median = 0, minMs = 0, mean = 0;
+  TimingSummary ts = summarize(times);
+  std::printf("cold: load %.3f ms, session %.3f ms, first run %.3f ms\n",
+              loadMs, sessionMs, coldMs);
   if (!times.empty()) {
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    size_t n = sorted.size();
-    median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    minMs = sorted.front();
-    for (double t : times)
-      mean += t;
-    mean /= double(n);
+    std::printf("time: %zu runs after %ld warmup (%.3f s): min %.3f, median "
+                "%.3f, mean %.3f, p90 %.3f, p99 %.3f, max %.3f, stddev %.3f "
+                "ms\n",
+                times.size(), o.warmup, elapsedMs / 1e3, ts.min, ts.median,
+                ts.mean, ts.p90, ts.p99, ts.max, ts.stddev);
+    std::printf("throughput: %.2f samples/s (batch %ld from %s), %.2f "
+                "runs/s\n",
+                double(batch) * 1e3 / ts.median, batch, batchFrom.c_str(),
+                1e3 / ts.median);
+  } else {
+    std::printf("time: no timed runs (give --iterations N or --duration S)\n");
   }
-  std::printf("time: cold run %.3f ms", coldMs);
-  if (!times.empty())
-    std::printf("; %zu runs after %ld warmup: median %.3f ms, min %.3f ms, "
-                "mean %.3f ms",
-                times.size(), o.warmup, median, minMs, mean);
-  std::printf("\n");
-  std::printf("memory: peak %llu bytes (session), %llu bytes (process)\n",
+  std::printf("memory: peak %llu bytes (session), %llu bytes (process "
+              "allocator), peak RSS %llu bytes; device: none (CPU)\n",
               (unsigned long long)stats.peak_bytes,
-              (unsigned long long)stats.process_peak_bytes);
+              (unsigned long long)stats.process_peak_bytes,
+              (unsigned long long)rssBytes);
+  if (!rapl.available())
+    std::printf("energy: unavailable (%s)\n", rapl.reason().c_str());
+  else if (times.empty())
+    std::printf("energy: no timed runs\n");
+  else
+    std::printf("energy: %.4f J per run, %.2f W average (RAPL, whole CPU "
+                "package, other processes included)\n",
+                joules / double(times.size()), joules / (elapsedMs / 1e3));
+  if (consistencyChecked)
+    std::printf("consistency: %s over %ld more runs\n",
+                bitIdentical ? "bit-identical"
+                             : ("NOT bit-identical (outputs " +
+                                [&] {
+                                  std::string s;
+                                  for (const std::string &n : inconsistent)
+                                    s += (s.empty() ? "'" : ", '") + n + "'";
+                                  return s;
+                                }() +
+                                ")")
+                                   .c_str(),
+                consistencyChecked);
   if (compared)
     std::printf("result: %s\n", allPass ? "PASS" : "FAIL");
   else
@@ -526,10 +764,11 @@ int main(int argc, char **argv) {
   }
 
   if (!o.jsonPath.empty()) {
-    std::string j = "{\n  \"schema\": \"kiln.run-result\",\n  \"version\": 1,\n";
+    std::string j = "{\n  \"schema\": \"kiln.run-result\",\n  \"version\": 2,\n";
     j += "  \"model\": " + json::quote(o.model) + ",\n";
     j += "  \"content_hash\": " +
          json::quote(hexHash(kiln_model_content_hash(model.m))) + ",\n";
+    j += "  \"device\": \"cpu\",\n";
     j += "  \"inputs\": {\"source\": " + json::quote(source);
     if (source == "dir")
       j += ", \"dir\": " + json::quote(o.inputsDir);
@@ -543,6 +782,10 @@ int main(int argc, char **argv) {
       j += "}";
     }
     j += "},\n";
+    j += "  \"reference\": " +
+         (o.referenceModel.empty() ? std::string("null")
+                                   : json::quote(o.referenceModel)) +
+         ",\n";
     j += "  \"threads\": " +
          std::to_string(kiln_session_num_threads(model.s)) + ",\n";
     j += "  \"tolerance\": {\"rtol\": " + num(o.rtol) +
@@ -550,12 +793,13 @@ int main(int argc, char **argv) {
     j += "  \"outputs\": [";
     for (size_t i = 0; i < numOutputs; ++i) {
       const Comparison &c = results[i];
+      const Quality &q = quality[i];
       j += std::string(i ? "," : "") + "\n    {\"name\": " +
            json::quote(outputs[i].name) + ", \"dtype\": " +
            json::quote(dtypeString(outputs[i].dtype)) +
            ", \"shape\": " + dimsJson(outputs[i].dims) +
            ", \"compared\": " + (haveExpected[i] ? "true" : "false");
-      if (haveExpected[i])
+      if (haveExpected[i]) {
         j += ", \"max_abs_error\": " + num(c.maxAbsError) +
              ", \"max_rel_error\": " + num(c.maxRelError) +
              ", \"mismatches\": " + std::to_string(c.mismatches) +
@@ -563,18 +807,66 @@ int main(int argc, char **argv) {
              ", \"shape_matches\": " + (c.shapeMatches ? "true" : "false") +
              ", \"dtype_matches\": " + (c.dtypeMatches ? "true" : "false") +
              ", \"pass\": " + (c.pass() ? "true" : "false");
+        if (q.comparable) {
+          j += ", \"cosine_similarity\": " + num(q.cosineSimilarity) +
+               ", \"non_finite\": " + std::to_string(q.nonFinite);
+          if (q.top1Rows)
+            j += ", \"top1_agreement\": " + num(q.top1Agreement()) +
+                 ", \"top1_rows\": " + std::to_string(q.top1Rows);
+        }
+      }
       j += "}";
     }
     j += numOutputs ? "\n  ],\n" : "],\n";
     j += std::string("  \"pass\": ") +
          (compared ? (allPass ? "true" : "false") : "null") + ",\n";
-    j += "  \"timing\": {\"cold_ms\": " + num(coldMs) +
-         ", \"warmup\": " + std::to_string(o.warmup) +
-         ", \"iterations\": " + std::to_string(times.size());
-    if (!times.empty())
-      j += ", \"median_ms\": " + num(median) + ", \"min_ms\": " + num(minMs) +
-           ", \"mean_ms\": " + num(mean);
+    j += "  \"timing\": {\"load_ms\": " + num(loadMs) +
+         ", \"session_ms\": " + num(sessionMs) + ", \"cold_ms\": " +
+         num(coldMs) + ", \"warmup\": " + std::to_string(o.warmup) +
+         ", \"iterations\": " + std::to_string(times.size()) +
+         ", \"duration_s\": " + (o.duration > 0 ? num(o.duration) : "null") +
+         ", \"elapsed_s\": " + num(elapsedMs / 1e3);
+    if (!times.empty()) {
+      j += ", \"min_ms\": " + num(ts.min) + ", \"median_ms\": " +
+           num(ts.median) + ", \"mean_ms\": " + num(ts.mean) +
+           ", \"p90_ms\": " + num(ts.p90) + ", \"p99_ms\": " + num(ts.p99) +
+           ", \"max_ms\": " + num(ts.max) + ", \"stddev_ms\": " +
+           num(ts.stddev) + ",\n             \"samples_ms\": [";
+      for (size_t k = 0; k < times.size(); ++k)
+        j += (k ? ", " : "") + num(times[k]);
+      j += "]";
+    }
     j += "},\n";
+    j += "  \"throughput\": {\"batch\": " + std::to_string(batch) +
+         ", \"batch_from\": " + json::quote(batchFrom);
+    if (!times.empty())
+      j += ", \"samples_per_s\": " + num(double(batch) * 1e3 / ts.median) +
+           ", \"runs_per_s\": " + num(1e3 / ts.median);
+    j += "},\n";
+    j += "  \"memory\": {\"session_peak_bytes\": " +
+         std::to_string(stats.peak_bytes) +
+         ", \"process_peak_bytes\": " +
+         std::to_string(stats.process_peak_bytes) +
+         ", \"peak_rss_bytes\": " + std::to_string(rssBytes) +
+         ", \"device_peak_bytes\": null},\n";
+    j += "  \"energy\": {\"available\": ";
+    if (rapl.available() && !times.empty()) {
+      j += "true, \"source\": \"rapl\", \"domains\": [";
+      std::vector<std::string> names = rapl.domainNames();
+      for (size_t k = 0; k < names.size(); ++k)
+        j += (k ? ", " : "") + json::quote(names[k]);
+      j += "], \"joules\": " + num(joules) + ", \"joules_per_run\": " +
+           num(joules / double(times.size())) + ", \"average_watts\": " +
+           num(joules / (elapsedMs / 1e3));
+    } else {
+      j += "false, \"reason\": " +
+           json::quote(rapl.available() ? "no timed runs" : rapl.reason());
+    }
+    j += "},\n";
+    j += "  \"consistency\": {\"runs\": " + std::to_string(consistencyChecked) +
+         ", \"bit_identical\": " +
+         (consistencyChecked ? (bitIdentical ? "true" : "false") : "null") +
+         "},\n";
     j += "  \"stats\": {\"runs\": " + std::to_string(stats.num_runs) +
          ", \"peak_bytes\": " + std::to_string(stats.peak_bytes) +
          ", \"process_peak_bytes\": " +
