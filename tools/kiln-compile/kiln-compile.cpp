@@ -38,6 +38,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -401,6 +402,12 @@ static bool compileBackend(ModuleOp module, Emit mode,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  // --version names Kiln first (tools and reports read that line), then the
+  // LLVM it was built against.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kiln-compile (Kiln) " << KILN_VERSION << "\n  built against LLVM "
+       << LLVM_VERSION_STRING << "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv, "Kiln model compiler\n");
 
   DialectRegistry registry;

@@ -6,6 +6,7 @@
 #include "Measure.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <dirent.h>
 #include <fstream>
@@ -105,6 +106,14 @@ Quality assessQuality(const HostTensor &actual, const HostTensor &reference) {
 }
 
 uint64_t peakRssBytes() {
+  // VmHWM is this process image's high-water mark. getrusage's ru_maxrss
+  // is not used first: Linux keeps it across execve, so a child of a large
+  // parent (a Python benchmark driver) would report the parent's peak.
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024; // kB
   struct rusage usage;
   if (getrusage(RUSAGE_SELF, &usage) != 0)
     return 0;

@@ -8,7 +8,7 @@
 //  * output quality against a reference: max abs/rel error, cosine
 //    similarity, top-1 agreement along the last axis (for outputs that are
 //    distributions, e.g. logits);
-//  * the process's peak resident set size;
+//  * the process's peak resident set size (VmHWM);
 //  * CPU package energy from Linux RAPL (powercap), when readable, else a
 //    reason why not: never an invented number.
 //
@@ -62,7 +62,8 @@ struct Quality {
 
 Quality assessQuality(const HostTensor &actual, const HostTensor &reference);
 
-/// Peak resident set size of this process so far (getrusage), in bytes.
+/// Peak resident set size of this process so far (VmHWM of
+/// /proc/self/status, else getrusage), in bytes.
 uint64_t peakRssBytes();
 
 /// Cumulative CPU energy from Linux RAPL (/sys/class/powercap/intel-rapl:N,

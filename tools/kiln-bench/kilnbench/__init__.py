@@ -1,0 +1,1 @@
+"""kiln-bench: Kiln's benchmark driver (docs/kiln-bench.md)."""
