@@ -203,6 +203,7 @@ def main(argv=None):
     say = (lambda s: None) if args.quiet else (
         lambda s: print(f"kiln-bench: {s}", file=sys.stderr, flush=True))
     started = time.monotonic()
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     models = runner.Models(st, out)
     # The ablation's passes come from the model's own -O3 pipeline.
@@ -296,6 +297,7 @@ def main(argv=None):
     prog.finish()
 
     env = environment(tools, st["study"]["threads"])
+    env["load_before"] = load_before
     env["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     env["wall_s"] = round(time.monotonic() - started, 1)
     manifest_cfg = next(iter(models.manifests.values()), {}).get("config") \

@@ -56,11 +56,22 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
   unsigned numLoops = op.getNumLoops();
   if (numLoops < 3 || op.hasDynamicShape())
     return false;
+  // f32 accumulation; the operands may be f16/bf16 (the lowering's mixed
+  // precision matmuls): the vector loads widen them in registers
+  // (vcvtph2ps with F16C), so half-precision weights stay half in memory.
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32())
+    if (!type)
+      return false;
+    Type element = type.getElementType();
+    bool isInit = op.isDpsInit(&operand);
+    if (!element.isF32() && (isInit || !(element.isF16() || element.isBF16())))
       return false;
   }
+  // vector.contract multiplies operands of one element type.
+  if (getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType()) !=
+      getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType()))
+    return false;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     if (iterators[i] != utils::IteratorType::parallel)

@@ -83,6 +83,58 @@ func.func @conv(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %out: tens
 
 // -----
 
+// Half-precision operands with float32 accumulation (the lowering of fp16
+// and bf16 matmuls): the same tiles; the reads stay f16/bf16 and widen in
+// registers after the contraction is lowered to FMAs, so half weights are never copied to float32.
+// CHECK-LABEL: func.func @matmul_f16
+//       CHECK:   scf.forall
+//       CHECK:           vector.transfer_read {{.*}} vector<8x1xf16>
+//       CHECK:           vector.transfer_read {{.*}} vector<32xf16>
+//       CHECK:           vector.contract {{.*}} : vector<8x1xf16>, vector<1x32xf16> into vector<8x32xf32>
+//   CHECK-NOT:   linalg.matmul
+// FMA-LABEL: func.func @matmul_f16
+//       FMA:   arith.extf {{.*}} : vector<16xf16> to vector<16xf32>
+//       FMA:   vector.fma {{.*}} : vector<16xf32>
+func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x256xf16>, %c: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x128xf16>, tensor<128x256xf16>) outs(%c : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %0 : tensor<64x256xf32>
+}
+
+// -----
+
+// bf16 batched (attention scores at bf16).
+// CHECK-LABEL: func.func @batch_matmul_bf16
+//       CHECK:   scf.forall
+//       CHECK:           vector.contract {{.*}} : vector<8x1xbf16>, vector<1x32xbf16> into vector<8x32xf32>
+func.func @batch_matmul_bf16(%a: tensor<4x64x64xbf16>, %b: tensor<4x64x64xbf16>, %c: tensor<4x64x64xf32>) -> tensor<4x64x64xf32> {
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<4x64x64xbf16>, tensor<4x64x64xbf16>) outs(%c : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  return %0 : tensor<4x64x64xf32>
+}
+
+// -----
+
+// Mixed half types (not something the lowering makes): left alone.
+// CHECK-LABEL: func.func @matmul_mixed_halves
+//       CHECK:   linalg.matmul
+//   CHECK-NOT:   scf.forall
+func.func @matmul_mixed_halves(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x16xf16>, tensor<16x16xbf16>) outs(%c : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+// A half-precision result (no float32 accumulator): left alone.
+// CHECK-LABEL: func.func @matmul_f16_out
+//       CHECK:   linalg.matmul
+//   CHECK-NOT:   scf.forall
+func.func @matmul_f16_out(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
+  %0 = linalg.matmul ins(%a, %b : tensor<16x16xf16>, tensor<16x16xf16>) outs(%c : tensor<16x16xf16>) -> tensor<16x16xf16>
+  return %0 : tensor<16x16xf16>
+}
+
+// -----
+
 // Not float32: left alone.
 // CHECK-LABEL: func.func @matmul_i32
 //       CHECK:   linalg.matmul

@@ -476,7 +476,7 @@ def write(out_dir, study, configs, env, peers, ablation_passes, task_def):
               f"results.json; one row per configuration in results.csv.",
               ""]
     md += env_md
-    failed = [c for c in configs if not _ok(c)]
+    failed = [c for c in configs if not _ok(c) and c.status != "skipped"]
     if failed:
         md.append("## Configurations that did not run\n")
         for c in failed:
