@@ -43,8 +43,8 @@ def parse_args(argv):
         description="Compile and measure a study of model variants with "
         "Kiln and its peers; write a report folder.")
     p.add_argument("study", nargs="?", help="study file (TOML, "
-                   "docs/kiln-bench.md); without one the seed's 2x2 grid "
-                   "at the small preset")
+                   "docs/kiln-bench.md); default: studies/seed-small.toml, "
+                   "the seed's 2x2 grid at the small preset")
     p.add_argument("--out", help="report folder (default "
                    "build/bench/<study name>)")
     p.add_argument("--build-dir", default=os.environ.get(
@@ -88,8 +88,14 @@ def overrides(args):
         if getattr(args, key) is not None:
             o["study"][key] = getattr(args, key)
     if args.full:
+        # The same study at full size: the generator's full preset at its
+        # sequence length, and the sweeps around it.
         o["models"]["preset"] = "full"
         o["grid"]["seq_len"] = [512]
+        o["study"].setdefault("iterations", 5)
+        o["study"].setdefault("warmup", 2)
+        o["sweep"].setdefault("batch", [1, 4])
+        o["sweep"].setdefault("seq_len", [128, 512, 2048])
     if args.preset:
         o["models"]["preset"] = args.preset
     if args.variants:
@@ -190,8 +196,13 @@ def task_definition(study, manifest_config):
 
 def main(argv=None):
     args = parse_args(argv)
+    if not args.study:
+        args.study = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "studies", "seed-small.toml")
     try:
         st = studymod.load(args.study, overrides(args))
+        if args.full and not args.out:
+            st["study"]["name"] += "-full"
     except studymod.StudyError as e:
         print(f"kiln-bench: error: {e}", file=sys.stderr)
         return 2

@@ -302,6 +302,7 @@ class Report(unittest.TestCase):
                         "## Ablation: each pass's effect on softmax_fp16",
                         "## Sweep over the batch size",
                         "## Sweep over the sequence length",
+                        "## All configurations",
                         "## How this was measured",
                         "## Configurations that did not run"):
             self.assertIn(heading, md)

@@ -449,6 +449,28 @@ def write(out_dir, study, configs, env, peers, ablation_passes, task_def):
         md.append(f"![sweep over the {label}](plots/{fname})\n")
         if axis == "seq_len":
             md.append(_crossover(series, xs, tables))
+    # Every configuration measured, for the record.
+    md.append("## All configurations\n")
+    md.append("| configuration | groups | compile (s) | cold (ms) | median "
+              "(ms) | p90 (ms) | p99 (ms) | stddev (ms) | peak (MiB) | "
+              "bit-identical | top-1 vs fp32 (%) |")
+    md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+              "| --- | ---: |")
+    for c in configs:
+        if not _ok(c):
+            continue
+        rec = config_record(c)
+        t = rec["timing"]
+        mem = (c.memory or {}).get("session_peak_bytes")
+        md.append(
+            f"| {c.label()} | {', '.join(sorted(c.groups))} | "
+            f"{'–' if c.compile_s is None else f'{c.compile_s:.2f}'} | "
+            f"{_ms((c.cold or {}).get('cold_ms'))} | {_ms(t['median'])} | "
+            f"{_ms(t['p90'])} | {_ms(t['p99'])} | {_ms(t['stddev'])} | "
+            f"{'–' if mem is None else f'{mem / 2**20:.1f}'} | "
+            f"{'–' if not c.consistency else ('yes' if c.consistency.get('bit_identical') else 'no')} | "
+            f"{_pct((c.quality or {}).get('top1_agreement'))} |")
+    md.append("")
     env_md = ["## How this was measured\n",
               f"* Timed: end to end on the host, one `kiln_session_run` "
               f"(Kiln) or `InferenceSession.run` (ONNX Runtime) per task, "
