@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
+#include "Profile.h"
 #include "TestArtifact.h"
 #include "kiln/ArtifactWriter.h"
 #include "kiln/Json.h"
@@ -888,6 +889,99 @@ TEST(RuntimeBadArtifact, RandomHeaderDamageNeverCrashes) {
     }
   }
   EXPECT_GT(errors, 200); // most edits break the header
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel profile aggregation (runtime/lib/Profile.cpp)
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeProfile, AggregatesRunsPerKernel) {
+  Profile p(3);
+  // Run 0: kernel 0 twice (a kernel in a loop), kernel 2 once.
+  p.addRun({{0, 0, 0, 100, 150}, {2, 0, 0, 150, 400}, {0, 0, 0, 400, 420}},
+           90, 500, 7);
+  // Run 1 on another thread: kernel 0 once; an unknown kernel and a
+  // backwards interval are ignored.
+  p.addRun({{0, 0, 0, 1000, 1100}, {5, 0, 0, 1000, 1001},
+            {1, 0, 0, 1200, 1100}},
+           990, 1300, 8);
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.runs, 2u);
+  EXPECT_EQ(s.run_ns, 410u + 310u);
+  EXPECT_EQ(s.kernel_ns, 50u + 250u + 20u + 100u);
+  EXPECT_EQ(s.dropped_events, 0u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 3u);
+  EXPECT_EQ(k.total_ns, 170u);
+  EXPECT_EQ(k.min_ns, 20u);
+  EXPECT_EQ(k.max_ns, 100u);
+  ASSERT_TRUE(p.kernelStats(1, k));
+  EXPECT_EQ(k.launches, 0u);
+  EXPECT_EQ(k.min_ns, 0u); // never launched: 0, not UINT64_MAX
+  ASSERT_TRUE(p.kernelStats(2, k));
+  EXPECT_EQ(k.total_ns, 250u);
+  EXPECT_FALSE(p.kernelStats(3, k));
+
+  // The timeline: each run's event, then its kernels, tagged with the run
+  // and the thread.
+  ASSERT_EQ(s.num_events, 2u + 3u + 1u);
+  std::vector<kiln_profile_event> e(s.num_events);
+  ASSERT_EQ(p.events(0, e.size(), e.data()), e.size());
+  EXPECT_EQ(e[0].kernel, -1);
+  EXPECT_EQ(e[0].start_ns, 90u);
+  EXPECT_EQ(e[0].end_ns, 500u);
+  EXPECT_EQ(e[2].kernel, 2);
+  EXPECT_EQ(e[2].thread, 7u);
+  EXPECT_EQ(e[4].kernel, -1);
+  EXPECT_EQ(e[4].run, 1u);
+  EXPECT_EQ(e[5].kernel, 0);
+  EXPECT_EQ(e[5].run, 1u);
+  EXPECT_EQ(e[5].thread, 8u);
+  EXPECT_EQ(p.events(5, 10, e.data()), 1u);
+  EXPECT_EQ(p.events(6, 10, e.data()), 0u);
+
+  p.reset();
+  p.summary(s);
+  EXPECT_EQ(s.runs, 0u);
+  EXPECT_EQ(s.num_events, 0u);
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 0u);
+}
+
+TEST(RuntimeProfile, EventCapDropsButStillCounts) {
+  Profile p(1, /*maxEvents=*/4);
+  for (int run = 0; run < 3; ++run)
+    p.addRun({{0, 0, 0, 10, 20}, {0, 0, 0, 20, 40}}, 0, 50, 1);
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.num_events, 4u);
+  EXPECT_EQ(s.dropped_events, 9u - 4u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 6u);
+  EXPECT_EQ(k.total_ns, 90u);
+}
+
+TEST(RuntimeProfile, ConcurrentRunsAllCount) {
+  Profile p(2);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t)
+    threads.emplace_back([&p, t] {
+      for (int i = 0; i < 250; ++i)
+        p.addRun({{0, 0, 0, 0, 3}, {1, 0, 0, 3, 10}}, 0, 10, t);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.runs, 1000u);
+  EXPECT_EQ(s.kernel_ns, 10000u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(1, k));
+  EXPECT_EQ(k.launches, 1000u);
+  EXPECT_EQ(k.total_ns, 7000u);
 }
 
 } // namespace

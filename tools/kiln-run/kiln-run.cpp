@@ -10,6 +10,7 @@
 // has the details (random generator, tolerance rule, JSON schema).
 //
 //===----------------------------------------------------------------------===//
+#include "Profile.h"
 #include "TensorIO.h"
 
 #include "kiln/Json.h"
@@ -55,6 +56,11 @@ Running:
   --threads N          threads of the model's parallel loops (0: all cores)
   --warmup N           untimed runs after the first (cold) run (default 0)
   --iterations N       timed runs after the warmup (default 0)
+  --profile            time every kernel of the timed runs (at least one)
+                       and print per-kernel and per-category tables
+  --trace FILE         write those runs' kernel timeline as a Chrome trace
+                       (JSON for Perfetto / chrome://tracing); implies
+                       --profile
 Output:
   --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
   --json FILE          machine-readable results (schema kiln.run-result v1)
@@ -194,6 +200,8 @@ struct Options {
   int threads = 0;
   long warmup = 0, iterations = 0;
   bool info = false;
+  bool profile = false;
+  std::string tracePath;
 };
 
 bool parseNumber(const char *text, double &out) {
@@ -235,6 +243,11 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.saveDir = v;
     } else if (a == "--json" && value(v)) {
       o.jsonPath = v;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--trace" && value(v)) {
+      o.tracePath = v;
+      o.profile = true;
     } else if (a == "--input" && value(v)) {
       std::string s = v;
       size_t eq = s.find('=');
@@ -275,6 +288,8 @@ int parseArgs(int argc, char **argv, Options &o) {
   }
   if (!o.inputsDir.empty() && (!o.inputFiles.empty() || o.haveSeed))
     return fail("--inputs cannot be combined with --input or --seed");
+  if (o.profile && o.iterations == 0)
+    o.iterations = 1; // the profile is of the timed runs
   return -1;
 }
 
@@ -440,6 +455,8 @@ int main(int argc, char **argv) {
     if (!runOnce(ms))
       return fail(kiln_last_error());
   }
+  if (o.profile && kiln_session_set_profiling(model.s, 1) != KILN_OK)
+    return fail(kiln_last_error());
   std::vector<double> times;
   for (long r = 0; r < o.iterations; ++r) {
     double ms;
@@ -516,6 +533,18 @@ int main(int argc, char **argv) {
   else
     std::printf("result: no expected outputs, nothing compared\n");
 
+  ProfileReport profile;
+  if (o.profile) {
+    kiln_session_set_profiling(model.s, 0);
+    profile = collectProfile(model.m, model.s);
+    printProfile(stdout, profile);
+    if (!o.tracePath.empty()) {
+      std::string e = writeChromeTrace(o.tracePath, profile, o.model);
+      if (!e.empty())
+        return fail(e);
+    }
+  }
+
   if (!o.saveDir.empty()) {
     mkdir(o.saveDir.c_str(), 0777);
     for (size_t i = 0; i < numOutputs; ++i) {
@@ -575,6 +604,8 @@ int main(int argc, char **argv) {
       j += ", \"median_ms\": " + num(median) + ", \"min_ms\": " + num(minMs) +
            ", \"mean_ms\": " + num(mean);
     j += "},\n";
+    if (o.profile)
+      j += "  \"profile\": " + profileJson(profile) + ",\n";
     j += "  \"stats\": {\"runs\": " + std::to_string(stats.num_runs) +
          ", \"peak_bytes\": " + std::to_string(stats.peak_bytes) +
          ", \"process_peak_bytes\": " +
