@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
@@ -195,13 +196,30 @@ KernelDescription describeKernel(Operation *kernel) {
   });
   if (d.nodes.empty())
     d.nodes = otherNodes;
+
+  // A GEMM origin makes a GEMM kernel only where products are summed: a
+  // Gemm's bias add fused into the elementwise chain after it is
+  // elementwise work.
+  bool sumsProducts = false;
+  kernel->walk([&](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    auto call = dyn_cast<func::CallOp>(op);
+    if (isa<vector::ContractionOp>(op) ||
+        (linalgOp && linalgOp.getNumReductionLoops() > 0) ||
+        (call && isLibraryGemm(call.getCallee())))
+      sumsProducts = true;
+  });
+  auto effective = [&](StringRef origin) -> std::optional<KernelCategory> {
+    std::optional<KernelCategory> c = categoryOfKilnOp(origin);
+    if (c == KernelCategory::GEMM && !sumsProducts)
+      return KernelCategory::Elementwise;
+    return c;
+  };
   // Most important first: a tiled matmul with its bias add is "matmul+add".
   std::stable_sort(primary.begin(), primary.end(),
-                   [](const std::string &a, const std::string &b) {
-                     return rank(categoryOfKilnOp(a).value_or(
-                                KernelCategory::Other)) <
-                            rank(categoryOfKilnOp(b).value_or(
-                                KernelCategory::Other));
+                   [&](const std::string &a, const std::string &b) {
+                     return rank(effective(a).value_or(KernelCategory::Other)) <
+                            rank(effective(b).value_or(KernelCategory::Other));
                    });
 
   // The category: attention whenever an attention is among the origins,
@@ -251,7 +269,7 @@ KernelDescription describeKernel(Operation *kernel) {
   // elementwise work.
   if (!category) {
     for (const std::string &o : all) {
-      std::optional<KernelCategory> c = categoryOfKilnOp(o);
+      std::optional<KernelCategory> c = effective(o);
       if (!c || (*c == KernelCategory::GEMM && !llvm::is_contained(primary, o)))
         continue;
       if (!category || rank(*c) < rank(*category))
@@ -277,13 +295,17 @@ KernelDescription describeKernel(Operation *kernel) {
   // with the fused op they came from ("attention/matmul"); without origins
   // the op's own name.
   std::string base;
-  for (size_t i = 0; i < primary.size() && i < 3; ++i) {
-    StringRef p = primary[i];
+  size_t named = 0;
+  for (StringRef p : primary) {
     p.consume_front("kiln.");
+    if (p == parent) // the fused op's own constants
+      continue;
+    if (named++ == 3) {
+      base += "+more";
+      break;
+    }
     base += (base.empty() ? "" : "+") + p.str();
   }
-  if (primary.size() > 3)
-    base += "+more";
   if (base.empty()) {
     StringRef opName = inner->getName().getStringRef();
     base = opName.substr(opName.find('.') + 1).str();
