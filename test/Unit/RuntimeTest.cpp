@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -811,6 +812,80 @@ TEST(RuntimeRun, OneSessionFromFourThreads) {
   // At most four scratch buffers are live at once.
   EXPECT_GE(stats.peak_bytes, 4096u);
   EXPECT_LE(stats.peak_bytes, 4u * 4096u);
+}
+
+// Profiling one session from four threads while a second session of the
+// same model runs unprofiled: every launch of the profiled one is counted,
+// on its own thread and inside its run; the other records nothing.
+TEST(RuntimeRun, ProfileOneSessionFromFourThreads) {
+  Model model(goodArtifact());
+  std::vector<KernelInfo> kernels = model.kernels();
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[1].name, "add_0");
+  EXPECT_EQ(kernels[2].category, "reduction");
+  EXPECT_EQ(kernels[1].onnxNodes, (std::vector<std::string>{"Add", "Add_1"}));
+  kiln_kernel_info info;
+  EXPECT_EQ(kiln_model_kernel_info(model.get(), 3, &info),
+            KILN_ERROR_INVALID_ARGUMENT);
+
+  Session profiled(model, 1), plain(model, 1);
+  std::string error;
+  ASSERT_TRUE(runAndCheck(profiled.get(), 1, &error)) << error; // not profiled
+  profiled.setProfiling(true);
+  constexpr int kThreads = 4, kRuns = 100;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kThreads + 1);
+  for (int t = 0; t <= kThreads; ++t)
+    threads.emplace_back([&, t] {
+      kiln_session *s = t == kThreads ? plain.get() : profiled.get();
+      for (int r = 0; r < kRuns; ++r)
+        if (!runAndCheck(s, t * 1000 + r, &errors[t]))
+          failures.fetch_add(1);
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0) << errors[0];
+  profiled.setProfiling(false);
+  ASSERT_TRUE(runAndCheck(profiled.get(), 2, &error)) << error; // not counted
+
+  kiln_profile_summary summary = profiled.profileSummary();
+  EXPECT_EQ(summary.runs, uint64_t(kThreads * kRuns));
+  EXPECT_EQ(summary.num_events, uint64_t(kThreads * kRuns * 4));
+  EXPECT_EQ(summary.dropped_events, 0u);
+  EXPECT_LE(summary.kernel_ns, summary.run_ns);
+  for (const kiln_kernel_stats &k : profiled.kernelStats()) {
+    EXPECT_EQ(k.launches, uint64_t(kThreads * kRuns));
+    EXPECT_LE(k.min_ns, k.max_ns);
+    EXPECT_LE(k.max_ns, k.total_ns);
+  }
+  // Each run's kernels follow its event, in order, on its thread.
+  std::vector<kiln_profile_event> events = profiled.profileEvents();
+  ASSERT_EQ(events.size(), summary.num_events);
+  std::set<uint32_t> threadIds;
+  for (size_t i = 0; i < events.size(); i += 4) {
+    const kiln_profile_event &run = events[i];
+    ASSERT_EQ(run.kernel, -1);
+    threadIds.insert(run.thread);
+    for (int k = 0; k < 3; ++k) {
+      const kiln_profile_event &e = events[i + 1 + size_t(k)];
+      EXPECT_EQ(e.kernel, k);
+      EXPECT_EQ(e.thread, run.thread);
+      EXPECT_EQ(e.run, run.run);
+      EXPECT_GE(e.start_ns, run.start_ns);
+      EXPECT_LE(e.end_ns, run.end_ns);
+      if (k)
+        EXPECT_GE(e.start_ns, events[i + size_t(k)].end_ns);
+    }
+  }
+  EXPECT_EQ(threadIds.size(), size_t(kThreads));
+
+  // The unprofiled session saw nothing; reset clears the profiled one.
+  EXPECT_EQ(plain.profileSummary().runs, 0u);
+  EXPECT_EQ(plain.kernelStats()[0].launches, 0u);
+  profiled.resetProfile();
+  EXPECT_EQ(profiled.profileSummary().num_events, 0u);
+  EXPECT_EQ(profiled.kernelStats()[0].launches, 0u);
 }
 
 // The OpenMP variant: parallel loops inside each run, allocations from the
