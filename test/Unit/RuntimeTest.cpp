@@ -589,6 +589,34 @@ TEST(RuntimeBadArtifact, BadHeader) {
   noInputs.replace(noInputs.find("\"inputs\""), 8, "\"inputz\"");
   expectHeaderError("hdr-noinputs.kiln", noInputs, KILN_ERROR_BAD_HEADER,
                     "missing \"inputs\"");
+  // The optional kernel table: ids are the entries' indices, nodes strings.
+  auto withKernels = [&](const std::string &kernels) {
+    std::string h = header(okInputs, okWeights);
+    h.replace(h.find("\"inputs\""), 8, "\"kernels\": " + kernels +
+                                            ", \"inputs\"");
+    return h;
+  };
+  expectHeaderError("hdr-kernels-ok.kiln",
+                    withKernels(R"([{"id": 0, "name": "k", "category": "gemm",
+                                     "onnx_nodes": ["n"]}])"),
+                    KILN_ERROR_CODE, "cannot load it");
+  expectHeaderError("hdr-kernels-obj.kiln", withKernels("{}"),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"kernels\" is an object, expected an array");
+  expectHeaderError("hdr-kernels-id.kiln",
+                    withKernels(R"([{"id": 1, "name": "k", "category": "gemm",
+                                     "onnx_nodes": []}])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "kernel 0: \"id\" is 1, expected the entry's index");
+  expectHeaderError("hdr-kernels-nodes.kiln",
+                    withKernels(R"([{"id": 0, "name": "k", "category": "gemm",
+                                     "onnx_nodes": [3]}])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "kernel 0: \"onnx_nodes\" entries must be strings");
+  expectHeaderError("hdr-kernels-name.kiln",
+                    withKernels(R"([{"id": 0, "category": "gemm",
+                                     "onnx_nodes": []}])"),
+                    KILN_ERROR_BAD_HEADER, "kernel 0: missing \"name\"");
   expectHeaderError(
       "hdr-dtype.kiln",
       header(R"([{"name": "x", "dtype": "complex64", "shape": [2]}])",

@@ -123,8 +123,9 @@ bool isKernel(Operation *op, ModuleOp module) {
     return false;
   bool any = false;
   op->walk([&](Operation *inner) {
-    if (inner != op && isa<linalg::LinalgOp, memref::CopyOp,
-                           LoopLikeOpInterface, func::CallOp>(inner))
+    if (inner != op &&
+        (isa<linalg::LinalgOp, memref::CopyOp, LoopLikeOpInterface>(inner) ||
+         (isa<func::CallOp>(inner) && isKernel(inner, module))))
       any = true;
   });
   return any;
