@@ -31,6 +31,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -187,6 +188,14 @@ KernelDescription describeKernel(Operation *kernel) {
   // order, and every origin (attention shows as an inner one).
   SmallVector<std::string> primary, all, otherNodes;
   kernel->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // CSE shares constants, views and the zero fills of accumulators
+    // between kernels (two matmuls of one shape start from one fill, read
+    // one input view), so they keep another kernel's location: only a
+    // kernel's own work names it.
+    if (op->hasTrait<OpTrait::ConstantLike>() || isa<ViewLikeOpInterface>(op))
+      return WalkResult::skip();
+    if (op != kernel && isa<linalg::FillOp>(op))
+      return WalkResult::skip();
     SmallVector<std::string> nodes, origins;
     collectLocationInfo(op->getLoc(), nodes, origins);
     collectNodes(op->getLoc(), false, d.nodes, otherNodes);
@@ -194,6 +203,7 @@ KernelDescription describeKernel(Operation *kernel) {
     for (std::string &o : origins)
       if (!llvm::is_contained(all, o))
         all.push_back(o);
+    return WalkResult::advance();
   });
   if (d.nodes.empty())
     d.nodes = otherNodes;

@@ -70,6 +70,16 @@ module {
       linalg.yield %s : f32
     } loc(#normmul)
     func.call @kiln_abi_sgemm(%c1, %c1, %c1) : (index, index, index) -> () loc(#mm2)
+    // A tiled kernel: its views, constants and accumulator fill may carry
+    // another kernel's location (CSE shares them); they do not name it.
+    %c0 = arith.constant 0 : index
+    scf.for %i = %c0 to %c1 step %c1 {
+      %zero = arith.constant 0.0 : f32 loc(#mm)
+      %sv = memref.subview %a[0, 0] [4, 8] [1, 1] : memref<4x8xf32> to memref<4x8xf32, strided<[8, 1]>> loc(#mm)
+      linalg.fill ins(%zero : f32) outs(%sv : memref<4x8xf32, strided<[8, 1]>>) loc(#mm)
+      linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x8xf32>)
+                    outs(%sv : memref<4x8xf32, strided<[8, 1]>>) loc(#tiled)
+    } loc(#tiled)
     %cond = arith.constant true
     scf.if %cond {
       memref.dealloc %m : memref<4xf32>
@@ -89,6 +99,7 @@ module {
 #attnmm = loc(fused<"kiln.matmul">[fused<"kiln.attention">["attn/SDPA"]])
 #softmax = loc(fused<"kiln.softmax">["attn_out/Softmax"])
 #concat = loc(fused<"kiln.concat">["cat"])
+#tiled = loc(fused<"kiln.matmul">["fc4/MatMul"])
 #epilogue = loc(fused<"kiln.add">[fused<"kiln.fused_matmul">["fc3/Gemm"]])
 #normmul = loc(fused<"kiln.mul">[fused<"kiln.rms_norm">["norm"]])
 
@@ -103,7 +114,8 @@ module {
 // CHECK-SAME: {category = "copy", id = 7 : i32, name = "concat.copy_0", onnx_nodes = ["cat"]},
 // CHECK-SAME: {category = "elementwise", id = 8 : i32, name = "fused_matmul/add_0", onnx_nodes = ["fc3/Gemm"]},
 // CHECK-SAME: {category = "reduction", id = 9 : i32, name = "rms_norm/mul_0", onnx_nodes = ["norm"]},
-// CHECK-SAME: {category = "gemm", id = 10 : i32, name = "matmul_1", onnx_nodes = ["fc2/MatMul"]}]}
+// CHECK-SAME: {category = "gemm", id = 10 : i32, name = "matmul_1", onnx_nodes = ["fc2/MatMul"]},
+// CHECK-SAME: {category = "gemm", id = 11 : i32, name = "matmul_2", onnx_nodes = ["fc4/MatMul"]}]}
 // CHECK-DAG: func.func private @kiln_abi_prof_begin(i32)
 // CHECK-DAG: func.func private @kiln_abi_prof_end(i32)
 // CHECK-LABEL: func.func @main
@@ -124,6 +136,9 @@ module {
 // CHECK-NEXT: call @kiln_abi_prof_begin(%[[ID10]])
 // CHECK-NEXT: call @kiln_abi_sgemm
 // CHECK-NEXT: call @kiln_abi_prof_end(%[[ID10]])
+// CHECK: call @kiln_abi_prof_begin
+// CHECK-NEXT: scf.for
+// CHECK: call @kiln_abi_prof_end
 // CHECK-NOT: call @kiln_abi_prof
 // CHECK: scf.if
 // CHECK: memref.dealloc
