@@ -3,7 +3,7 @@
 // kiln-run model.kiln [--inputs DIR | --input NAME=FILE ... | --seed N]
 //                     [--expected DIR] [--rtol R] [--atol A] [--threads N]
 //                     [--warmup N] [--iterations N] [--save-outputs DIR]
-//                     [--json FILE] [--info]
+//                     [--profile] [--trace FILE] [--json FILE] [--info]
 //
 // Exit status: 0 every compared output passed (or nothing to compare), 1 an
 // output mismatched, 2 an error (usage, files, load, run). docs/kiln-run.md
