@@ -133,19 +133,27 @@ bool isKernel(Operation *op, ModuleOp module) {
 }
 
 /// The outermost origins in `loc`: the kiln ops it was lowered from (one
-/// per op fused into it), not the fused ops those were decomposed from.
-void collectPrimaryOrigins(Location loc, SmallVectorImpl<std::string> &out) {
+/// per op fused into it), not the fused ops those were decomposed from;
+/// `parents` gets, for each new one, the fused op it came from ("" if none).
+void collectPrimaryOrigins(Location loc, SmallVectorImpl<std::string> &out,
+                           llvm::StringMap<std::string> &parents) {
   if (auto fused = dyn_cast<FusedLoc>(loc)) {
     auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata());
     if (meta && meta.getValue().starts_with("kiln.")) {
+      SmallVector<std::string> nodes, inner;
+      for (Location l : fused.getLocations())
+        collectLocationInfo(l, nodes, inner);
       if (!llvm::is_contained(out, meta.getValue()))
         out.push_back(meta.getValue().str());
+      std::string &parent = parents[meta.getValue()];
+      if (parent.empty() && !inner.empty())
+        parent = StringRef(inner.front()).drop_front(5).str();
       return;
     }
     for (Location inner : fused.getLocations())
-      collectPrimaryOrigins(inner, out);
+      collectPrimaryOrigins(inner, out, parents);
   } else if (auto name = dyn_cast<NameLoc>(loc)) {
-    collectPrimaryOrigins(name.getChildLoc(), out);
+    collectPrimaryOrigins(name.getChildLoc(), out, parents);
   }
 }
 
@@ -187,6 +195,7 @@ KernelDescription describeKernel(Operation *kernel) {
   // The outermost origin of each op (the kiln op it was lowered from), in
   // order, and every origin (attention shows as an inner one).
   SmallVector<std::string> primary, all, otherNodes;
+  llvm::StringMap<std::string> parents;
   kernel->walk<WalkOrder::PreOrder>([&](Operation *op) {
     // CSE shares constants, views and the zero fills of accumulators
     // between kernels (two matmuls of one shape start from one fill, read
@@ -199,7 +208,7 @@ KernelDescription describeKernel(Operation *kernel) {
     SmallVector<std::string> nodes, origins;
     collectLocationInfo(op->getLoc(), nodes, origins);
     collectNodes(op->getLoc(), false, d.nodes, otherNodes);
-    collectPrimaryOrigins(op->getLoc(), primary);
+    collectPrimaryOrigins(op->getLoc(), primary, parents);
     for (std::string &o : origins)
       if (!llvm::is_contained(all, o))
         all.push_back(o);
@@ -237,8 +246,8 @@ KernelDescription describeKernel(Operation *kernel) {
   // then what the op is, then the most important origin, then the shape of
   // the computation.
   std::optional<KernelCategory> category;
-  // The fused op the kernel's ops were decomposed from, if any (the name's
-  // prefix: "attention/matmul", "rms_norm/mul").
+  // The fused op the kernel's main op was decomposed from, if any (the
+  // name's prefix: "attention/matmul", "rms_norm/mul"); any attention.
   std::string parent;
   for (const std::string &o : all)
     if (categoryOfKilnOp(o) == KernelCategory::Attention) {
@@ -246,9 +255,8 @@ KernelDescription describeKernel(Operation *kernel) {
       parent = StringRef(o).drop_front(5).str();
       break;
     }
-  for (const std::string &o : all)
-    if (parent.empty() && !llvm::is_contained(primary, o))
-      parent = StringRef(o).drop_front(5).str();
+  if (parent.empty() && !primary.empty())
+    parent = parents.lookup(primary.front());
   std::string what; // a suffix naming helper ops (.fill, .copy)
   Operation *inner = kernel;
   if (auto forall = dyn_cast<scf::ForallOp>(kernel)) {
