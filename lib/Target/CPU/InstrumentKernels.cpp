@@ -357,11 +357,6 @@ struct InstrumentKernelsPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main || main.isExternal())
       return;
-    if (!main.getBody().hasOneBlock()) {
-      main.emitError("kiln-cpu-instrument-kernels: @main must have one block "
-                     "(run before the SCF/CF lowering)");
-      return signalPassFailure();
-    }
 
     OpBuilder b(context);
     b.setInsertionPointToStart(module.getBody());
@@ -382,16 +377,21 @@ struct InstrumentKernelsPass
     SmallVector<Attribute> table;
     llvm::StringMap<int> counters;
     int32_t id = 0;
-    for (Operation &op : llvm::make_early_inc_range(main.getBody().front())) {
-      if (op.hasTrait<OpTrait::IsTerminator>() || !isKernel(&op, module))
-        continue;
-      KernelDescription d = describeKernel(&op);
+    // Before the SCF/CF lowering @main has one block; should a lowering
+    // have made more, the top-level ops of each are kernels all the same.
+    SmallVector<Operation *> kernels;
+    for (Block &block : main.getBody())
+      for (Operation &op : block)
+        if (!op.hasTrait<OpTrait::IsTerminator>() && isKernel(&op, module))
+          kernels.push_back(&op);
+    for (Operation *op : kernels) {
+      KernelDescription d = describeKernel(op);
       std::string name = d.base + "_" + std::to_string(counters[d.base]++);
-      Location loc = op.getLoc();
-      b.setInsertionPoint(&op);
+      Location loc = op->getLoc();
+      b.setInsertionPoint(op);
       Value idValue = arith::ConstantIntOp::create(b, loc, id, 32);
       func::CallOp::create(b, loc, kBegin, TypeRange{}, ValueRange{idValue});
-      b.setInsertionPointAfter(&op);
+      b.setInsertionPointAfter(op);
       func::CallOp::create(b, loc, kEnd, TypeRange{}, ValueRange{idValue});
 
       SmallVector<Attribute> nodes;
