@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Origin.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
 
@@ -72,6 +73,13 @@ struct DecomposeFusedPass
       markAllAnalysesPreserved();
       return;
     }
+    // The plain ops a fused op decomposes into keep its location: wrapped
+    // with the fused op's name, it tells the CPU kernel profiler that a
+    // matmul came from an attention (kiln/Transforms/Origin.h).
+    getOperation().walk([&](Operation *op) {
+      if (roots.contains(op->getName().getStringRef()))
+        kiln::tagOrigin(op);
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("kiln-decompose-fused did not converge");
       return signalPassFailure();

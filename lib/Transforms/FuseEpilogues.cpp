@@ -55,6 +55,9 @@ struct Epilogue {
   bool residualBeforeActivation = false;
   Operation *last = nullptr; ///< The op whose result the fused op replaces.
   int64_t numOps = 0;        ///< Ops folded in.
+  /// The locations of the product and the ops folded in: the fused op
+  /// covers all their ONNX nodes (the kernel profiler lists them).
+  SmallVector<Location> locs;
 };
 
 /// The single user of `v` when it is an op of type OpT with `v`'s type.
@@ -109,6 +112,7 @@ bool isBiasFor(Value v, RankedTensorType resultType, int64_t dim) {
 Epilogue matchEpilogue(Value product, int64_t biasDim) {
   Epilogue e;
   e.last = product.getDefiningOp();
+  e.locs.push_back(e.last->getLoc());
   auto type = cast<RankedTensorType>(product.getType());
   Value cur = product;
   auto residualOf = [&](AddOp add) -> Value {
@@ -122,6 +126,7 @@ Epilogue matchEpilogue(Value product, int64_t biasDim) {
       e.bias = other;
       cur = add.getResult();
       e.last = add;
+      e.locs.push_back(e.last->getLoc());
       ++e.numOps;
     }
   }
@@ -135,6 +140,7 @@ Epilogue matchEpilogue(Value product, int64_t biasDim) {
       e.residualBeforeActivation = true;
       cur = sum;
       e.last = add;
+      e.locs.push_back(e.last->getLoc());
       ++e.numOps;
     }
   }
@@ -145,6 +151,7 @@ Epilogue matchEpilogue(Value product, int64_t biasDim) {
       e.activation = *act;
       cur = user->getResult(0);
       e.last = user;
+      e.locs.push_back(e.last->getLoc());
       ++e.numOps;
     }
   }
@@ -153,6 +160,7 @@ Epilogue matchEpilogue(Value product, int64_t biasDim) {
       if (Value r = residualOf(add)) {
         e.residual = r;
         e.last = add;
+        e.locs.push_back(e.last->getLoc());
         ++e.numOps;
       }
   return e;
@@ -232,7 +240,7 @@ struct FuseMatMulEpilogue : RewritePattern {
       bias = e.bias;
 
     rewriter.setInsertionPoint(e.last);
-    Location loc = e.last->getLoc();
+    Location loc = rewriter.getFusedLoc(e.locs);
     int64_t n = type.getShape().back();
     Value biasVector = bias ? reshapeBias(rewriter, loc, bias, n)
                             : Value(NoneOp::create(rewriter, loc));
@@ -273,7 +281,7 @@ struct FuseConvEpilogue : OpRewritePattern<ConvT> {
       return rewriter.notifyMatchFailure(conv, "no epilogue");
 
     rewriter.setInsertionPoint(e.last);
-    Location loc = e.last->getLoc();
+    Location loc = rewriter.getFusedLoc(e.locs);
     Value bias = conv.getB();
     if (e.bias)
       bias = reshapeBias(rewriter, loc, e.bias, type.getDimSize(channelDim));

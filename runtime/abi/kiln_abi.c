@@ -50,6 +50,33 @@ KILN_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
     freeHook(ptr);
 }
 
+/* Kernel profiling (docs/artifact.md, "Kernel profiling"). The code calls
+ * kiln_abi_prof_begin(id) / kiln_abi_prof_end(id) around each kernel of its
+ * kernel table, on the thread that called kiln_entry. While no profiler is
+ * set, each costs a call, a load and a not-taken branch. The runtime sets
+ * its callback once a session turns profiling on; the callback finds the
+ * run's recorder itself (a thread-local of the runtime), so concurrent runs
+ * of other sessions, profiled or not, do not mix. The hooks are hidden: the
+ * model's code calls them directly, not through the PLT. */
+typedef void (*KilnProfiler)(int32_t id, int32_t end);
+static KilnProfiler profiler = 0;
+
+KILN_EXPORT void kiln_abi_set_profiler(KilnProfiler fn) {
+  __atomic_store_n(&profiler, fn, __ATOMIC_RELEASE);
+}
+
+void kiln_abi_prof_begin(int32_t id) {
+  KilnProfiler fn = __atomic_load_n(&profiler, __ATOMIC_RELAXED);
+  if (__builtin_expect(fn != 0, 0))
+    fn(id, 0);
+}
+
+void kiln_abi_prof_end(int32_t id) {
+  KilnProfiler fn = __atomic_load_n(&profiler, __ATOMIC_RELAXED);
+  if (__builtin_expect(fn != 0, 0))
+    fn(id, 1);
+}
+
 extern void omp_set_num_threads(int) __attribute__((weak));
 /* In kiln_abi_blas.c, linked only with --kernels=library. */
 extern void kiln_abi_blas_set_num_threads(int32_t) __attribute__((weak));

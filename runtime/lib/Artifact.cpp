@@ -327,6 +327,44 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
     out.weights.push_back(std::move(w));
   }
 
+  // The profiler's kernel table (optional: artifacts compiled without the
+  // hooks have none). Entry k must have id k: the hooks pass the id.
+  if (root.find("kernels")) {
+    const json::Value *kernels =
+        c.member(root, "header", "kernels", json::Value::Kind::Array);
+    if (!kernels)
+      return bad();
+    for (const json::Value &v : kernels->getArray()) {
+      std::string where = "kernel " + std::to_string(out.kernels.size());
+      if (!v.isObject()) {
+        c.fail(where + ": not an object");
+        return bad();
+      }
+      KernelDesc k;
+      uint64_t id;
+      if (!c.u64(v, where, "id", id) || !c.string(v, where, "name", k.name) ||
+          !c.string(v, where, "category", k.category))
+        return bad();
+      if (id != out.kernels.size()) {
+        c.fail(where + ": \"id\" is " + std::to_string(id) +
+               ", expected the entry's index");
+        return bad();
+      }
+      const json::Value *nodes =
+          c.member(v, where, "onnx_nodes", json::Value::Kind::Array);
+      if (!nodes)
+        return bad();
+      for (const json::Value &n : nodes->getArray()) {
+        if (!n.isString()) {
+          c.fail(where + ": \"onnx_nodes\" entries must be strings");
+          return bad();
+        }
+        k.onnxNodes.push_back(n.getString());
+      }
+      out.kernels.push_back(std::move(k));
+    }
+  }
+
   const json::Value *sections =
       c.member(root, "header", "sections", json::Value::Kind::Array);
   if (!sections)

@@ -27,6 +27,13 @@ struct WeightDesc : TensorDesc {
   uint64_t offset = 0; ///< in the weights section
 };
 
+/// A kernel of the code's profiling hooks (the header's "kernels").
+struct KernelDesc {
+  std::string name;     ///< e.g. "matmul_0", "add+relu_3"
+  std::string category; ///< gemm, attention, quantize, reduction, ...
+  std::vector<std::string> onnxNodes;
+};
+
 struct ArtifactHeader {
   uint32_t version = 0;
   uint64_t headerSize = 0;
@@ -39,6 +46,7 @@ struct ArtifactHeader {
   std::string entry;
   std::vector<TensorDesc> inputs, outputs;
   std::vector<WeightDesc> weights;
+  std::vector<KernelDesc> kernels; ///< index = the hooks' kernel id
   uint64_t codeOffset = 0, codeSize = 0;
   uint64_t weightsOffset = 0, weightsSize = 0;
   std::string weightsFile; ///< empty: in this file

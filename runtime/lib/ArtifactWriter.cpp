@@ -135,6 +135,14 @@ std::string validate(const ArtifactSpec &spec) {
     if (!json::parse(opt.second, v, err))
       return "option '" + opt.first + "': " + err;
   }
+  if (!spec.kernelsJson.empty()) {
+    json::Value v;
+    std::string err;
+    if (!json::parse(spec.kernelsJson, v, err))
+      return "kernels: " + err;
+    if (!v.isArray())
+      return "kernels: not a JSON array";
+  }
   return "";
 }
 
@@ -252,6 +260,8 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   h += "  \"inputs\": " + tensorsJson(spec.inputs) + ",\n";
   h += "  \"outputs\": " + tensorsJson(spec.outputs) + ",\n";
   h += "  \"weights\": " + weights + ",\n";
+  if (!spec.kernelsJson.empty())
+    h += "  \"kernels\": " + spec.kernelsJson + ",\n";
   h += "  \"sections\": [\n";
   h += "    {\"name\": \"code\", \"kind\": \"elf-shared-object\", \"offset\": " +
        std::to_string(codeOffset) +

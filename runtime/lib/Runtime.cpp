@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
+#include "Profile.h"
 #include "kiln/runtime.h"
 
 #include <atomic>
@@ -20,12 +21,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <new>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -202,6 +205,52 @@ extern "C" void kilnHookFree(void *ptr) { freeBlock(ptr); }
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// The profiler given to the code
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+uint64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// A small number per thread that runs sessions (the trace's thread ids).
+uint32_t threadNumber() {
+  static std::atomic<uint32_t> next{1};
+  thread_local uint32_t number = next.fetch_add(1, std::memory_order_relaxed);
+  return number;
+}
+
+// The events of the profiled run in progress on this thread. The hooks are
+// called on the thread that called kiln_entry, so concurrent runs each have
+// their own recorder and the hooks need no lock.
+struct Recorder {
+  std::vector<uint64_t> open; // start time per kernel id
+  std::vector<kiln_profile_event> events;
+};
+thread_local Recorder *tRecorder = nullptr;
+
+extern "C" void kilnHookProfile(int32_t id, int32_t end) {
+  Recorder *r = tRecorder;
+  if (!r || id < 0 || size_t(id) >= r->open.size())
+    return;
+  uint64_t now = monotonicNs();
+  if (!end) {
+    r->open[size_t(id)] = now;
+    return;
+  }
+  try {
+    r->events.push_back({id, 0, 0, r->open[size_t(id)], now});
+  } catch (...) {
+    // Out of memory: the launch goes unrecorded.
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Models
 //===----------------------------------------------------------------------===//
 
@@ -217,6 +266,11 @@ struct kiln_model {
   void (*entry)(void **) = nullptr;
   void (*setHooks)(void *(*)(size_t, size_t), void (*)(void *)) = nullptr;
   void (*setNumThreads)(int32_t) = nullptr;
+  // Optional (models compiled without the hooks lack it).
+  void (*setProfiler)(void (*)(int32_t, int32_t)) = nullptr;
+  std::mutex profilerMutex;
+  int profilingSessions = 0; // the callback is set while > 0
+  std::vector<std::vector<const char *>> kernelNodes; // kernel_info's arrays
   std::vector<void *> weightPtrs;
   std::atomic<int64_t> refs{1};
 
@@ -371,6 +425,8 @@ kiln_status findSymbols(kiln_model *m) {
     missing = "kiln_abi_set_num_threads";
   else if (!missing)
     m->setNumThreads = reinterpret_cast<void (*)(int32_t)>(p);
+  if (!missing && sym("kiln_abi_set_profiler", p))
+    m->setProfiler = reinterpret_cast<void (*)(void (*)(int32_t, int32_t))>(p);
   if (missing)
     return setError(KILN_ERROR_CODE, where + "the shared object does not "
                                              "export " + std::string(missing));
@@ -436,6 +492,12 @@ kiln_status loadModel(const char *path, kiln_model *m) {
   if (st != KILN_OK)
     return st;
   m->setHooks(kilnHookAlloc, kilnHookFree);
+  for (const KernelDesc &k : h.kernels) {
+    std::vector<const char *> nodes;
+    for (const std::string &n : k.onnxNodes)
+      nodes.push_back(n.c_str());
+    m->kernelNodes.push_back(std::move(nodes));
+  }
   return KILN_OK;
 }
 
@@ -520,6 +582,8 @@ extern "C" uint64_t kiln_model_content_hash(const kiln_model *m) {
 
 struct kiln_session {
   kiln_model *model = nullptr;
+  std::atomic<bool> profiling{false};
+  std::unique_ptr<Profile> profile;
   int32_t numThreads = 1;
   Counters *counters = nullptr;
   std::atomic<uint64_t> numRuns{0};
@@ -562,6 +626,14 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
                     "kiln_session_create: out of memory");
   }
   s->counters = c;
+  try {
+    s->profile.reset(new Profile(model->header.kernels.size()));
+  } catch (const std::bad_alloc &) {
+    delete s;
+    delete c;
+    return setError(KILN_ERROR_OUT_OF_MEMORY,
+                    "kiln_session_create: out of memory");
+  }
   s->numThreads = opts.num_threads;
   if (s->numThreads == 0) {
     unsigned hw = std::thread::hardware_concurrency();
@@ -576,6 +648,7 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
 extern "C" void kiln_session_free(kiln_session *session) {
   if (!session)
     return;
+  kiln_session_set_profiling(session, 0);
   unref(session->counters);
   unrefModel(session->model);
   delete session;
@@ -718,9 +791,31 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   }
 
   m->setNumThreads(session->numThreads);
+  // Profiled: the hooks record into this thread's recorder, added to the
+  // session's profile after the run.
+  bool profiling = session->profiling.load(std::memory_order_acquire);
+  thread_local Recorder recorder;
+  if (profiling) {
+    try {
+      recorder.open.assign(h.kernels.size(), 0);
+      recorder.events.clear();
+      recorder.events.reserve(h.kernels.size());
+    } catch (const std::bad_alloc &) {
+      profiling = false;
+    }
+  }
+  struct RecorderScope {
+    Recorder *saved = tRecorder;
+    explicit RecorderScope(Recorder *r) { tRecorder = r; }
+    ~RecorderScope() { tRecorder = saved; }
+  } recorderScope(profiling ? &recorder : nullptr);
+  uint64_t runStart = profiling ? monotonicNs() : 0;
   auto start = std::chrono::steady_clock::now();
   m->entry(buffers.data());
   auto end = std::chrono::steady_clock::now();
+  if (profiling)
+    session->profile->addRun(recorder.events, runStart, monotonicNs(),
+                             threadNumber());
   uint64_t ns = uint64_t(
       std::chrono::duration_cast<std::chrono::nanoseconds>(end - start)
           .count());
@@ -752,5 +847,97 @@ extern "C" kiln_status kiln_session_get_stats(const kiln_session *session,
   stats->process_peak_bytes = gProcess.peak.load(std::memory_order_relaxed);
   stats->process_current_bytes =
       gProcess.current.load(std::memory_order_relaxed);
+  return KILN_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel profiling
+//===----------------------------------------------------------------------===//
+
+extern "C" size_t kiln_model_num_kernels(const kiln_model *m) {
+  return m ? m->header.kernels.size() : 0;
+}
+
+extern "C" kiln_status kiln_model_kernel_info(const kiln_model *m,
+                                              size_t kernel,
+                                              kiln_kernel_info *info) {
+  if (!m || !info)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_model_kernel_info: model and info must not be NULL");
+  if (kernel >= m->header.kernels.size())
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kernel " + std::to_string(kernel) +
+                        " out of range (the model has " +
+                        std::to_string(m->header.kernels.size()) + ")");
+  const KernelDesc &k = m->header.kernels[kernel];
+  info->name = k.name.c_str();
+  info->category = k.category.c_str();
+  info->num_onnx_nodes = k.onnxNodes.size();
+  info->onnx_nodes = m->kernelNodes[kernel].data();
+  return KILN_OK;
+}
+
+extern "C" kiln_status kiln_session_set_profiling(kiln_session *session,
+                                                  int enabled) {
+  if (!session)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_set_profiling: session is NULL");
+  kiln_model *m = session->model;
+  std::lock_guard<std::mutex> lock(m->profilerMutex);
+  bool on = enabled != 0;
+  if (session->profiling.load(std::memory_order_relaxed) == on)
+    return KILN_OK;
+  // The code calls the runtime only while some session of the model
+  // profiles: otherwise its hooks are a load and a branch.
+  m->profilingSessions += on ? 1 : -1;
+  if (m->setProfiler)
+    m->setProfiler(m->profilingSessions > 0 ? kilnHookProfile : nullptr);
+  session->profiling.store(on, std::memory_order_release);
+  return KILN_OK;
+}
+
+extern "C" kiln_status kiln_session_reset_profile(kiln_session *session) {
+  if (!session)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_reset_profile: session is NULL");
+  session->profile->reset();
+  return KILN_OK;
+}
+
+extern "C" kiln_status kiln_session_kernel_stats(const kiln_session *session,
+                                                 size_t kernel,
+                                                 kiln_kernel_stats *stats) {
+  if (!session || !stats)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_kernel_stats: session and stats must not "
+                    "be NULL");
+  if (!session->profile->kernelStats(kernel, *stats))
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kernel " + std::to_string(kernel) +
+                        " out of range (the model has " +
+                        std::to_string(session->model->header.kernels.size()) +
+                        ")");
+  return KILN_OK;
+}
+
+extern "C" kiln_status
+kiln_session_profile_summary(const kiln_session *session,
+                             kiln_profile_summary *summary) {
+  if (!session || !summary)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_profile_summary: session and summary must "
+                    "not be NULL");
+  session->profile->summary(*summary);
+  return KILN_OK;
+}
+
+extern "C" kiln_status kiln_session_profile_events(
+    const kiln_session *session, size_t first, size_t capacity,
+    kiln_profile_event *events, size_t *count) {
+  if (!session || !count || (capacity && !events))
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_session_profile_events: session, events and count "
+                    "must not be NULL");
+  *count = session->profile->events(first, capacity, events);
   return KILN_OK;
 }

@@ -45,6 +45,14 @@ ArtifactSpec testModelSpec(const std::vector<char> &code,
   spec.outputs = {{"y", "float32", {4, 8}}, {"z", "int64", {1}}};
   spec.weights = {{"w", "float32", {4, 8}, w.data(), w.size() * 4},
                   {"b", "float32", {3}, b.data(), b.size() * 4}};
+  // TestModel.c's kernels (its profiling hooks' ids).
+  spec.kernelsJson =
+      R"([{"id": 0, "name": "mul_0", "category": "elementwise", )"
+      R"("onnx_nodes": ["Mul"]},)"
+      R"( {"id": 1, "name": "add_0", "category": "elementwise", )"
+      R"("onnx_nodes": ["Add", "Add_1"]},)"
+      R"( {"id": 2, "name": "reduce_sum_0", "category": "reduction", )"
+      R"("onnx_nodes": ["ReduceSum"]}])";
   spec.code = code.data();
   spec.codeSize = code.size();
   return spec;

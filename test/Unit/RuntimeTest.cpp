@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
+#include "Profile.h"
 #include "TestArtifact.h"
 #include "kiln/ArtifactWriter.h"
 #include "kiln/Json.h"
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -587,6 +589,34 @@ TEST(RuntimeBadArtifact, BadHeader) {
   noInputs.replace(noInputs.find("\"inputs\""), 8, "\"inputz\"");
   expectHeaderError("hdr-noinputs.kiln", noInputs, KILN_ERROR_BAD_HEADER,
                     "missing \"inputs\"");
+  // The optional kernel table: ids are the entries' indices, nodes strings.
+  auto withKernels = [&](const std::string &kernels) {
+    std::string h = header(okInputs, okWeights);
+    h.replace(h.find("\"inputs\""), 8, "\"kernels\": " + kernels +
+                                            ", \"inputs\"");
+    return h;
+  };
+  expectHeaderError("hdr-kernels-ok.kiln",
+                    withKernels(R"([{"id": 0, "name": "k", "category": "gemm",
+                                     "onnx_nodes": ["n"]}])"),
+                    KILN_ERROR_CODE, "cannot load it");
+  expectHeaderError("hdr-kernels-obj.kiln", withKernels("{}"),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"kernels\" is an object, expected an array");
+  expectHeaderError("hdr-kernels-id.kiln",
+                    withKernels(R"([{"id": 1, "name": "k", "category": "gemm",
+                                     "onnx_nodes": []}])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "kernel 0: \"id\" is 1, expected the entry's index");
+  expectHeaderError("hdr-kernels-nodes.kiln",
+                    withKernels(R"([{"id": 0, "name": "k", "category": "gemm",
+                                     "onnx_nodes": [3]}])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "kernel 0: \"onnx_nodes\" entries must be strings");
+  expectHeaderError("hdr-kernels-name.kiln",
+                    withKernels(R"([{"id": 0, "category": "gemm",
+                                     "onnx_nodes": []}])"),
+                    KILN_ERROR_BAD_HEADER, "kernel 0: missing \"name\"");
   expectHeaderError(
       "hdr-dtype.kiln",
       header(R"([{"name": "x", "dtype": "complex64", "shape": [2]}])",
@@ -812,6 +842,80 @@ TEST(RuntimeRun, OneSessionFromFourThreads) {
   EXPECT_LE(stats.peak_bytes, 4u * 4096u);
 }
 
+// Profiling one session from four threads while a second session of the
+// same model runs unprofiled: every launch of the profiled one is counted,
+// on its own thread and inside its run; the other records nothing.
+TEST(RuntimeRun, ProfileOneSessionFromFourThreads) {
+  Model model(goodArtifact());
+  std::vector<KernelInfo> kernels = model.kernels();
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[1].name, "add_0");
+  EXPECT_EQ(kernels[2].category, "reduction");
+  EXPECT_EQ(kernels[1].onnxNodes, (std::vector<std::string>{"Add", "Add_1"}));
+  kiln_kernel_info info;
+  EXPECT_EQ(kiln_model_kernel_info(model.get(), 3, &info),
+            KILN_ERROR_INVALID_ARGUMENT);
+
+  Session profiled(model, 1), plain(model, 1);
+  std::string error;
+  ASSERT_TRUE(runAndCheck(profiled.get(), 1, &error)) << error; // not profiled
+  profiled.setProfiling(true);
+  constexpr int kThreads = 4, kRuns = 100;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kThreads + 1);
+  for (int t = 0; t <= kThreads; ++t)
+    threads.emplace_back([&, t] {
+      kiln_session *s = t == kThreads ? plain.get() : profiled.get();
+      for (int r = 0; r < kRuns; ++r)
+        if (!runAndCheck(s, t * 1000 + r, &errors[t]))
+          failures.fetch_add(1);
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0) << errors[0];
+  profiled.setProfiling(false);
+  ASSERT_TRUE(runAndCheck(profiled.get(), 2, &error)) << error; // not counted
+
+  kiln_profile_summary summary = profiled.profileSummary();
+  EXPECT_EQ(summary.runs, uint64_t(kThreads * kRuns));
+  EXPECT_EQ(summary.num_events, uint64_t(kThreads * kRuns * 4));
+  EXPECT_EQ(summary.dropped_events, 0u);
+  EXPECT_LE(summary.kernel_ns, summary.run_ns);
+  for (const kiln_kernel_stats &k : profiled.kernelStats()) {
+    EXPECT_EQ(k.launches, uint64_t(kThreads * kRuns));
+    EXPECT_LE(k.min_ns, k.max_ns);
+    EXPECT_LE(k.max_ns, k.total_ns);
+  }
+  // Each run's kernels follow its event, in order, on its thread.
+  std::vector<kiln_profile_event> events = profiled.profileEvents();
+  ASSERT_EQ(events.size(), summary.num_events);
+  std::set<uint32_t> threadIds;
+  for (size_t i = 0; i < events.size(); i += 4) {
+    const kiln_profile_event &run = events[i];
+    ASSERT_EQ(run.kernel, -1);
+    threadIds.insert(run.thread);
+    for (int k = 0; k < 3; ++k) {
+      const kiln_profile_event &e = events[i + 1 + size_t(k)];
+      EXPECT_EQ(e.kernel, k);
+      EXPECT_EQ(e.thread, run.thread);
+      EXPECT_EQ(e.run, run.run);
+      EXPECT_GE(e.start_ns, run.start_ns);
+      EXPECT_LE(e.end_ns, run.end_ns);
+      if (k)
+        EXPECT_GE(e.start_ns, events[i + size_t(k)].end_ns);
+    }
+  }
+  EXPECT_EQ(threadIds.size(), size_t(kThreads));
+
+  // The unprofiled session saw nothing; reset clears the profiled one.
+  EXPECT_EQ(plain.profileSummary().runs, 0u);
+  EXPECT_EQ(plain.kernelStats()[0].launches, 0u);
+  profiled.resetProfile();
+  EXPECT_EQ(profiled.profileSummary().num_events, 0u);
+  EXPECT_EQ(profiled.kernelStats()[0].launches, 0u);
+}
+
 // The OpenMP variant: parallel loops inside each run, allocations from the
 // worker threads, and four user threads running one session at once (each
 // gets its own OpenMP team of the session's thread count).
@@ -888,6 +992,99 @@ TEST(RuntimeBadArtifact, RandomHeaderDamageNeverCrashes) {
     }
   }
   EXPECT_GT(errors, 200); // most edits break the header
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel profile aggregation (runtime/lib/Profile.cpp)
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeProfile, AggregatesRunsPerKernel) {
+  Profile p(3);
+  // Run 0: kernel 0 twice (a kernel in a loop), kernel 2 once.
+  p.addRun({{0, 0, 0, 100, 150}, {2, 0, 0, 150, 400}, {0, 0, 0, 400, 420}},
+           90, 500, 7);
+  // Run 1 on another thread: kernel 0 once; an unknown kernel and a
+  // backwards interval are ignored.
+  p.addRun({{0, 0, 0, 1000, 1100}, {5, 0, 0, 1000, 1001},
+            {1, 0, 0, 1200, 1100}},
+           990, 1300, 8);
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.runs, 2u);
+  EXPECT_EQ(s.run_ns, 410u + 310u);
+  EXPECT_EQ(s.kernel_ns, 50u + 250u + 20u + 100u);
+  EXPECT_EQ(s.dropped_events, 0u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 3u);
+  EXPECT_EQ(k.total_ns, 170u);
+  EXPECT_EQ(k.min_ns, 20u);
+  EXPECT_EQ(k.max_ns, 100u);
+  ASSERT_TRUE(p.kernelStats(1, k));
+  EXPECT_EQ(k.launches, 0u);
+  EXPECT_EQ(k.min_ns, 0u); // never launched: 0, not UINT64_MAX
+  ASSERT_TRUE(p.kernelStats(2, k));
+  EXPECT_EQ(k.total_ns, 250u);
+  EXPECT_FALSE(p.kernelStats(3, k));
+
+  // The timeline: each run's event, then its kernels, tagged with the run
+  // and the thread.
+  ASSERT_EQ(s.num_events, 2u + 3u + 1u);
+  std::vector<kiln_profile_event> e(s.num_events);
+  ASSERT_EQ(p.events(0, e.size(), e.data()), e.size());
+  EXPECT_EQ(e[0].kernel, -1);
+  EXPECT_EQ(e[0].start_ns, 90u);
+  EXPECT_EQ(e[0].end_ns, 500u);
+  EXPECT_EQ(e[2].kernel, 2);
+  EXPECT_EQ(e[2].thread, 7u);
+  EXPECT_EQ(e[4].kernel, -1);
+  EXPECT_EQ(e[4].run, 1u);
+  EXPECT_EQ(e[5].kernel, 0);
+  EXPECT_EQ(e[5].run, 1u);
+  EXPECT_EQ(e[5].thread, 8u);
+  EXPECT_EQ(p.events(5, 10, e.data()), 1u);
+  EXPECT_EQ(p.events(6, 10, e.data()), 0u);
+
+  p.reset();
+  p.summary(s);
+  EXPECT_EQ(s.runs, 0u);
+  EXPECT_EQ(s.num_events, 0u);
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 0u);
+}
+
+TEST(RuntimeProfile, EventCapDropsButStillCounts) {
+  Profile p(1, /*maxEvents=*/4);
+  for (int run = 0; run < 3; ++run)
+    p.addRun({{0, 0, 0, 10, 20}, {0, 0, 0, 20, 40}}, 0, 50, 1);
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.num_events, 4u);
+  EXPECT_EQ(s.dropped_events, 9u - 4u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(0, k));
+  EXPECT_EQ(k.launches, 6u);
+  EXPECT_EQ(k.total_ns, 90u);
+}
+
+TEST(RuntimeProfile, ConcurrentRunsAllCount) {
+  Profile p(2);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t)
+    threads.emplace_back([&p, t] {
+      for (int i = 0; i < 250; ++i)
+        p.addRun({{0, 0, 0, 0, 3}, {1, 0, 0, 3, 10}}, 0, 10, t);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  kiln_profile_summary s;
+  p.summary(s);
+  EXPECT_EQ(s.runs, 1000u);
+  EXPECT_EQ(s.kernel_ns, 10000u);
+  kiln_kernel_stats k;
+  ASSERT_TRUE(p.kernelStats(1, k));
+  EXPECT_EQ(k.launches, 1000u);
+  EXPECT_EQ(k.total_ns, 7000u);
 }
 
 } // namespace

@@ -114,6 +114,12 @@ cl::opt<bool> embedWeights(
 cl::opt<bool> noParallel("no-parallel",
                          cl::desc("Do not run loops on OpenMP threads"),
                          cl::cat(category));
+cl::opt<bool> profileHooks(
+    "profile-hooks",
+    cl::desc("Bracket each kernel with the profiling hooks kiln-run "
+             "--profile reads, and record the kernel table in the artifact "
+             "(on by default; --profile-hooks=false leaves them out)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> summary("summary",
                       cl::desc("Print ops by type before and after the graph "
                                "pipeline, parameter counts, and where the IR "
@@ -389,6 +395,7 @@ static bool compileBackend(ModuleOp module, Emit mode,
   for (const kiln::WeightSpec &w : signature->weights)
     spec.weights.push_back(
         {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
+  spec.kernelsJson = kiln::cpu::kernelTableJson(module);
   spec.code = sharedObject.data();
   spec.codeSize = sharedObject.size();
   std::string writeError = kiln::writeArtifact(outputPath, spec);
@@ -453,6 +460,7 @@ int main(int argc, char **argv) {
   cpuOptions.cpu = cpuName;
   cpuOptions.kernels = kernelStrategy;
   cpuOptions.parallel = !noParallel;
+  cpuOptions.profileHooks = profileHooks;
 
   OwningOpRef<ModuleOp> module = loadInput(context);
   if (!module)

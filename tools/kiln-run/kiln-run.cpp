@@ -4,7 +4,7 @@
 //                     [--expected DIR] [--rtol R] [--atol A] [--threads N]
 //                     [--warmup N] [--iterations N | --duration S]
 //                     [--reference OTHER.kiln] [--save-outputs DIR]
-//                     [--json FILE] [--info]
+//                     [--profile] [--trace FILE] [--json FILE] [--info]
 //
 // Exit status: 0 every compared output passed (or nothing to compare), 1 an
 // output mismatched, 2 an error (usage, files, load, run). docs/kiln-run.md
@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Measure.h"
+#include "Profile.h"
 #include "TensorIO.h"
 
 #include "kiln/Json.h"
@@ -67,6 +68,11 @@ Running:
                        dimension 0 of the first input, 1 for a scalar)
   --consistency-runs N extra runs whose outputs must be bit-identical to
                        the first run's (default 3; 0: no check)
+  --profile            time every kernel of the timed runs (at least one)
+                       and print per-kernel and per-category tables
+  --trace FILE         write those runs' kernel timeline as a Chrome trace
+                       (JSON for Perfetto / chrome://tracing); implies
+                       --profile
 Output:
   --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
   --json FILE          machine-readable results (schema kiln.run-result v1)
@@ -210,6 +216,8 @@ struct Options {
   long consistencyRuns = 3;
   std::string referenceModel;
   bool info = false;
+  bool profile = false;
+  std::string tracePath;
 };
 
 bool parseNumber(const char *text, double &out) {
@@ -269,6 +277,11 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.saveDir = v;
     } else if (a == "--json" && value(v)) {
       o.jsonPath = v;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--trace" && value(v)) {
+      o.tracePath = v;
+      o.profile = true;
     } else if (a == "--input" && value(v)) {
       std::string s = v;
       size_t eq = s.find('=');
@@ -311,6 +324,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     return fail("--inputs cannot be combined with --input or --seed");
   if (!o.expectedDir.empty() && !o.referenceModel.empty())
     return fail("--expected cannot be combined with --reference");
+  if (o.profile && o.iterations == 0)
+    o.iterations = 1; // the profile is of the timed runs
   return -1;
 }
 
@@ -604,6 +619,8 @@ int main(int argc, char **argv) {
   RaplEnergy rapl;
   rapl.open();
   std::vector<uint64_t> energyBefore = rapl.read();
+  if (o.profile && kiln_session_set_profiling(model.s, 1) != KILN_OK)
+    return fail(kiln_last_error());
   std::vector<double> times;
   auto tTimed = std::chrono::steady_clock::now();
   double elapsedMs = 0;
@@ -617,6 +634,9 @@ int main(int argc, char **argv) {
   }
   std::vector<uint64_t> energyAfter = rapl.read();
   double joules = rapl.joulesBetween(energyBefore, energyAfter);
+  // The profile is of the timed runs only, not the consistency runs.
+  if (o.profile)
+    kiln_session_set_profiling(model.s, 0);
 
   // Consistency: further runs must reproduce the first run's outputs bit
   // for bit (checked outside the timed runs, so timing is not disturbed).
@@ -754,6 +774,18 @@ int main(int argc, char **argv) {
   else
     std::printf("result: no expected outputs, nothing compared\n");
 
+  ProfileReport profile;
+  if (o.profile) {
+    kiln_session_set_profiling(model.s, 0);
+    profile = collectProfile(model.m, model.s);
+    printProfile(stdout, profile);
+    if (!o.tracePath.empty()) {
+      std::string e = writeChromeTrace(o.tracePath, profile, o.model);
+      if (!e.empty())
+        return fail(e);
+    }
+  }
+
   if (!o.saveDir.empty()) {
     mkdir(o.saveDir.c_str(), 0777);
     for (size_t i = 0; i < numOutputs; ++i) {
@@ -867,6 +899,8 @@ int main(int argc, char **argv) {
          ", \"bit_identical\": " +
          (consistencyChecked ? (bitIdentical ? "true" : "false") : "null") +
          "},\n";
+    if (o.profile)
+      j += "  \"profile\": " + profileJson(profile) + ",\n";
     j += "  \"stats\": {\"runs\": " + std::to_string(stats.num_runs) +
          ", \"peak_bytes\": " + std::to_string(stats.peak_bytes) +
          ", \"process_peak_bytes\": " +

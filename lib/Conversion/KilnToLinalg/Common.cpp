@@ -3,6 +3,7 @@
 #include "Common.h"
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Origin.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -34,7 +35,7 @@ bool isUnsignedInt(Type kilnElementType) {
 
 std::string describe(Operation *op) {
   std::string name;
-  Location loc = op->getLoc();
+  Location loc = kiln::stripOrigins(op->getLoc());
   if (auto fused = dyn_cast<FusedLoc>(loc))
     if (!fused.getLocations().empty())
       loc = fused.getLocations().front();
@@ -49,7 +50,7 @@ std::string describe(Operation *op) {
 }
 
 LogicalResult unsupported(Operation *op, const llvm::Twine &why) {
-  op->emitError() << "cannot lower " << describe(op) << " to the CPU: " << why;
+  emitError(kiln::stripOrigins(op->getLoc())) << "cannot lower " << describe(op) << " to the CPU: " << why;
   return failure();
 }
 

@@ -12,6 +12,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -85,6 +86,15 @@ struct ConvertKilnToLinalgPass
     if (dynamic)
       return signalPassFailure();
 
+    // Every op a kiln op lowers to takes its location: wrapped with the kiln
+    // op's name, it tells the kernel profiler where a kernel came from
+    // (kiln/Transforms/Origin.h).
+    module.walk([](Operation *op) {
+      if (isa<kiln::KilnDialect>(op->getDialect()) &&
+          !isa<kiln::ConstantOp, kiln::NoneOp>(op))
+        kiln::tagOrigin(op);
+    });
+
     kiln::KilnTypeConverter converter;
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
@@ -119,7 +129,7 @@ struct ConvertKilnToLinalgPass
       StringRef opName = StringRef(message).drop_front(prefix.size());
       opName = opName.take_until([](char c) { return c == '\''; });
       std::string node;
-      Location loc = diag.getLocation();
+      Location loc = kiln::stripOrigins(diag.getLocation());
       if (auto nameLoc = dyn_cast<NameLoc>(loc))
         node = " (ONNX node '" + nameLoc.getName().str() + "')";
       emitError(loc) << "cannot lower " << opName << node

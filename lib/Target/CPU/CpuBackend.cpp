@@ -242,9 +242,16 @@ struct FuseElementwisePass
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
       auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
-      return producer && consumer && producer->hasOneUse() &&
-             producer.getNumReductionLoops() == 0 &&
-             consumer.getNumReductionLoops() == 0;
+      bool fuse = producer && consumer && producer->hasOneUse() &&
+                  producer.getNumReductionLoops() == 0 &&
+                  consumer.getNumReductionLoops() == 0;
+      // The fused op takes the consumer's location: merge the producer's
+      // into it first, so the kernel profiler still sees both ONNX nodes
+      // and both origins. (The pattern fuses right after this returns.)
+      if (fuse)
+        consumer->setLoc(FusedLoc::get(
+            consumer->getContext(), {consumer->getLoc(), producer->getLoc()}));
+      return fuse;
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -342,6 +349,9 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   if (options.kernels == "library")
     pm.addPass(createLibraryCallsPass());
+  // Here each top-level op of @main is one kernel: time them.
+  if (options.profileHooks)
+    pm.addPass(createInstrumentKernelsPass());
   // The thread blocks of the tiled kernels join the other parallel loops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopiesToLoopsPass>());
@@ -414,6 +424,7 @@ void registerCpuBackendPasses() {
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
   PassRegistration<CopiesToLoopsPass>();
+  registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(

@@ -79,6 +79,10 @@ struct ArtifactSpec {
   std::vector<ArtifactTensor> inputs;
   std::vector<ArtifactTensor> outputs;
   std::vector<ArtifactWeight> weights;
+  /// The kernel table of the profiling hooks as a JSON array
+  /// ([{"id", "name", "category", "onnx_nodes"}], docs/artifact.md); empty:
+  /// the code has no hooks and the header no "kernels" key.
+  std::string kernelsJson;
   /// The code section: the ELF shared object's bytes.
   const void *code = nullptr;
   uint64_t codeSize = 0;

@@ -147,6 +147,77 @@ int32_t kiln_session_num_threads(const kiln_session *session);
 /* The model a session runs. */
 const kiln_model *kiln_session_model(const kiln_session *session);
 
+/* ---- Kernel profiling ---------------------------------------------------*
+ *
+ * Models compiled with the profiling hooks (kiln-compile's default) carry a
+ * kernel table: one entry per kernel of the code (a GEMM, a fused
+ * elementwise loop nest, a copy...), with the ONNX nodes it computes. A
+ * session with profiling on times every kernel launch of its runs (on the
+ * thread that calls kiln_session_run: the kernels' own OpenMP threads are
+ * inside the launch) and keeps per-kernel aggregates and a timeline.
+ * Profiling costs a clock read per kernel launch while on, a call and a
+ * not-taken branch while off. Turn it on or off between runs. See
+ * docs/runtime.md, "Kernel profiling". */
+
+typedef struct kiln_kernel_info {
+  const char *name;     /* e.g. "matmul_0", "add+relu_2" */
+  const char *category; /* gemm, attention, quantize, reduction,
+                           elementwise, copy or other */
+  size_t num_onnx_nodes;
+  const char *const *onnx_nodes; /* the ONNX node names it computes */
+} kiln_kernel_info;             /* strings valid while the model lives */
+
+/* 0 for a model compiled without the hooks. */
+size_t kiln_model_num_kernels(const kiln_model *model);
+kiln_status kiln_model_kernel_info(const kiln_model *model, size_t kernel,
+                                   kiln_kernel_info *info);
+
+/* Turns profiling on (enabled != 0) or off. Turning it on keeps what was
+ * recorded before; kiln_session_reset_profile clears it. On a model without
+ * the hooks it succeeds and records only whole runs. */
+kiln_status kiln_session_set_profiling(kiln_session *session, int enabled);
+kiln_status kiln_session_reset_profile(kiln_session *session);
+
+typedef struct kiln_kernel_stats {
+  uint64_t launches;
+  uint64_t total_ns;
+  uint64_t min_ns; /* 0 when never launched */
+  uint64_t max_ns;
+} kiln_kernel_stats;
+
+kiln_status kiln_session_kernel_stats(const kiln_session *session,
+                                      size_t kernel, kiln_kernel_stats *stats);
+
+typedef struct kiln_profile_summary {
+  uint64_t runs;           /* profiled runs */
+  uint64_t run_ns;         /* their wall time, summed */
+  uint64_t kernel_ns;      /* the kernels' time within them, summed */
+  uint64_t num_events;     /* events kept (kiln_session_profile_events) */
+  uint64_t dropped_events; /* events over the cap (2^20), not kept */
+} kiln_profile_summary;
+
+kiln_status kiln_session_profile_summary(const kiln_session *session,
+                                         kiln_profile_summary *summary);
+
+/* One interval of the timeline: a kernel launch, or (kernel == -1) a whole
+ * profiled run. Times are CLOCK_MONOTONIC nanoseconds; thread is a small
+ * number the runtime gives each thread that runs sessions (1, 2, ...). */
+typedef struct kiln_profile_event {
+  int32_t kernel;
+  uint32_t thread;
+  uint64_t run; /* the profiled run's index (0, 1, ...) */
+  uint64_t start_ns;
+  uint64_t end_ns;
+} kiln_profile_event;
+
+/* Copies events [first, first + capacity) in recording order (a run's event
+ * first, then its kernels in launch order) into `events`; *count gets how
+ * many were copied. */
+kiln_status kiln_session_profile_events(const kiln_session *session,
+                                        size_t first, size_t capacity,
+                                        kiln_profile_event *events,
+                                        size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,6 +76,13 @@ struct TensorInfo {
   std::vector<int64_t> dims;
 };
 
+/// A kernel of the model's profiling table (kiln_kernel_info).
+struct KernelInfo {
+  std::string name;
+  std::string category;
+  std::vector<std::string> onnxNodes;
+};
+
 class Model {
 public:
   explicit Model(const std::string &path) {
@@ -97,6 +104,19 @@ public:
   std::vector<TensorInfo> outputs() const { return infos(true); }
   std::string metadataJson() const { return kiln_model_metadata_json(model_); }
   uint64_t contentHash() const { return kiln_model_content_hash(model_); }
+  /// The kernel table (empty for a model compiled without the hooks).
+  std::vector<KernelInfo> kernels() const {
+    std::vector<KernelInfo> result;
+    for (size_t i = 0, n = kiln_model_num_kernels(model_); i < n; ++i) {
+      kiln_kernel_info info;
+      check(kiln_model_kernel_info(model_, i, &info));
+      result.push_back({info.name, info.category,
+                        std::vector<std::string>(
+                            info.onnx_nodes,
+                            info.onnx_nodes + info.num_onnx_nodes)});
+    }
+    return result;
+  }
 
 private:
   kiln_model *model_ = nullptr;
@@ -191,6 +211,32 @@ public:
     kiln_session_stats s;
     check(kiln_session_get_stats(session_, &s));
     return s;
+  }
+
+  /// Kernel profiling (runtime.h): on/off between runs, and what it saw.
+  void setProfiling(bool enabled) {
+    check(kiln_session_set_profiling(session_, enabled ? 1 : 0));
+  }
+  void resetProfile() { check(kiln_session_reset_profile(session_)); }
+  kiln_profile_summary profileSummary() const {
+    kiln_profile_summary s;
+    check(kiln_session_profile_summary(session_, &s));
+    return s;
+  }
+  /// Per kernel, indexed like Model::kernels().
+  std::vector<kiln_kernel_stats> kernelStats() const {
+    std::vector<kiln_kernel_stats> result(kiln_model_num_kernels(modelOf()));
+    for (size_t i = 0; i < result.size(); ++i)
+      check(kiln_session_kernel_stats(session_, i, &result[i]));
+    return result;
+  }
+  std::vector<kiln_profile_event> profileEvents() const {
+    std::vector<kiln_profile_event> result(profileSummary().num_events);
+    size_t n = 0;
+    check(kiln_session_profile_events(session_, 0, result.size(),
+                                      result.data(), &n));
+    result.resize(n);
+    return result;
   }
 
 private:

@@ -233,7 +233,7 @@ def fake_config(variant, batch, seq, passes="O3", groups=("main",),
                 {"category": k, "total_ms": v * 5} for k, v in
                 categories.items()], "kernels": [
                 {"name": f"{k}_0", "category": k, "onnx_nodes": ["n1", "n2"],
-                 "launches": 5, "total_ms": v * 5, "share": 0.5}
+                 "launches": 5, "total_ms": v * 5, "share": 50.0}
                 for k, v in categories.items()]}
             c.kernel_count = len(categories)
     return c

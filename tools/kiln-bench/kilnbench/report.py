@@ -562,9 +562,7 @@ def _top_kernels(profile, n):
                     "nodes": shown.replace("|", "\\|"),
                     "launches": launches,
                     "mean_ms": (total or 0) / max(launches, 1),
-                    "share": (k.get("share") or 0) * (100 if (k.get("share")
-                                                             or 0) <= 1
-                                                      else 1),
+                    "share": k.get("share") or 0,  # kiln-run: percent
                     "total": total or 0})
     out.sort(key=lambda k: -k["total"])
     return out[:n]

@@ -40,6 +40,9 @@ struct CpuOptions {
   bool parallel = true;
   /// LLVM optimization level (0..3).
   unsigned llvmOptLevel = 3;
+  /// Bracket each kernel with the profiling hooks (kiln_abi_prof_begin/end)
+  /// and record the kernel table in the artifact (docs/artifact.md).
+  bool profileHooks = true;
 };
 
 /// kiln ops (after the graph pipeline) -> linalg/tensor/arith/math; the large
@@ -63,6 +66,31 @@ std::unique_ptr<mlir::Pass> createLowerVectorsPass();
 /// OpenMP loop does not collapse the innermost (vectorizable) dimension.
 std::unique_ptr<mlir::Pass> createSplitParallelLoopsPass();
 void registerTileAndVectorizePasses();
+
+/// The kernel categories of the profiler, most important first (a kernel
+/// mixing origins takes the first).
+enum class KernelCategory {
+  Attention,
+  GEMM,
+  Quantize,
+  Reduction,
+  Elementwise,
+  Copy,
+  Other
+};
+/// "attention", "gemm", "quantize", "reduction", "elementwise", "copy",
+/// "other" (the names in the artifact's kernel table).
+const char *kernelCategoryName(KernelCategory category);
+/// The category of the kernels lowered from kiln op `name` ("kiln.matmul" or
+/// "matmul").
+std::optional<KernelCategory> categoryOfKilnOp(llvm::StringRef name);
+/// On bufferized IR, before the loops are lowered: brackets each top-level
+/// kernel of @main with calls to kiln_abi_prof_begin/end(i32 id) and records
+/// the kernel table as the module attribute `kiln.kernels`.
+std::unique_ptr<mlir::Pass> createInstrumentKernelsPass();
+/// The module's `kiln.kernels` as the artifact's JSON array ("" when the
+/// module has none).
+std::string kernelTableJson(mlir::ModuleOp module);
 
 /// The dialects the lowering creates and their bufferization models.
 void registerCpuBackendDialects(mlir::DialectRegistry &registry);

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+#===- scripts/profile_overhead.py - What the kernel profiling hooks cost ---===#
+#
+# Compiles each demo model twice, with the profiling hooks (kiln-compile's
+# default) and with --profile-hooks=false, and times both with kiln-run,
+# interleaved (A, B, A, B, ...: a noisy neighbour slows both), as
+# scripts/bench_cpu.py times Kiln against ONNX Runtime. Reports per model
+# the median over rounds of each side's per-round median and the overhead
+# of the hooks left in but off (hooks / no hooks - 1), and the same with
+# profiling on (kiln-run --profile).
+#
+#   scripts/profile_overhead.py [--threads 2] [--rounds 7] [--iterations 30]
+#                               [--batches 1,8] [--models transformer_block,...]
+#
+#===----------------------------------------------------------------------===#
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from bench_cpu import MODELS  # noqa: E402
+
+
+def time_kiln(kiln_run, artifact, name, npy, threads, warmup, iterations,
+              profile):
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [kiln_run, artifact, "--input", f"{name}={npy}", "--threads",
+               str(threads), "--warmup", str(warmup), "--iterations",
+               str(iterations), "--json", report.name]
+        if profile:
+            cmd.append("--profile")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"kiln-run failed: {proc.stderr.strip()}")
+        with open(report.name) as f:
+            return json.load(f)["timing"]["median_ms"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--models", default="transformer_block,small_cnn,mlp")
+    parser.add_argument("--kernels", default="codegen")
+    parser.add_argument("--workdir")
+    args = parser.parse_args()
+    kiln_compile = os.path.join(BUILD, "bin", "kiln-compile")
+    kiln_run = os.path.join(BUILD, "bin", "kiln-run")
+    work = args.workdir or tempfile.mkdtemp(prefix="kiln-prof-overhead-")
+    subprocess.run([sys.executable,
+                    os.path.join(ROOT, "models", "generate_demo_models.py"),
+                    "--out", work, "--only", args.models],
+                   check=True, capture_output=True)
+    rng = np.random.default_rng(0)
+    print(f"{'model':<18} {'batch':>5} {'kernels':>8} {'no hooks ms':>12} "
+          f"{'hooks ms':>10} {'off cost':>9} {'profiled ms':>12} "
+          f"{'on cost':>8}")
+    for model in args.models.split(","):
+        name, shape = MODELS[model]
+        for batch in [int(b) for b in args.batches.split(",")]:
+            for kernels in args.kernels.split(","):
+                onnx = os.path.join(work, model + ".onnx")
+                base = os.path.join(work, f"{model}_b{batch}_{kernels}")
+                dims = "x".join(str(d) for d in shape(batch))
+                arts = {}
+                for hooks in (True, False):
+                    arts[hooks] = base + ("_hooks" if hooks else "") + ".kiln"
+                    subprocess.run(
+                        [kiln_compile, onnx, "-O3", f"--kernels={kernels}",
+                         f"--input-shapes={name}:{dims}",
+                         f"--profile-hooks={'true' if hooks else 'false'}",
+                         "-o", arts[hooks]], check=True)
+                npy = base + ".npy"
+                np.save(npy, rng.standard_normal(shape(batch))
+                        .astype(np.float32))
+                t = {"off": [], "hooks": [], "on": []}
+                for _ in range(args.rounds):
+                    for key, art, prof in (("off", arts[False], False),
+                                           ("hooks", arts[True], False),
+                                           ("on", arts[True], True)):
+                        t[key].append(time_kiln(kiln_run, art, name, npy,
+                                                args.threads, args.warmup,
+                                                args.iterations, prof))
+                m = {k: statistics.median(v) for k, v in t.items()}
+                print(f"{model:<18} {batch:>5} {kernels:>8} {m['off']:>12.3f} "
+                      f"{m['hooks']:>10.3f} "
+                      f"{(m['hooks'] / m['off'] - 1) * 100:>+8.2f}% "
+                      f"{m['on']:>12.3f} "
+                      f"{(m['on'] / m['off'] - 1) * 100:>+7.2f}%", flush=True)
+
+
+if __name__ == "__main__":
+    main()
