@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+#===- test/E2E/seed_variants.py - The seed's 2x2 grid through Kiln ---------===#
+#
+# Generates the seed's model variants at the small preset (batch 2)
+# with models/generate_seed_variants.py: softmax and linear attention, each at
+# fp32, fp16 and int8 (QDQ). For each variant it
+#
+#   * checks the graph is the variant it claims (fp16 initializers; int8
+#     weights with per-channel DequantizeLinear; QDQ pairs on activations),
+#   * compiles it with kiln-compile at the default -O2 (codegen kernels) and
+#     at -O3 --kernels=library, runs it with kiln-run on the generated token
+#     ids, and compares the logits with the numpy reference of the same
+#     precision (models/seed_reference.py),
+#   * runs it with onnxruntime and compares ORT with the same reference,
+#   * checks the fp16/int8 variant is measurably different from its fp32
+#     baseline (so a generator that silently wrote fp32 fails),
+#
+# with the gates of generate_seed_variants.TOLERANCES (max |error| relative
+# to max |logit|, cosine similarity, top-1 agreement; models/README.md).
+# Prints one line per check and exits 1 on any failure.
+#
+#   seed_variants.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+#
+#===----------------------------------------------------------------------===#
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+import generate_seed_variants as gen  # noqa: E402
+import seed_reference as ref  # noqa: E402
+
+CONFIGS = [[], ["-O3", "--kernels=library"]]
+
+
+def structure_errors(model, precision):
+    inits = {t.name: t for t in model.graph.initializer}
+    ops = [n.op_type for n in model.graph.node]
+    errors = []
+    matmul_weights = [n.input[1] for n in model.graph.node
+                      if n.op_type == "MatMul" and n.input[1] in inits]
+    if precision == "fp16":
+        if not matmul_weights or any(inits[w].data_type != TensorProto.FLOAT16
+                                     for w in matmul_weights):
+            errors.append("MatMul weights are not float16 initializers")
+    if precision == "int8":
+        dq_axis = [n for n in model.graph.node
+                   if n.op_type == "DequantizeLinear" and
+                   inits.get(n.input[0]) is not None and
+                   inits[n.input[0]].data_type == TensorProto.INT8]
+        if matmul_weights or not dq_axis or any(
+                a.i != 1 for n in dq_axis for a in n.attribute
+                if a.name == "axis"):
+            errors.append("MatMul weights are not int8 + DequantizeLinear "
+                          "(axis 1)")
+        if ops.count("QuantizeLinear") < 5:
+            errors.append("activations have no QuantizeLinear pairs")
+    return errors
+
+
+def run_kiln(args, onnx_path, data, flags):
+    artifact = onnx_path[:-5] + ("-O3-library" if flags else "") + ".kiln"
+    start = time.time()
+    proc = subprocess.run([args.kiln_compile, onnx_path, *flags, "-o",
+                           artifact], capture_output=True, text=True)
+    compile_s = time.time() - start
+    if proc.returncode != 0:
+        return None, f"kiln-compile: {proc.stderr.strip()[:400]}", 0, 0
+    out_dir = artifact + ".out"
+    start = time.time()
+    # kiln-run's own elementwise check (exit 1) is not the verdict here.
+    proc = subprocess.run([args.kiln_run, artifact, "--inputs", data,
+                           "--threads", "2", "--save-outputs", out_dir],
+                          capture_output=True, text=True)
+    run_s = time.time() - start
+    if proc.returncode not in (0, 1):
+        return None, (f"kiln-run exit {proc.returncode}: "
+                      f"{proc.stderr.strip()[:400]}"), compile_s, run_s
+    return np.load(os.path.join(out_dir, "output_0.npy")), None, compile_s, \
+        run_s
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kiln-compile", required=True)
+    parser.add_argument("--kiln-run", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    gen.main(["--out", args.workdir, "--preset", "small", "--batch", "2"])
+    import json
+    with open(os.path.join(args.workdir, "manifest.json")) as f:
+        manifest = json.load(f)
+
+    import onnxruntime  # noqa: F401  (fail early when it is missing)
+    failures = 0
+    refs = {}
+
+    def report(ok, tag, text):
+        nonlocal failures
+        print(f"{'PASS' if ok else 'FAIL'} {tag}: {text}")
+        failures += 0 if ok else 1
+
+    for v in manifest["variants"]:
+        name, precision = v["name"], v["precision"]
+        path = os.path.join(args.workdir, v["file"])
+        data = os.path.join(args.workdir, v["data"])
+        want = np.load(os.path.join(args.workdir, v["reference"]))
+        refs[name] = want
+        ref_max = float(np.abs(want).max())
+        tol = v["tolerance"]
+
+        errors = structure_errors(onnx.load(path), precision)
+        report(not errors, f"{name} graph", "; ".join(errors) or
+               f"{v['nodes']} nodes, {precision} as specified")
+
+        ids = np.load(os.path.join(data, "input_0.npy"))
+        q = ref.quality(gen.run_onnxruntime(path, ids), want)
+        failed = gen.within(q, tol, ref_max)
+        report(not failed, f"{name} onnxruntime vs numpy", "; ".join(failed)
+               or f"max abs {q['max_abs_error']:.3g}, cosine "
+               f"{q['cosine']:.7f}, top-1 {q['top1_agreement']:.4f}")
+
+        for flags in CONFIGS:
+            tag = f"{name} kiln {' '.join(flags) or '-O2'}"
+            got, error, compile_s, run_s = run_kiln(args, path, data, flags)
+            if error:
+                report(False, tag, error)
+                continue
+            if got.shape != want.shape:
+                report(False, tag, f"shape {got.shape}, numpy {want.shape}")
+                continue
+            q = ref.quality(got, want)
+            failed = gen.within(q, tol, ref_max)
+            report(not failed, tag + " vs numpy", "; ".join(failed) or
+                   f"max abs {q['max_abs_error']:.3g}, cosine "
+                   f"{q['cosine']:.7f}, top-1 {q['top1_agreement']:.4f} "
+                   f"(compile {compile_s:.1f} s, run {run_s:.2f} s)")
+
+    # The reduced precisions must really be reduced: each differs from its
+    # fp32 baseline by more than the fp32 gate allows.
+    for v in manifest["variants"]:
+        if v["precision"] == "fp32" or v["baseline"] not in refs:
+            continue
+        base = refs[v["baseline"]]
+        q = ref.quality(refs[v["name"]], base)
+        same = not gen.within(q, gen.TOLERANCES["fp32"],
+                              float(np.abs(base).max()))
+        report(not same, f"{v['name']} differs from {v['baseline']}",
+               f"max abs {q['max_abs_error']:.3g}, cosine {q['cosine']:.6f}, "
+               f"top-1 {q['top1_agreement']:.4f}")
+    print(f"seed variants: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
