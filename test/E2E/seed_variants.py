@@ -12,6 +12,8 @@
 #     ids, and compares the logits with the numpy reference of the same
 #     precision (models/seed_reference.py),
 #   * runs it with onnxruntime and compares ORT with the same reference,
+#   * compiles the Standard and Flash variants generated with
+#     --dynamic-dims with kiln-compile --input-shapes, same gates,
 #   * checks the fp16/int8 variant is measurably different from its fp32
 #     baseline (so a generator that silently wrote fp32 fails),
 #
@@ -24,6 +26,7 @@
 #===----------------------------------------------------------------------===#
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -68,7 +71,8 @@ def structure_errors(model, precision):
 
 
 def run_kiln(args, onnx_path, data, flags):
-    artifact = onnx_path[:-5] + ("-O3-library" if flags else "") + ".kiln"
+    artifact = onnx_path[:-5] + ("-O3-library" if "-O3" in flags else
+                                 "") + ".kiln"
     start = time.time()
     proc = subprocess.run([args.kiln_compile, onnx_path, *flags, "-o",
                            artifact], capture_output=True, text=True)
@@ -97,7 +101,6 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     gen.main(["--out", args.workdir, "--preset", "small", "--batch", "2"])
-    import json
     with open(os.path.join(args.workdir, "manifest.json")) as f:
         manifest = json.load(f)
 
@@ -145,6 +148,30 @@ def main():
                    f"max abs {q['max_abs_error']:.3g}, cosine "
                    f"{q['cosine']:.7f}, top-1 {q['top1_agreement']:.4f} "
                    f"(compile {compile_s:.1f} s, run {run_s:.2f} s)")
+
+    # With --dynamic-dims (named batch/seq dims, the exporter's shape
+    # arithmetic), given static shapes by kiln-compile --input-shapes: the
+    # Standard and Flash variants must give the static ones' results.
+    dyn = os.path.join(args.workdir, "dynamic")
+    gen.main(["--out", dyn, "--preset", "small", "--batch", "2",
+              "--dynamic-dims", "--no-reference"])
+    shape = "input_ids:{}x{}".format(*manifest["inputs"]["input_ids"]
+                                     ["shape"])
+    for name in ("softmax_fp16", "linear_int8"):
+        v = next(x for x in manifest["variants"] if x["name"] == name)
+        want = refs[name]
+        tag = f"{name} --dynamic-dims kiln --input-shapes={shape}"
+        got, error, _, _ = run_kiln(
+            args, os.path.join(dyn, v["file"]),
+            os.path.join(args.workdir, v["data"]),
+            [f"--input-shapes={shape}"])
+        if error:
+            report(False, tag, error)
+            continue
+        q = ref.quality(got, want)
+        failed = gen.within(q, v["tolerance"], float(np.abs(want).max()))
+        report(not failed, tag + " vs numpy", "; ".join(failed) or
+               f"max abs {q['max_abs_error']:.3g}, cosine {q['cosine']:.7f}")
 
     # The reduced precisions must really be reduced: each differs from its
     # fp32 baseline by more than the fp32 gate allows.
