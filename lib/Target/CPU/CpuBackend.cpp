@@ -329,9 +329,13 @@ static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
 
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(std::make_unique<PrepareEntryPass>());
-  if (options.kernels == "codegen") {
+  // --kernels=library: BLAS takes the f32 contractions (LibraryCalls, after
+  // bufferization); the f16/bf16 ones get the codegen kernels, which widen
+  // them in registers, rather than scalar loops.
+  if (options.kernels == "codegen" || options.kernels == "library") {
     auto [mr, nr] = registerTile(options);
-    pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(mr, nr));
+    pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(
+        mr, nr, /*halfOnly=*/options.kernels == "library"));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

@@ -188,9 +188,10 @@ struct TileAndVectorizePass
   TileAndVectorizePass() = default;
   TileAndVectorizePass(const TileAndVectorizePass &other)
       : PassWrapper(other) {}
-  TileAndVectorizePass(int64_t mr, int64_t nr) {
+  TileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly) {
     registerRows = mr;
     registerCols = nr;
+    halfPrecisionOnly = halfOnly;
   }
 
   StringRef getArgument() const override {
@@ -218,6 +219,11 @@ struct TileAndVectorizePass
   Option<int64_t> blockCols{*this, "block-n",
                             llvm::cl::desc("Columns of one thread's block"),
                             llvm::cl::init(256)};
+  Option<bool> halfPrecisionOnly{
+      *this, "half-only",
+      llvm::cl::desc("Only the contractions with f16/bf16 operands (with "
+                     "--kernels=library, which calls BLAS for the f32 ones)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxIm2ColElements{
       *this, "max-im2col-elements",
       llvm::cl::desc("Largest im2col buffer (elements) a convolution may use"),
@@ -227,14 +233,25 @@ struct TileAndVectorizePass
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
 
+    // With half-only, the f32 contractions are left to the BLAS calls
+    // (kiln-cpu-library-calls, which takes f32 only); the half-precision ones
+    // would otherwise stay scalar loops.
+    auto wanted = [&](linalg::LinalgOp op) {
+      return !halfPrecisionOnly ||
+             !getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType())
+                  .isF32();
+    };
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    func.walk([&](linalg::Conv2DNchwFchwOp op) { convs.push_back(op); });
+    func.walk([&](linalg::Conv2DNchwFchwOp op) {
+      if (wanted(op))
+        convs.push_back(op);
+    });
     for (linalg::Conv2DNchwFchwOp conv : convs)
       (void)convToIm2ColMatmul(rewriter, conv, maxIm2ColElements);
 
     SmallVector<linalg::LinalgOp> targets;
     func.walk([&](linalg::LinalgOp op) {
-      if (isRowMajorContraction(op))
+      if (isRowMajorContraction(op) && wanted(op))
         targets.push_back(op);
     });
     for (linalg::LinalgOp op : targets)
@@ -646,8 +663,9 @@ std::unique_ptr<Pass> createSplitParallelLoopsPass() {
   return std::make_unique<SplitParallelLoopsPass>();
 }
 
-std::unique_ptr<Pass> createTileAndVectorizePass(int64_t mr, int64_t nr) {
-  return std::make_unique<TileAndVectorizePass>(mr, nr);
+std::unique_ptr<Pass> createTileAndVectorizePass(int64_t mr, int64_t nr,
+                                                 bool halfOnly) {
+  return std::make_unique<TileAndVectorizePass>(mr, nr, halfOnly);
 }
 
 std::unique_ptr<Pass> createLowerVectorsPass() {

@@ -57,7 +57,10 @@ std::unique_ptr<mlir::Pass> createLibraryCallsPass();
 /// --kernels=codegen, on tensors: float32 matmul, batch_matmul and NCHW
 /// convolution (as im2col + GEMM) tiled into thread blocks (scf.forall) and
 /// mr x nr register tiles, vectorized as outer-product micro-kernels.
-std::unique_ptr<mlir::Pass> createTileAndVectorizePass(int64_t mr, int64_t nr);
+/// halfOnly (--kernels=library): only the contractions with f16/bf16
+/// operands, which the BLAS calls do not take.
+std::unique_ptr<mlir::Pass> createTileAndVectorizePass(int64_t mr, int64_t nr,
+                                                       bool halfOnly = false);
 /// After bufferization: vector.contract to outer products/FMAs, n-D vector
 /// ops towards the 1-D ones convert-vector-to-llvm takes.
 std::unique_ptr<mlir::Pass> createLowerVectorsPass();
