@@ -107,6 +107,21 @@ TOLERANCES = {
     "fp16": dict(max_abs_error_rel=5e-3, cosine_min=0.99999, top1_min=0.97),
     "int8": dict(max_abs_error_rel=5e-2, cosine_min=0.9999, top1_min=0.98),
 }
+# int8 in stacks deeper than the small preset's 2 layers: a quantization step
+# flipped by float32 rounding (see models/README.md) has more layers to grow
+# through, and two correct implementations differ more. Measured at the full
+# preset (8 layers, seq 512): ONNX Runtime with and without its graph
+# optimizations differ from each other and from the reference by cosine
+# 0.998-0.9987, top-1 0.84-0.89, max error 7-8 % of max |logit|.
+TOLERANCES_INT8_DEEP = dict(max_abs_error_rel=0.15, cosine_min=0.995,
+                            top1_min=0.75)
+
+
+def tolerance(precision, cfg):
+    """The quality gate of a variant of `precision` for model `cfg`."""
+    if precision == "int8" and cfg["layers"] > 2:
+        return TOLERANCES_INT8_DEEP
+    return TOLERANCES[precision]
 
 
 def within(quality, tolerance, ref_max):
@@ -561,7 +576,7 @@ def main(argv=None):
                 "build": f"numpy.random.default_rng(seed + 1).integers(0, "
                          f"vocab, (batch, seq_len), dtype=int64), seed="
                          f"{args.seed}, vocab={cfg['vocab']}"}},
-        "tolerances": TOLERANCES,
+        "tolerances": {p: tolerance(p, cfg) for p in TOLERANCES},
         "variants": [],
     }
     baselines = {}
@@ -595,7 +610,7 @@ def main(argv=None):
                              "shape": [cfg["batch"], cfg["seq_len"],
                                        cfg["vocab"]]}],
                 "baseline": f"{attention}_fp32",
-                "tolerance": TOLERANCES[precision],
+                "tolerance": tolerance(precision, cfg),
             }
             if attention == "linear":
                 entry["linear_form"] = args.linear_form
