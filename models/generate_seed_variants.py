@@ -105,7 +105,7 @@ ROLES = {("softmax", "fp16"): "standard", ("linear", "int8"): "flash",
 TOLERANCES = {
     "fp32": dict(max_abs_error_rel=1e-4, cosine_min=0.999999, top1_min=0.99),
     "fp16": dict(max_abs_error_rel=5e-3, cosine_min=0.99999, top1_min=0.97),
-    "int8": dict(max_abs_error_rel=5e-2, cosine_min=0.9999, top1_min=0.98),
+    "int8": dict(max_abs_error_rel=5e-2, cosine_min=0.9995, top1_min=0.95),
 }
 # int8 in stacks deeper than the small preset's 2 layers: a quantization step
 # flipped by float32 rounding (see models/README.md) has more layers to grow
@@ -201,8 +201,9 @@ class Builder:
     `/scope/Op_N_output_0`)."""
 
     def __init__(self, cfg, precision, weights, qparams, act_type,
-                 dynamic):
+                 dynamic, qdq_outputs):
         self.cfg = cfg
+        self.qdq_outputs = qdq_outputs
         self.precision = precision
         self.weights = weights
         self.qparams = qparams
@@ -314,11 +315,15 @@ class Builder:
         self.qdq_cache[x] = dq
         return dq
 
+    def out(self, key, x):
+        """A MatMul's output: a QDQ pair too at int8 with qdq_outputs."""
+        return self.act(key, x) if self.qdq_outputs else x
+
     def linear(self, x, key, wname, scope):
         saved, self.scope = self.scope, scope
         out = self.op("MatMul", [self.act(key, x), self.weight(wname)])
         self.scope = saved
-        return out
+        return self.out(f"{wname}.out", out)
 
     def rms_norm(self, x, wname, scope):
         saved, self.scope = self.scope, scope
@@ -341,8 +346,9 @@ class Builder:
 
 def build_model(cfg, precision, attention, weights, qparams=None,
                 act_type="uint8", dynamic=False, linear_form="cumsum",
-                name="model"):
-    b = Builder(cfg, precision, weights, qparams, act_type, dynamic)
+                name="model", qdq_outputs=True):
+    b = Builder(cfg, precision, weights, qparams, act_type, dynamic,
+                qdq_outputs)
     d, heads, kv = cfg["d_model"], cfg["heads"], cfg["kv_heads"]
     hd, rep = d // heads, heads // kv
     fp16 = precision == "fp16"
@@ -388,7 +394,8 @@ def build_model(cfg, precision, attention, weights, qparams=None,
         v = repeat_kv(heads_of(v, kv))
         if attention == "softmax":
             kt = b.op("Transpose", [k], perm=[0, 1, 3, 2])
-            s = b.op("MatMul", [b.act(f"{p}.q", q), b.act(f"{p}.kT", kt)])
+            s = b.out(f"{p}.scores.out", b.op(
+                "MatMul", [b.act(f"{p}.q", q), b.act(f"{p}.kT", kt)]))
             s = b.op("Div", [s, b.fconst(np.sqrt(hd))])
             s = b.op("Where", [keep, s, b.fconst(np.finfo(b.fnp).min)])
             if fp16:
@@ -396,8 +403,8 @@ def build_model(cfg, precision, attention, weights, qparams=None,
             probs = b.op("Softmax", [s], axis=-1)
             if fp16:
                 probs = b.cast(probs, TensorProto.FLOAT16)
-            o = b.op("MatMul", [b.act(f"{p}.probs", probs),
-                                b.act(f"{p}.v", v)])
+            o = b.out(f"{p}.attn.out", b.op(
+                "MatMul", [b.act(f"{p}.probs", probs), b.act(f"{p}.v", v)]))
         else:
             def phi(t):
                 return b.op("Add", [b.op("Elu", [t], alpha=1.0),
@@ -405,8 +412,9 @@ def build_model(cfg, precision, attention, weights, qparams=None,
             fq, fk = phi(q), phi(k)
             if linear_form == "masked":
                 fkt = b.op("Transpose", [fk], perm=[0, 1, 3, 2])
-                s = b.op("MatMul", [b.act(f"{p}.phi_q", fq),
-                                    b.act(f"{p}.phi_kT", fkt)])
+                s = b.out(f"{p}.scores.out", b.op(
+                    "MatMul", [b.act(f"{p}.phi_q", fq),
+                               b.act(f"{p}.phi_kT", fkt)]))
                 s = b.op("Where", [keep, s, b.fconst(0.0)])
                 if fp16:
                     s = b.cast(s, TensorProto.FLOAT)
@@ -416,8 +424,9 @@ def build_model(cfg, precision, attention, weights, qparams=None,
                 probs = b.op("Div", [s, den])
                 if fp16:
                     probs = b.cast(probs, TensorProto.FLOAT16)
-                o = b.op("MatMul", [b.act(f"{p}.probs", probs),
-                                    b.act(f"{p}.v", v)])
+                o = b.out(f"{p}.attn.out", b.op(
+                    "MatMul", [b.act(f"{p}.probs", probs),
+                               b.act(f"{p}.v", v)]))
             else:
                 vv = v
                 if fp16:
@@ -427,10 +436,10 @@ def build_model(cfg, precision, attention, weights, qparams=None,
                     b.op("Unsqueeze", [fk, b.const([-1])]),
                     b.op("Unsqueeze", [vv, b.const([-2])])])
                 kv_sum = b.op("CumSum", [kv_outer, b.const(2)])
-                num = b.op("MatMul", [
+                num = b.out(f"{p}.num.out", b.op("MatMul", [
                     b.act(f"{p}.phi_q", b.op("Unsqueeze",
                                              [fq, b.const([-2])])),
-                    b.act(f"{p}.kv", kv_sum)])
+                    b.act(f"{p}.kv", kv_sum)]))
                 num = b.op("Squeeze", [num, b.const([-2])])
                 k_sum = b.op("CumSum", [fk, b.const(2)])
                 den = b.op("ReduceSum", [b.op("Mul", [fq, k_sum]),
@@ -525,6 +534,10 @@ def main(argv=None):
                         "(O(S), default) or as a masked S x S product")
     parser.add_argument("--act-type", choices=["uint8", "int8"],
                         default="uint8", help="int8 variants' activations")
+    parser.add_argument("--qdq-outputs", choices=["on", "off"], default="on",
+                        help="int8: QDQ pairs on the MatMul outputs too (on: "
+                        "as onnxruntime's quantize_static writes them; off: "
+                        "on the MatMul inputs only)")
     parser.add_argument("--dynamic-dims", action="store_true",
                         help="named dims batch/seq in the graph inputs, "
                         "shape arithmetic in the graph (give kiln-compile "
@@ -565,6 +578,7 @@ def main(argv=None):
         "config": {**cfg, "head_dim": cfg["d_model"] // cfg["heads"],
                    "linear_form": args.linear_form,
                    "act_type": args.act_type,
+                   "qdq_outputs": args.qdq_outputs == "on",
                    "calib_batches": args.calib_batches,
                    "dynamic_dims": args.dynamic_dims,
                    "parameters": int(sum(w.size for w in weights.values()))},
@@ -591,9 +605,10 @@ def main(argv=None):
                 qparams = calibrate(cfg, weights, attention, args.seed + 2,
                                     args.calib_batches, args.act_type,
                                     args.linear_form)
+            qdq_outputs = args.qdq_outputs == "on"
             model = build_model(cfg, precision, attention, weights, qparams,
                                 args.act_type, args.dynamic_dims,
-                                args.linear_form, name)
+                                args.linear_form, name, qdq_outputs)
             path = os.path.join(args.out, f"{name}.onnx")
             onnx.save(model, path)
             entry = {
@@ -616,6 +631,7 @@ def main(argv=None):
                 entry["linear_form"] = args.linear_form
             if precision == "int8":
                 entry["act_type"] = args.act_type
+                entry["qdq_outputs"] = qdq_outputs
             data = os.path.join(args.out, name, "test_data_set_0")
             os.makedirs(data, exist_ok=True)
             np.save(os.path.join(data, "input_0.npy"), ids)
@@ -623,7 +639,8 @@ def main(argv=None):
             if not args.no_reference:
                 logits = ref.forward(cfg, weights, ids, attention, precision,
                                      qparams, act_type=args.act_type,
-                                     linear_form=args.linear_form)
+                                     linear_form=args.linear_form,
+                                     qdq_outputs=qdq_outputs)
                 np.save(os.path.join(data, "output_0.npy"), logits)
                 entry["reference"] = f"{name}/test_data_set_0/output_0.npy"
                 if precision == "fp32":

@@ -16,7 +16,8 @@
 #         them: QuantizeLinear y = saturate(round_half_even(x / s) + zp),
 #         DequantizeLinear x' = (y - zp) * s; weights per output channel
 #         (axis 1 of the [in, out] MatMul weight), symmetric int8 in
-#         [-127, 127]; activations per tensor, asymmetric uint8 (or int8).
+#         [-127, 127]; activations per tensor, asymmetric uint8 (or int8),
+#         on every MatMul input and (qdq_outputs) every MatMul output.
 #
 # The same forward pass records the activation ranges of the calibration
 # run (`record`), so the generator's QDQ scales come from this code.
@@ -57,8 +58,10 @@ def weight_qparams(w):
     absmax = np.abs(w.astype(np.float64)).max(axis=0)
     scale = (absmax / 127.0).astype(np.float32)
     scale[scale == 0] = 1.0
-    q = np.clip(np.rint(w.astype(np.float64) / scale.astype(np.float64)),
-                -127, 127).astype(np.int8)
+    # w / scale in float32, as onnxruntime's quantizer divides (a float64
+    # division rounds a few near-half elements the other way).
+    q = np.clip(np.rint(w.astype(np.float32) / scale), -127,
+                127).astype(np.int8)
     return q, scale
 
 
@@ -74,8 +77,9 @@ class Numerics:
     gives the weight as the graph's MatMul sees it."""
 
     def __init__(self, precision, weights, qparams=None, record=None,
-                 act_type="uint8"):
+                 act_type="uint8", qdq_outputs=True):
         self.precision = precision
+        self.qdq_outputs = qdq_outputs
         self.weights = weights
         self.qparams = qparams or {}
         self.record = record
@@ -100,12 +104,23 @@ class Numerics:
         # Norm weights are not MatMul weights: fp16 at fp16, float else.
         return self.t(self.weights[name].astype(np.float64))
 
-    def act(self, key, x):
+    def out(self, key, x):
+        """A MatMul's output: a QDQ pair too with qdq_outputs (as
+        onnxruntime's quantize_static writes it)."""
+        if self.precision == "int8" and not self.qdq_outputs:
+            self._record(key, x)
+            return x
+        return self.act(key, x)
+
+    def _record(self, key, x):
         if self.record is not None:
             lo, hi = float(x.min()), float(x.max())
             old = self.record.get(key)
             self.record[key] = (lo, hi) if old is None else (
                 min(old[0], lo), max(old[1], hi))
+
+    def act(self, key, x):
+        self._record(key, x)
         if self.precision != "int8":
             return x
         scale, zp = self.qparams[key]
@@ -118,10 +133,11 @@ def _elu(x):
 
 
 def forward(cfg, weights, ids, attention, precision, qparams=None,
-            record=None, act_type="uint8", linear_form="cumsum"):
+            record=None, act_type="uint8", linear_form="cumsum",
+            qdq_outputs=True):
     """Logits [B, S, vocab] (float32) of one variant for int64 ids [B, S].
     cfg: dict with layers, d_model, heads, kv_heads, eps."""
-    n = Numerics(precision, weights, qparams, record, act_type)
+    n = Numerics(precision, weights, qparams, record, act_type, qdq_outputs)
     t = n.t
     layers, d = cfg["layers"], cfg["d_model"]
     heads, kv_heads = cfg["heads"], cfg["kv_heads"]
@@ -131,7 +147,7 @@ def forward(cfg, weights, ids, attention, precision, qparams=None,
     batch, seq = ids.shape
 
     def linear(x, key, wname):
-        return t(n.act(key, x) @ n.weight(wname))
+        return t(n.out(f"{wname}.out", n.act(key, x) @ n.weight(wname)))
 
     def rms_norm(x, wname):
         # In float32 for fp16 too (the graph casts), back to the working
@@ -160,26 +176,29 @@ def forward(cfg, weights, ids, attention, precision, qparams=None,
         k = np.repeat(k, rep, axis=1)  # query head j reads kv head j // rep
         v = np.repeat(v, rep, axis=1)
         if attention == "softmax":
-            s = t(n.act(f"{p}.q", q) @
-                  n.act(f"{p}.kT", k.transpose(0, 1, 3, 2)))
+            s = t(n.out(f"{p}.scores.out", n.act(f"{p}.q", q) @
+                        n.act(f"{p}.kT", k.transpose(0, 1, 3, 2))))
             s = t(s / t(np.sqrt(hd)))
             s = np.where(causal, s, -np.inf)  # the fill's exp is 0 anyway
             e = np.exp(s - s.max(axis=-1, keepdims=True))
             probs = t(e / e.sum(axis=-1, keepdims=True))
-            o = t(n.act(f"{p}.probs", probs) @ n.act(f"{p}.v", v))
+            o = t(n.out(f"{p}.attn.out",
+                        n.act(f"{p}.probs", probs) @ n.act(f"{p}.v", v)))
         elif linear_form == "masked":
             fq, fk = phi(q), phi(k)
-            a = t(n.act(f"{p}.phi_q", fq) @
-                  n.act(f"{p}.phi_kT", fk.transpose(0, 1, 3, 2)))
+            a = t(n.out(f"{p}.scores.out", n.act(f"{p}.phi_q", fq) @
+                        n.act(f"{p}.phi_kT", fk.transpose(0, 1, 3, 2))))
             a = np.where(causal, a, 0.0)
             probs = t(a / (a.sum(axis=-1, keepdims=True) + EPS_LINEAR))
-            o = t(n.act(f"{p}.probs", probs) @ n.act(f"{p}.v", v))
+            o = t(n.out(f"{p}.attn.out",
+                        n.act(f"{p}.probs", probs) @ n.act(f"{p}.v", v)))
         else:
             # Causal linear attention by prefix sums (fp16: in float32).
             fq, fk = phi(q), phi(k)
             kv = np.cumsum(fk[..., :, None] * v[..., None, :], axis=2)
-            num = (n.act(f"{p}.phi_q", fq)[..., None, :] @
-                   n.act(f"{p}.kv", kv))[..., 0, :]
+            num = n.out(f"{p}.num.out",
+                        n.act(f"{p}.phi_q", fq)[..., None, :] @
+                        n.act(f"{p}.kv", kv))[..., 0, :]
             den = (fq * np.cumsum(fk, axis=2)).sum(-1, keepdims=True)
             o = t(num / (den + EPS_LINEAR))
         o = o.transpose(0, 2, 1, 3).reshape(batch, seq, d)

@@ -7,6 +7,9 @@
 #
 #   * checks the graph is the variant it claims (fp16 initializers; int8
 #     weights with per-channel DequantizeLinear; QDQ pairs on activations),
+#     and that each int8 graph quantizes the same tensors with the same
+#     zero points, scales (to float32 rounding) and int8 weights as
+#     onnxruntime.quantization.quantize_static does for its fp32 model,
 #   * compiles it with kiln-compile at the default -O2 (codegen kernels) and
 #     at -O3 --kernels=library, runs it with kiln-run on the generated token
 #     ids, and compares the logits with the numpy reference of the same
@@ -68,6 +71,67 @@ def structure_errors(model, precision):
         if ops.count("QuantizeLinear") < 5:
             errors.append("activations have no QuantizeLinear pairs")
     return errors
+
+
+def ptq_differences(workdir, manifest, attention):
+    """How <attention>_int8.onnx differs from what onnxruntime's
+    quantize_static (QDQ, per-channel, MatMul only, uint8 activations, int8
+    weights) writes for <attention>_fp32.onnx calibrated on the same
+    sequences: [] when the quantized tensors, the int8 weights and the zero
+    points are the same and the scales agree to float32 rounding (ONNX
+    Runtime calibrates in float32, the generator in float64)."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    cfg = manifest["config"]
+    ids = gen.token_ids(cfg, manifest["seed"] + 2, cfg["calib_batches"])
+    batch = cfg["batch"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter({"input_ids": ids[i:i + batch]}
+                              for i in range(0, len(ids), batch))
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    ours_path = os.path.join(workdir, f"{attention}_int8.onnx")
+    ort_path = os.path.join(workdir, f"{attention}_int8.ptq.onnx")
+    quantize_static(os.path.join(workdir, f"{attention}_fp32.onnx"),
+                    ort_path, Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, op_types_to_quantize=["MatMul"],
+                    activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+
+    def qdq(path):
+        model = onnx.load(path)
+        inits = {t.name: onnx.numpy_helper.to_array(t)
+                 for t in model.graph.initializer}
+        # The tensor each QuantizeLinear reads, named by its producer's
+        # output (ONNX Runtime renames the graph output's producer).
+        last = [n for n in model.graph.node if n.op_type == "MatMul"][-1]
+        acts = {}
+        for n in model.graph.node:
+            if n.op_type == "QuantizeLinear":
+                key = "logits" if n.input[0] == last.output[0] else n.input[0]
+                acts[key] = (float(inits[n.input[1]]), int(inits[n.input[2]]))
+        weights = {k: v for k, v in inits.items() if k.endswith("_quantized")}
+        return acts, weights
+
+    ours, ort_ = qdq(ours_path), qdq(ort_path)
+    errors = []
+    if set(ours[0]) != set(ort_[0]):
+        errors.append(f"quantized tensors differ: only ours "
+                      f"{sorted(set(ours[0]) - set(ort_[0]))[:3]}, only "
+                      f"ORT's {sorted(set(ort_[0]) - set(ours[0]))[:3]}")
+    for key in set(ours[0]) & set(ort_[0]):
+        (s1, z1), (s2, z2) = ours[0][key], ort_[0][key]
+        if z1 != z2 or abs(s1 - s2) > 1e-5 * s2:
+            errors.append(f"{key}: scale/zero point {s1:.7g}/{z1}, "
+                          f"ORT {s2:.7g}/{z2}")
+    if set(ours[1]) != set(ort_[1]) or any(
+            not np.array_equal(ours[1][k], ort_[1][k]) for k in ours[1]):
+        errors.append("the int8 weights differ")
+    return errors[:4], len(ours[0]), len(ours[1])
 
 
 def run_kiln(args, onnx_path, data, flags):
@@ -148,6 +212,14 @@ def main():
                    f"max abs {q['max_abs_error']:.3g}, cosine "
                    f"{q['cosine']:.7f}, top-1 {q['top1_agreement']:.4f} "
                    f"(compile {compile_s:.1f} s, run {run_s:.2f} s)")
+
+    # The int8 graphs are what the PTQ tool writes.
+    for attention in ("softmax", "linear"):
+        errors, n_act, n_w = ptq_differences(args.workdir, manifest,
+                                             attention)
+        report(not errors, f"{attention}_int8 vs onnxruntime quantize_static",
+               "; ".join(errors) or f"same {n_act} quantized activations "
+               f"(scales, zero points) and {n_w} int8 weights")
 
     # With --dynamic-dims (named batch/seq dims, the exporter's shape
     # arithmetic), given static shapes by kiln-compile --input-shapes: the
