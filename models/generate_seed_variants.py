@@ -22,8 +22,8 @@
 #       [--attention softmax,linear] [--precision fp32,fp16,int8]
 #       [--layers N --d-model N --heads N --kv-heads N --ffn N --vocab N
 #        --seq-len N --batch N] [--linear-form cumsum|masked]
-#       [--act-type uint8|int8] [--dynamic-dims] [--seed N] [--check-ort]
-#       [--no-reference]
+#       [--act-type uint8|int8] [--qdq-outputs on|off] [--dynamic-dims]
+#       [--seed N] [--check-ort] [--no-reference]
 #
 # The graph of one layer (scope /model/layers.N), as PyTorch exports it:
 #
@@ -64,8 +64,10 @@
 #         DequantizeLinear(axis=1); every float MatMul input that is not a
 #         weight (projections and attention matmuls) a per-tensor asymmetric
 #         QuantizeLinear -> DequantizeLinear pair (uint8 by default), one pair
-#         per tensor however many MatMuls read it. Scales from a MinMax
-#         calibration of the fp32 model on random tokens, in numpy.
+#         per tensor however many MatMuls read it, and so every MatMul output
+#         (as onnxruntime 1.31 writes it; --qdq-outputs off: inputs only).
+#         Scales from a MinMax calibration of the fp32 model on random
+#         tokens, in numpy.
 #
 #===----------------------------------------------------------------------===#
 
