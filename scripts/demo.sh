@@ -8,15 +8,23 @@
 #   2. compiles it for this CPU (-O3) into build/demo/<model>.kiln and runs it
 #      with kiln-run on its test data set (outputs checked against ONNX
 #      Runtime's, PASS/FAIL per output);
-# then times the transformer block, the small CNN and the MLP at batch 1 and
-# 8 with 2 threads against ONNX Runtime, both kernel strategies
-# (scripts/bench_cpu.py: interleaved rounds, median, ratio).
-# Extra arguments go to kiln-compile in step 1 (e.g. -O3,
+# then runs the seed's study with kiln-bench (tools/kiln-bench/studies/
+# seed-small.toml: the 2x2 grid of Standard/Flash variants, both kernel
+# strategies, ONNX Runtime, the pass ablation and the sweeps) and prints its
+# table; the report is in build/bench/seed-small/report.md.
+#   --full   the study at full size instead (build/bench/seed-small-full/)
+# Other arguments go to kiln-compile in step 1 (e.g. -O3,
 # --disable-pass=kiln-fuse-attention).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
 
+BENCH_ARGS=()
+COMPILE_ARGS=()
+for arg in "$@"; do
+  if [[ "$arg" == --full ]]; then BENCH_ARGS+=(--full); else COMPILE_ARGS+=("$arg"); fi
+done
+set -- "${COMPILE_ARGS[@]+"${COMPILE_ARGS[@]}"}"
 "$ROOT/scripts/build.sh" kiln-compile kiln-run
 "$ROOT/.venv/bin/python" "$ROOT/models/generate_demo_models.py" \
   --out "$BUILD/models" --static-shapes
@@ -34,7 +42,6 @@ for model in "$BUILD"/models/*.onnx; do
     --inputs "$BUILD/models/$name/test_data_set_0" --rtol 1e-3 --atol 1e-4 \
     --warmup 1 --iterations 5 | sed 's/^/  /'
 done
-echo "=== latency on this CPU: Kiln vs ONNX Runtime"
-"$ROOT/.venv/bin/python" "$ROOT/scripts/bench_cpu.py" --threads 2 \
-  --rounds 3 --iterations 10 --models transformer_block,small_cnn,mlp \
-  --no-resnet --workdir "$BUILD/bench"
+echo "=== the seed's study: Standard vs Flash, and what makes the difference"
+"$BUILD/bin/kiln-bench" "$ROOT/tools/kiln-bench/studies/seed-small.toml" \
+  "${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"}"
