@@ -195,6 +195,152 @@ static void im2colRows(const float *x, int64_t c, int64_t h, int64_t w,
       }
 }
 
+/* Kiln's convolution micro-kernel: tile[MR][NR] += W[MR x K] * B[K x NR]
+ * (W rows K apart, B rows ldb apart), the tile kept in vector registers
+ * over all of K: per k one row of B (two vectors) and MR broadcasts of W,
+ * 2*MR FMAs. NR = 2 vectors. One copy per vector width, compiled for that
+ * ISA (the archive itself is built for any x86-64; the caller picks one with
+ * __builtin_cpu_supports). OpenBLAS's SGEMM packs both operands on every
+ * call (the im2col a second time), which at these sizes cost as much as the
+ * FMAs; here the im2col rows are read in place. */
+#define KILN_CONV_KERNEL(NAME, TARGET, VL, MR)                                 \
+  typedef float NAME##Vec __attribute__((vector_size(VL * 4), aligned(4)));    \
+  __attribute__((target(TARGET))) static void NAME(                            \
+      const float *w, int64_t k, const float *b, int64_t ldb, float *tile) {   \
+    NAME##Vec acc0[MR], acc1[MR];                                              \
+    for (int r = 0; r < MR; ++r) {                                             \
+      acc0[r] = *(const NAME##Vec *)(tile + r * 2 * VL);                       \
+      acc1[r] = *(const NAME##Vec *)(tile + r * 2 * VL + VL);                  \
+    }                                                                          \
+    for (int64_t p = 0; p < k; ++p) {                                          \
+      NAME##Vec b0 = *(const NAME##Vec *)(b + p * ldb);                        \
+      NAME##Vec b1 = *(const NAME##Vec *)(b + p * ldb + VL);                   \
+      for (int r = 0; r < MR; ++r) {                                           \
+        float a = w[r * k + p];                                                \
+        acc0[r] += a * b0;                                                     \
+        acc1[r] += a * b1;                                                     \
+      }                                                                        \
+    }                                                                          \
+    for (int r = 0; r < MR; ++r) {                                             \
+      *(NAME##Vec *)(tile + r * 2 * VL) = acc0[r];                             \
+      *(NAME##Vec *)(tile + r * 2 * VL + VL) = acc1[r];                        \
+    }                                                                          \
+  }
+
+KILN_CONV_KERNEL(convTileAvx512, "avx512f,fma", 16, 8)
+KILN_CONV_KERNEL(convTileAvx2, "avx2,fma", 8, 6)
+
+typedef void (*ConvTileFn)(const float *, int64_t, const float *, int64_t,
+                           float *);
+
+struct ConvKernel {
+  ConvTileFn tile;
+  int mr, nr;
+};
+
+/* The micro-kernel for this CPU; tile NULL without AVX2 (then OpenBLAS). */
+static struct ConvKernel convKernel(void) {
+  struct ConvKernel kernel = {NULL, 0, 0};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    kernel.tile = convTileAvx512;
+    kernel.mr = 8;
+    kernel.nr = 32;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    kernel.tile = convTileAvx2;
+    kernel.mr = 6;
+    kernel.nr = 16;
+  }
+  return kernel;
+}
+
+/* What a convolution call does around its GEMMs (see below). */
+struct ConvOutput {
+  float *out;          /* the convolution's output, [F, spatial] per image */
+  int64_t spatial;     /* oh * ow: the distance between channels */
+  int init;            /* 0 accumulate into out, 1 zeros, 2 the bias */
+  const float *bias;   /* [F] */
+  int epilogue;        /* 1 add the residual, 2 relu (bits) */
+  const float *residual; /* same layout as out */
+  float *result;
+};
+
+/* One output row segment: out[p] = v, and with an epilogue,
+ * result[p] = [relu](v [+ residual[p]]). `result` may be out or residual. */
+static void storeRow(const struct ConvOutput *o, int64_t base,
+                     const float *v, int64_t len) {
+  float *out = o->out + base;
+  if ((!o->epilogue || o->result != o->out) && out != v)
+    memcpy(out, v, sizeof(float) * len);
+  if (!o->epilogue)
+    return;
+  float *dst = o->result + base;
+  const float *res = o->residual ? o->residual + base : NULL;
+  int relu = o->epilogue & 2;
+  if (res && relu)
+    for (int64_t p = 0; p < len; ++p) {
+      float x = v[p] + res[p];
+      /* arith.maximumf(x, 0): NaN stays NaN, -0 becomes +0. */
+      dst[p] = x <= 0.0f ? 0.0f : x;
+    }
+  else if (res)
+    for (int64_t p = 0; p < len; ++p)
+      dst[p] = v[p] + res[p];
+  else
+    for (int64_t p = 0; p < len; ++p)
+      dst[p] = v[p] <= 0.0f ? 0.0f : v[p];
+}
+
+/* out[f, base + p] for f < F, p < cols of one image: W[F x K] x B[K x cols]
+ * (B rows ldb apart) through the micro-kernel, column panels of nr outer
+ * (the panel, K x nr, stays in cache across all of W), filter tiles of mr
+ * inner. `scratch` holds K * nr + mr * K + mr * nr floats. */
+static void convGemm(struct ConvKernel kernel, const float *w, int64_t f,
+                     int64_t k, const float *b, int64_t ldb, int64_t cols,
+                     const struct ConvOutput *o, int64_t base,
+                     float *scratch) {
+  int mr = kernel.mr, nr = kernel.nr;
+  float *panel = scratch, *wEdge = panel + k * nr, *tile = wEdge + mr * k;
+  int64_t fFull = f / mr * mr;
+  if (fFull < f) {
+    /* The last, partial filter tile, padded with zero rows. */
+    memset(wEdge, 0, sizeof(float) * mr * k);
+    memcpy(wEdge, w + fFull * k, sizeof(float) * (f - fFull) * k);
+  }
+  for (int64_t p0 = 0; p0 < cols; p0 += nr) {
+    int64_t width = cols - p0 < nr ? cols - p0 : nr;
+    /* The panel is copied to consecutive rows even when whole: read in
+     * place, its rows are ldb apart, often a multiple of 4 KiB / K, and
+     * then they fall into a few L1 sets and evict each other. */
+    for (int64_t q = 0; q < k; ++q) {
+      memcpy(panel + q * nr, b + q * ldb + p0, sizeof(float) * width);
+      if (width < nr)
+        memset(panel + q * nr + width, 0, sizeof(float) * (nr - width));
+    }
+    const float *bp = panel;
+    int64_t ldp = nr;
+    for (int64_t f0 = 0; f0 < f; f0 += mr) {
+      int64_t rows = f - f0 < mr ? f - f0 : mr;
+      for (int r = 0; r < mr; ++r) {
+        float *t = tile + r * nr;
+        if (r >= rows || o->init == 1) {
+          memset(t, 0, sizeof(float) * nr);
+        } else if (o->init == 2) {
+          for (int j = 0; j < nr; ++j)
+            t[j] = o->bias[f0 + r];
+        } else {
+          memcpy(t, o->out + base + (f0 + r) * o->spatial + p0,
+                 sizeof(float) * width);
+          memset(t + width, 0, sizeof(float) * (nr - width));
+        }
+      }
+      kernel.tile(rows == mr ? w + f0 * k : wEdge, k, bp, ldp, tile);
+      for (int64_t r = 0; r < rows; ++r)
+        storeRow(o, base + (f0 + r) * o->spatial + p0, tile + r * nr, width);
+    }
+  }
+}
+
 /* out[N,F,OH,OW] (+)= conv(in[N,C,H,W], filter[F,C,KH,KW]), all contiguous,
  * as GEMMs filter[F, C*KH*KW] x im2col. `top`/`left` rows and columns of
  * zero padding are read around the input (the bottom and right ones follow
@@ -205,10 +351,11 @@ static void im2colRows(const float *x, int64_t c, int64_t h, int64_t w,
  *
  * The work is split in tasks of whole output rows of one image (all the
  * rows when there are at least as many images as threads); each task
- * copies its own im2col block into its thread's buffer, runs its GEMM and
- * its part of the epilogue, so the copy is parallel and each block is still
- * in cache when the next step reads it. A 1x1, stride-1 convolution without
- * padding reads the input rows in place. */
+ * copies its own im2col block into its thread's buffer and runs its GEMM
+ * with the initialization and the epilogue applied per register tile, so
+ * the copy is parallel and nothing makes a second pass over the output.
+ * A 1x1, stride-1 convolution without padding reads the input rows in
+ * place. Without AVX2 the GEMM is OpenBLAS's, the rest the same. */
 KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
     intptr_t in, int64_t inoff, int64_t n, int64_t c, int64_t h, int64_t w,
     intptr_t filter, int64_t filteroff, int64_t f, int64_t kh, int64_t kw,
@@ -219,14 +366,18 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
     int64_t resultoff) {
   const float *input = (const float *)in + inoff;
   const float *weights = (const float *)filter + filteroff;
-  const float *biases = init == 2 ? (const float *)bias + biasoff : NULL;
-  const float *res = epilogue & 1 ? (const float *)residual + residualoff
-                                  : NULL;
-  float *output = (float *)out + outoff;
-  float *final = epilogue ? (float *)result + resultoff : NULL;
   int64_t ckk = c * kh * kw, spatial = oh * ow;
   if (n == 0 || f == 0 || spatial == 0)
     return;
+  struct ConvOutput o = {(float *)out + outoff,
+                         spatial,
+                         (int)init,
+                         init == 2 ? (const float *)bias + biasoff : NULL,
+                         (int)epilogue,
+                         epilogue & 1 ? (const float *)residual + residualoff
+                                      : NULL,
+                         epilogue ? (float *)result + resultoff : NULL};
+  struct ConvKernel kernel = convKernel();
   int direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && oh == h &&
                ow == w && top == 0 && left == 0;
   int threads = threadsFor((double)n * f * spatial * ckk);
@@ -235,12 +386,17 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
     parts = (int)oh;
   int64_t tasks = n * parts;
   int64_t rowsPerPart = (oh + parts - 1) / parts;
+  int64_t scratchSize =
+      kernel.tile ? ckk * kernel.nr + kernel.mr * ckk + kernel.mr * kernel.nr
+                  : 0;
 #pragma omp parallel num_threads(threads)
   {
     int self = omp_get_thread_num(), team = omp_get_num_threads();
     float *col = direct ? NULL
                         : (float *)malloc(sizeof(float) * ckk *
                                           rowsPerPart * ow);
+    float *scratch =
+        scratchSize ? (float *)malloc(sizeof(float) * scratchSize) : NULL;
     for (int64_t task = self; task < tasks; task += team) {
       int64_t img = task / parts, y0, y1;
       splitRange(oh, parts, (int)(task % parts), 1, &y0, &y1);
@@ -249,38 +405,30 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
       const float *x = input + img * c * h * w;
       const float *cols = x + y0 * ow;
       int64_t ldb = spatial, len = (y1 - y0) * ow;
-      float *block = output + img * f * spatial + y0 * ow;
+      int64_t base = img * f * spatial + y0 * ow;
       if (!direct) {
         im2colRows(x, c, h, w, kh, kw, ow, sh, sw, dh, dw, top, left, y0, y1,
                    col);
         cols = col;
         ldb = len;
       }
-      if (biases)
+      if (kernel.tile) {
+        convGemm(kernel, weights, f, ckk, cols, ldb, len, &o, base, scratch);
+        continue;
+      }
+      float *block = o.out + base;
+      if (o.bias)
         for (int64_t fi = 0; fi < f; ++fi)
           for (int64_t p = 0; p < len; ++p)
-            block[fi * spatial + p] = biases[fi];
+            block[fi * spatial + p] = o.bias[fi];
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)f,
                   (int)len, (int)ckk, 1.0f, weights, (int)ckk, cols, (int)ldb,
                   init == 1 ? 0.0f : 1.0f, block, (int)spatial);
-      if (!epilogue)
-        continue;
-      int64_t base = img * f * spatial + y0 * ow;
-      for (int64_t fi = 0; fi < f; ++fi) {
-        const float *acc = block + fi * spatial;
-        const float *r = res ? res + base + fi * spatial : NULL;
-        float *dst = final + base + fi * spatial;
-        for (int64_t p = 0; p < len; ++p) {
-          float v = acc[p];
-          if (r)
-            v += r[p];
-          /* arith.maximumf(v, 0): NaN stays NaN, -0 becomes +0. */
-          if (epilogue & 2 && (v < 0.0f || v == 0.0f))
-            v = 0.0f;
-          dst[p] = v;
-        }
-      }
+      if (o.epilogue)
+        for (int64_t fi = 0; fi < f; ++fi)
+          storeRow(&o, base + fi * spatial, block + fi * spatial, len);
     }
+    free(scratch);
     free(col);
   }
 }
