@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -533,6 +534,12 @@ struct LowerVectorsPass
 /// outer dimensions parallel to feed the threads (at least minParallelTrips
 /// iterations, when the trip counts are static) and makes the rest (always
 /// the innermost, usually contiguous one) plain scf.for loops.
+///
+/// A loop not worth a parallel region becomes sequential altogether: one
+/// whose parallel dimensions have a single iteration, and an elementwise one
+/// (a body without loops or calls) over fewer than min-parallel-elements
+/// iterations in all. Each OpenMP region costs a fork and a join of the
+/// team, more than such a loop's work (the small CNN at batch 1 had 37).
 struct SplitParallelLoopsPass
     : PassWrapper<SplitParallelLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitParallelLoopsPass)
@@ -550,12 +557,16 @@ struct SplitParallelLoopsPass
       *this, "min-parallel-trips",
       llvm::cl::desc("Parallel iterations to keep before going sequential"),
       llvm::cl::init(64)};
+  Option<int64_t> minParallelElements{
+      *this, "min-parallel-elements",
+      llvm::cl::desc("Fewest iterations of an elementwise loop nest that "
+                     "run in parallel"),
+      llvm::cl::init(4096)};
 
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (loop.getNumReductions() == 0 &&
-          (loop.getNumLoops() > 1 || loop->getParentOfType<scf::ParallelOp>()))
+      if (loop.getNumReductions() == 0)
         loops.push_back(loop);
     });
     getOperation().walk(freeBodyBuffers);
@@ -580,6 +591,42 @@ struct SplitParallelLoopsPass
     }
   }
 
+  /// The static trip count of dimension `i`, if it has one.
+  static std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned i) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[i]);
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[i]);
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep()[i]);
+    if (!lb || !ub || !step || *step <= 0)
+      return std::nullopt;
+    return *ub > *lb ? llvm::divideCeil(*ub - *lb, *step) : 0;
+  }
+
+  /// Whether `loop` is too little work for a parallel region of its own.
+  bool tooSmall(scf::ParallelOp loop, unsigned keep) {
+    std::optional<int64_t> kept = 1, all = 1;
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+      std::optional<int64_t> trips = tripCount(loop, i);
+      if (!trips || !all) {
+        all = std::nullopt;
+        if (i < keep)
+          kept = std::nullopt;
+        continue;
+      }
+      *all *= *trips;
+      if (i < keep && kept)
+        *kept *= *trips;
+    }
+    if (kept && *kept <= 1)
+      return true;
+    bool straightLine = true;
+    loop.getBody()->walk([&](Operation *op) {
+      if ((op->getNumRegions() > 0 && op != loop) ||
+          isa<CallOpInterface>(op))
+        straightLine = false;
+    });
+    return straightLine && all && *all < minParallelElements;
+  }
+
   void split(scf::ParallelOp loop) {
     unsigned numLoops = loop.getNumLoops();
     unsigned keep = 0;
@@ -590,15 +637,17 @@ struct SplitParallelLoopsPass
     // index.
     bool nested = loop->getParentOfType<scf::ParallelOp>() != nullptr;
     while (!nested && keep + 1 < numLoops && trips < minParallelTrips) {
-      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[keep]);
-      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[keep]);
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[keep]);
+      std::optional<int64_t> dimTrips = tripCount(loop, keep);
       ++keep;
-      if (!lb || !ub || !step || *step <= 0)
+      if (!dimTrips)
         break; // Dynamic: this dimension alone is assumed to be enough.
-      trips *= llvm::divideCeil(*ub - *lb, *step);
+      trips *= *dimTrips;
     }
-    if (keep == numLoops)
+    if (!nested && numLoops == 1)
+      keep = 1;
+    if (!nested && tooSmall(loop, keep))
+      keep = 0;
+    else if (keep == numLoops)
       return;
     OpBuilder b(loop);
     Location loc = loop.getLoc();
