@@ -341,6 +341,23 @@ static void convGemm(struct ConvKernel kernel, const float *w, int64_t f,
   }
 }
 
+/* A buffer of at least `floats` floats for the calling thread, kept from
+ * call to call (and never freed: the OpenMP team's threads live as long as
+ * the process). The im2col blocks are hundreds of KiB: malloc'ed per call
+ * they came from mmap with fresh pages to fault in until glibc's threshold
+ * adapted, which made every run of a freshly loaded model slow. */
+static float *threadBuffer(int64_t floats) {
+  static __thread float *buffer;
+  static __thread int64_t capacity;
+  if (floats > capacity) {
+    free(buffer);
+    capacity = floats + floats / 4;
+    buffer = (float *)aligned_alloc(64, (size_t)(capacity * sizeof(float) +
+                                                 63) / 64 * 64);
+  }
+  return buffer;
+}
+
 /* out[N,F,OH,OW] (+)= conv(in[N,C,H,W], filter[F,C,KH,KW]), all contiguous,
  * as GEMMs filter[F, C*KH*KW] x im2col. `top`/`left` rows and columns of
  * zero padding are read around the input (the bottom and right ones follow
@@ -389,14 +406,12 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
   int64_t scratchSize =
       kernel.tile ? ckk * kernel.nr + kernel.mr * ckk + kernel.mr * kernel.nr
                   : 0;
+  int64_t colSize = direct ? 0 : ckk * rowsPerPart * ow;
 #pragma omp parallel num_threads(threads)
   {
     int self = omp_get_thread_num(), team = omp_get_num_threads();
-    float *col = direct ? NULL
-                        : (float *)malloc(sizeof(float) * ckk *
-                                          rowsPerPart * ow);
-    float *scratch =
-        scratchSize ? (float *)malloc(sizeof(float) * scratchSize) : NULL;
+    float *col = threadBuffer(colSize + scratchSize);
+    float *scratch = col + colSize;
     for (int64_t task = self; task < tasks; task += team) {
       int64_t img = task / parts, y0, y1;
       splitRange(oh, parts, (int)(task % parts), 1, &y0, &y1);
@@ -428,8 +443,6 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
         for (int64_t fi = 0; fi < f; ++fi)
           storeRow(&o, base + fi * spatial, block + fi * spatial, len);
     }
-    free(scratch);
-    free(col);
   }
 }
 

@@ -88,6 +88,52 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
 /// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
 constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
 
+/// The convolution's accumulator [n, f, oh, ow] as the [n, f, oh*ow] one of
+/// the im2col contraction. A zero fill or a broadcast along n and f (the
+/// bias) is rebuilt in 3-D, so that tileAndFuseInit fuses it into the thread
+/// blocks (a producer behind a collapse_shape is not fused, and stayed a
+/// separate parallel loop writing the whole output once more); anything
+/// else is collapsed.
+Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
+                   RankedTensorType type) {
+  MLIRContext *context = rewriter.getContext();
+  auto collapsed = [&]() -> Value {
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, init,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  };
+  auto empty = [&]() -> Value {
+    return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                   type.getElementType());
+  };
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty())
+        .getResult(0);
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 4 || generic.getNumParallelLoops() != 4 ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      !generic.getBlock()->getArguments().back().use_empty())
+    return collapsed();
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    // Inputs indexed by the batch and channel loops only.
+    if (map.isFunctionOfDim(2) || map.isFunctionOfDim(3))
+      return collapsed();
+    maps.push_back(AffineMap::get(3, 0, map.getResults(), context));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(3, context));
+  SmallVector<utils::IteratorType> parallel3(3, utils::IteratorType::parallel);
+  auto rebuilt = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, generic.getDpsInputs(),
+      ValueRange{empty()}, maps, parallel3);
+  rewriter.cloneRegionBefore(generic.getRegion(), rebuilt.getRegion(),
+                             rebuilt.getRegion().end());
+  return rebuilt.getResult(0);
+}
+
 /// linalg.conv_2d_nchw_fchw (float32, static) as im2col + a row-major
 /// contraction:
 ///   col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
@@ -148,9 +194,9 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
   auto filter2d = tensor::CollapseShapeOp::create(
       rewriter, loc, filter,
       SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  auto out3d = tensor::CollapseShapeOp::create(
+  Value out3d = collapseInit(
       rewriter, loc, init,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      RankedTensorType::get({n, f, oh * ow}, outType.getElementType()));
 
   // (b, m, n, k) = (n, f, oh*ow, c*kh*kw).
   AffineExpr b, m, nn, k;

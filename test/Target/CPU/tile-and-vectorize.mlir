@@ -83,6 +83,31 @@ func.func @conv(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %out: tens
 
 // -----
 
+// The bias broadcast that initializes a convolution's accumulator is rebuilt
+// on the [n, f, oh*ow] accumulator and fused into the thread blocks: each
+// register tile starts from the bias (a vector.broadcast of 8 values), no
+// loop over the whole output is left before the blocks.
+// CHECK-LABEL: func.func @conv_bias
+//   CHECK-NOT:   linalg.generic {{.*}}outs(%{{.*}} : tensor<1x16x32x32xf32>)
+//       CHECK:   scf.forall (%{{.+}}) = (0) to (1024) step (256)
+//       CHECK:     tensor.extract_slice %arg2[%{{.+}}] [8] [1] : tensor<16xf32> to tensor<8xf32>
+//       CHECK:     vector.broadcast %{{.+}} : vector<8xf32> to vector<32x8xf32>
+//       CHECK:     vector.contract
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<1x16x32x32xf32>
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_bias(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x32x32xf32> {
+  %e = tensor.empty() : tensor<1x16x32x32xf32>
+  %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<16xf32>) outs(%e : tensor<1x16x32x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x16x32x32xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%in, %f : tensor<1x4x34x34xf32>, tensor<16x4x3x3xf32>) outs(%init : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %0 : tensor<1x16x32x32xf32>
+}
+
+// -----
+
 // Not float32: left alone.
 // CHECK-LABEL: func.func @matmul_i32
 //       CHECK:   linalg.matmul
