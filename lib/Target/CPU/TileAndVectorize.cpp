@@ -88,6 +88,53 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
 /// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
 constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
 
+/// tensor.pad (constant value, static) of an elementwise linalg.generic's
+/// only result: the generic writes straight into the interior of the padded
+/// tensor (an extract_slice of its zero fill, inserted back), so that
+/// bufferization needs no copy into the padded buffer. Between two
+/// convolutions that was one more loop over the activation (the Relu, then
+/// the copy into the next convolution's padded input: two parallel regions
+/// and two passes, now one). A result with other users (a residual Add)
+/// is left alone: bufferization then copied the whole padded buffer.
+LogicalResult padIntoProducer(RewriterBase &rewriter, tensor::PadOp pad) {
+  auto generic = pad.getSource().getDefiningOp<linalg::GenericOp>();
+  Value padValue = pad.getConstantPaddingValue();
+  auto type = dyn_cast<RankedTensorType>(pad.getResultType());
+  if (!generic || !padValue || !type || !type.hasStaticShape() ||
+      !generic->hasOneUse() || generic.getNumResults() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      !generic.getBlock()->getArguments().back().use_empty())
+    return failure();
+  SmallVector<OpFoldResult> low = pad.getMixedLowPad();
+  if (!llvm::all_of(low, [](OpFoldResult v) {
+        return getConstantIntValue(v).has_value();
+      }))
+    return failure();
+  auto sourceType = cast<RankedTensorType>(pad.getSource().getType());
+  Location loc = pad.getLoc();
+  rewriter.setInsertionPoint(generic);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+      rewriter.getContext(), sourceType.getShape());
+  SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
+  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, filled, low,
+                                                  sizes, ones);
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.getDpsInitOperand(0)->set(interior);
+  });
+  rewriter.setInsertionPoint(pad);
+  Value inserted = tensor::InsertSliceOp::create(
+      rewriter, loc, generic.getResult(0), filled, low, sizes, ones);
+  rewriter.replaceOp(pad, inserted);
+  return success();
+}
+
 /// The convolution's accumulator [n, f, oh, ow] as the [n, f, oh*ow] one of
 /// the im2col contraction. A zero fill or a broadcast along n and f (the
 /// bias) is rebuilt in 3-D, so that tileAndFuseInit fuses it into the thread
@@ -262,6 +309,11 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
+
+    SmallVector<tensor::PadOp> pads;
+    func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+    for (tensor::PadOp pad : pads)
+      (void)padIntoProducer(rewriter, pad);
 
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     func.walk([&](linalg::Conv2DNchwFchwOp op) { convs.push_back(op); });

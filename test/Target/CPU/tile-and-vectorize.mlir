@@ -108,6 +108,34 @@ func.func @conv_bias(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %b: t
 
 // -----
 
+// The zero padding of an elementwise result (a Relu before the next
+// convolution): the Relu writes into the interior of the zero-filled padded
+// tensor, no tensor.pad (a copy into the padded buffer) is left.
+// CHECK-LABEL: func.func @relu_pad
+//       CHECK:   %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x10x10xf32>)
+//       CHECK:   %[[IN:.+]] = tensor.extract_slice %[[FILL]][0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
+//       CHECK:   %[[RELU:.+]] = linalg.generic {{.*}} outs(%[[IN]] : tensor<1x4x8x8xf32>)
+//       CHECK:     arith.maximumf
+//       CHECK:   tensor.insert_slice %[[RELU]] into %[[FILL]][0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
+//   CHECK-NOT:   tensor.pad
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @relu_pad(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x10x10xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x8x8xf32>) outs(%e : tensor<1x4x8x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x8x8xf32>
+  %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  return %p : tensor<1x4x10x10xf32>
+}
+
+// -----
+
 // Not float32: left alone.
 // CHECK-LABEL: func.func @matmul_i32
 //       CHECK:   linalg.matmul
