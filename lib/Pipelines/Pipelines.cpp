@@ -9,6 +9,9 @@
 //       is never mistaken for a residual add), transpose sinking, and a
 //       final clean-up (kiln-canonicalize, cse, kiln-dce).
 //   O3  O2 with channels-last convolution and pooling.
+// With decompose-fused (the CPU backend), the fused ops are rewritten into
+// plain ops at the end, and the transposes that leaves are sunk and folded
+// once more.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +105,16 @@ static void buildPipeline(OpPassManager &pm,
   b.cleanup();
   if (options.decomposeFused) {
     b.add(createKilnDecomposeFused());
+    // A channels-last convolution decomposes into Transpose, Conv (NCHW),
+    // Transpose: between two convolutions the pair meets again through the
+    // epilogue (Relu, the residual Add) and cancels, and the weights'
+    // transposes fold, instead of four copies of every activation and one of
+    // every weight on each run. Channels-first stays preferred here: the
+    // decomposed ops are the NCHW ones.
+    KilnOptimizeLayoutOptions sink = layout;
+    sink.preferNHWC = false;
+    b.add(createKilnOptimizeLayout(sink));
+    b.add(createKilnConstantFold(fold));
     b.cleanup();
   }
   b.addToModule(createSymbolDCEPass());

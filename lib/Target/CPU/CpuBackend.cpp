@@ -611,19 +611,19 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
                                    std::string(soPath),
                                    std::string(objPath),
                                    "-Wl,--whole-archive",
-                                   archive,
-                                   "-Wl,--no-whole-archive",
-                                   "-L" + ompDir,
-                                   "-Wl,-rpath," + ompDir,
-                                   "-lomp"};
+                                   archive};
+  // The library-mode kernels run their own OpenMP regions: their archive
+  // goes before -lomp, which --as-needed would otherwise drop from a model
+  // without parallel loops of its own.
   if (options.kernels == "library") {
-    args.push_back("-Wl,--whole-archive");
     llvm::SmallString<256> blas(llvm::sys::path::parent_path(archive));
     llvm::sys::path::append(blas, "libkiln_abi_blas.a");
     args.push_back(std::string(blas));
-    args.push_back("-Wl,--no-whole-archive");
-    args.push_back("-lopenblas");
   }
+  args.insert(args.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
+                           "-Wl,-rpath," + ompDir, "-lomp"});
+  if (options.kernels == "library")
+    args.push_back("-lopenblas");
   args.push_back("-lm");
   llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt,

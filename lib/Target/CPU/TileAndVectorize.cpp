@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -98,6 +99,99 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
 /// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
 constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
 
+/// tensor.pad (constant value, static) of an elementwise linalg.generic's
+/// only result: the generic writes straight into the interior of the padded
+/// tensor (an extract_slice of its zero fill, inserted back), so that
+/// bufferization needs no copy into the padded buffer. Between two
+/// convolutions that was one more loop over the activation (the Relu, then
+/// the copy into the next convolution's padded input: two parallel regions
+/// and two passes, now one). A result with other users (a residual Add)
+/// is left alone: bufferization then copied the whole padded buffer.
+LogicalResult padIntoProducer(RewriterBase &rewriter, tensor::PadOp pad) {
+  auto generic = pad.getSource().getDefiningOp<linalg::GenericOp>();
+  Value padValue = pad.getConstantPaddingValue();
+  auto type = dyn_cast<RankedTensorType>(pad.getResultType());
+  if (!generic || !padValue || !type || !type.hasStaticShape() ||
+      !generic->hasOneUse() || generic.getNumResults() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      !generic.getBlock()->getArguments().back().use_empty())
+    return failure();
+  SmallVector<OpFoldResult> low = pad.getMixedLowPad();
+  if (!llvm::all_of(low, [](OpFoldResult v) {
+        return getConstantIntValue(v).has_value();
+      }))
+    return failure();
+  auto sourceType = cast<RankedTensorType>(pad.getSource().getType());
+  Location loc = pad.getLoc();
+  rewriter.setInsertionPoint(generic);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+      rewriter.getContext(), sourceType.getShape());
+  SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
+  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, filled, low,
+                                                  sizes, ones);
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.getDpsInitOperand(0)->set(interior);
+  });
+  rewriter.setInsertionPoint(pad);
+  Value inserted = tensor::InsertSliceOp::create(
+      rewriter, loc, generic.getResult(0), filled, low, sizes, ones);
+  rewriter.replaceOp(pad, inserted);
+  return success();
+}
+
+/// The convolution's accumulator [n, f, oh, ow] as the [n, f, oh*ow] one of
+/// the im2col contraction. A zero fill or a broadcast along n and f (the
+/// bias) is rebuilt in 3-D, so that tileAndFuseInit fuses it into the thread
+/// blocks (a producer behind a collapse_shape is not fused, and stayed a
+/// separate parallel loop writing the whole output once more); anything
+/// else is collapsed.
+Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
+                   RankedTensorType type) {
+  MLIRContext *context = rewriter.getContext();
+  auto collapsed = [&]() -> Value {
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, init,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  };
+  auto empty = [&]() -> Value {
+    return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                   type.getElementType());
+  };
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty())
+        .getResult(0);
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 4 || generic.getNumParallelLoops() != 4 ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      !generic.getBlock()->getArguments().back().use_empty())
+    return collapsed();
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    // Inputs indexed by the batch and channel loops only.
+    if (map.isFunctionOfDim(2) || map.isFunctionOfDim(3))
+      return collapsed();
+    maps.push_back(AffineMap::get(3, 0, map.getResults(), context));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(3, context));
+  SmallVector<utils::IteratorType> parallel3(3, utils::IteratorType::parallel);
+  auto rebuilt = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, generic.getDpsInputs(),
+      ValueRange{empty()}, maps, parallel3);
+  rewriter.cloneRegionBefore(generic.getRegion(), rebuilt.getRegion(),
+                             rebuilt.getRegion().end());
+  return rebuilt.getResult(0);
+}
+
 /// linalg.conv_2d_nchw_fchw (float32, static) as im2col + a row-major
 /// contraction:
 ///   col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
@@ -158,9 +252,9 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
   auto filter2d = tensor::CollapseShapeOp::create(
       rewriter, loc, filter,
       SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  auto out3d = tensor::CollapseShapeOp::create(
+  Value out3d = collapseInit(
       rewriter, loc, init,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      RankedTensorType::get({n, f, oh * ow}, outType.getElementType()));
 
   // (b, m, n, k) = (n, f, oh*ow, c*kh*kw).
   AffineExpr b, m, nn, k;
@@ -241,6 +335,13 @@ struct TileAndVectorizePass
              !getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType())
                   .isF32();
     };
+    // Library mode (half-only) leaves the padding to the library calls.
+    SmallVector<tensor::PadOp> pads;
+    if (!halfPrecisionOnly)
+      func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+    for (tensor::PadOp pad : pads)
+      (void)padIntoProducer(rewriter, pad);
+
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     func.walk([&](linalg::Conv2DNchwFchwOp op) {
       if (wanted(op))
@@ -561,6 +662,12 @@ struct LowerVectorsPass
 /// outer dimensions parallel to feed the threads (at least minParallelTrips
 /// iterations, when the trip counts are static) and makes the rest (always
 /// the innermost, usually contiguous one) plain scf.for loops.
+///
+/// A loop not worth a parallel region becomes sequential altogether: one
+/// whose parallel dimensions have a single iteration, and an elementwise one
+/// (a body without loops or calls) over fewer than min-parallel-elements
+/// iterations in all. Each OpenMP region costs a fork and a join of the
+/// team, more than such a loop's work (the small CNN at batch 1 had 37).
 struct SplitParallelLoopsPass
     : PassWrapper<SplitParallelLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitParallelLoopsPass)
@@ -578,12 +685,16 @@ struct SplitParallelLoopsPass
       *this, "min-parallel-trips",
       llvm::cl::desc("Parallel iterations to keep before going sequential"),
       llvm::cl::init(64)};
+  Option<int64_t> minParallelElements{
+      *this, "min-parallel-elements",
+      llvm::cl::desc("Fewest iterations of an elementwise loop nest that "
+                     "run in parallel"),
+      llvm::cl::init(4096)};
 
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (loop.getNumReductions() == 0 &&
-          (loop.getNumLoops() > 1 || loop->getParentOfType<scf::ParallelOp>()))
+      if (loop.getNumReductions() == 0)
         loops.push_back(loop);
     });
     getOperation().walk(freeBodyBuffers);
@@ -608,6 +719,42 @@ struct SplitParallelLoopsPass
     }
   }
 
+  /// The static trip count of dimension `i`, if it has one.
+  static std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned i) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[i]);
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[i]);
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep()[i]);
+    if (!lb || !ub || !step || *step <= 0)
+      return std::nullopt;
+    return *ub > *lb ? llvm::divideCeil(*ub - *lb, *step) : 0;
+  }
+
+  /// Whether `loop` is too little work for a parallel region of its own.
+  bool tooSmall(scf::ParallelOp loop, unsigned keep) {
+    std::optional<int64_t> kept = 1, all = 1;
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+      std::optional<int64_t> trips = tripCount(loop, i);
+      if (!trips || !all) {
+        all = std::nullopt;
+        if (i < keep)
+          kept = std::nullopt;
+        continue;
+      }
+      *all *= *trips;
+      if (i < keep && kept)
+        *kept *= *trips;
+    }
+    if (kept && *kept <= 1)
+      return true;
+    bool straightLine = true;
+    loop.getBody()->walk([&](Operation *op) {
+      if ((op->getNumRegions() > 0 && op != loop) ||
+          isa<CallOpInterface>(op))
+        straightLine = false;
+    });
+    return straightLine && all && *all < minParallelElements;
+  }
+
   void split(scf::ParallelOp loop) {
     unsigned numLoops = loop.getNumLoops();
     unsigned keep = 0;
@@ -618,15 +765,17 @@ struct SplitParallelLoopsPass
     // index.
     bool nested = loop->getParentOfType<scf::ParallelOp>() != nullptr;
     while (!nested && keep + 1 < numLoops && trips < minParallelTrips) {
-      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[keep]);
-      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[keep]);
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[keep]);
+      std::optional<int64_t> dimTrips = tripCount(loop, keep);
       ++keep;
-      if (!lb || !ub || !step || *step <= 0)
+      if (!dimTrips)
         break; // Dynamic: this dimension alone is assumed to be enough.
-      trips *= llvm::divideCeil(*ub - *lb, *step);
+      trips *= *dimTrips;
     }
-    if (keep == numLoops)
+    if (!nested && numLoops == 1)
+      keep = 1;
+    if (!nested && tooSmall(loop, keep))
+      keep = 0;
+    else if (keep == numLoops)
       return;
     OpBuilder b(loop);
     Location loc = loop.getLoc();

@@ -10,14 +10,14 @@
 // RUN: kiln-compile %s -O0 --emit=asm -o - | FileCheck %s --check-prefix=ASM
 // RUN: kiln-compile %s -O0 -o %t.kiln && kiln-run %t.kiln --info | FileCheck %s --check-prefix=INFO
 
-func.func @main(%x: tensor<4x64xf32> {kiln.name = "x"}) -> (tensor<4x32xf32> {kiln.name = "y"}) {
+func.func @main(%x: tensor<64x64xf32> {kiln.name = "x"}) -> (tensor<64x32xf32> {kiln.name = "y"}) {
   %w = kiln.constant dense<0.5> : tensor<64x32xf32>
   %b = kiln.constant dense<0.25> : tensor<32xf32>
   %w2 = kiln.add %w, %w : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
-  %m = kiln.matmul %x, %w2 : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
-  %a = kiln.add %m, %b : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
-  %r = kiln.relu %a : tensor<4x32xf32>
-  return %r : tensor<4x32xf32>
+  %m = kiln.matmul %x, %w2 : (tensor<64x64xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
+  %a = kiln.add %m, %b : (tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32>
+  %r = kiln.relu %a : tensor<64x32xf32>
+  return %r : tensor<64x32xf32>
 }
 
 // LINALG-LABEL: func.func @main
@@ -49,6 +49,6 @@ func.func @main(%x: tensor<4x64xf32> {kiln.name = "x"}) -> (tensor<4x32xf32> {ki
 // ASM: kiln_entry:
 
 // INFO: inputs: 1
-// INFO: 0 x float32 [4, 64]
+// INFO: 0 x float32 [64, 64]
 // INFO: outputs: 1
-// INFO: 0 y float32 [4, 32]
+// INFO: 0 y float32 [64, 32]

@@ -35,3 +35,61 @@ func.func @block(%out: memref<8x1024x4x8xf32>) {
   }
   return
 }
+
+// Too little work for a parallel region: a loop whose parallel dimensions
+// have one iteration, and an elementwise loop nest of fewer than
+// min-parallel-elements (4096) iterations, become sequential.
+// CHECK-LABEL: func.func @small
+//   CHECK-NOT:   scf.parallel
+//       CHECK:   scf.for
+//       CHECK:   scf.for
+//       CHECK:     scf.for
+//   CHECK-NOT:   scf.parallel
+//       CHECK:   return
+func.func @small(%a: memref<1x8xf32>, %b: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    scf.for %j = %c0 to %c8 step %c1 {
+      memref.store %f, %a[%i, %j] : memref<1x8xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c16, %c64) step (%c1, %c1) {
+    memref.store %f, %b[%i, %j] : memref<16x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Enough elementwise work (64 x 128 iterations) stays parallel over the
+// outer dimension; a one-dimensional loop with a loop body stays as it is.
+// CHECK-LABEL: func.func @large
+//       CHECK:   scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+//       CHECK:     scf.for
+//       CHECK:   scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+//       CHECK:     scf.for
+func.func @large(%a: memref<64x128xf32>, %b: memref<2x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c128) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<64x128xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.for %j = %c0 to %c8 step %c1 {
+      memref.store %f, %b[%i, %j] : memref<2x8xf32>
+    }
+    scf.reduce
+  }
+  return
+}

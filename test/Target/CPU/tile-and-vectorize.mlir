@@ -102,6 +102,31 @@ func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x256xf16>, %c: tenso
 
 // -----
 
+// The bias broadcast that initializes a convolution's accumulator is rebuilt
+// on the [n, f, oh*ow] accumulator and fused into the thread blocks: each
+// register tile starts from the bias (a vector.broadcast of 8 values), no
+// loop over the whole output is left before the blocks.
+// CHECK-LABEL: func.func @conv_bias
+//   CHECK-NOT:   linalg.generic {{.*}}outs(%{{.*}} : tensor<1x16x32x32xf32>)
+//       CHECK:   scf.forall (%{{.+}}) = (0) to (1024) step (256)
+//       CHECK:     tensor.extract_slice %arg2[%{{.+}}] [8] [1] : tensor<16xf32> to tensor<8xf32>
+//       CHECK:     vector.broadcast %{{.+}} : vector<8xf32> to vector<32x8xf32>
+//       CHECK:     vector.contract
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<1x16x32x32xf32>
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_bias(%in: tensor<1x4x34x34xf32>, %f: tensor<16x4x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x32x32xf32> {
+  %e = tensor.empty() : tensor<1x16x32x32xf32>
+  %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<16xf32>) outs(%e : tensor<1x16x32x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x16x32x32xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%in, %f : tensor<1x4x34x34xf32>, tensor<16x4x3x3xf32>) outs(%init : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %0 : tensor<1x16x32x32xf32>
+}
+
+// -----
+
 // bf16 batched (attention scores at bf16).
 // CHECK-LABEL: func.func @batch_matmul_bf16
 //       CHECK:   scf.forall
@@ -131,6 +156,34 @@ func.func @matmul_mixed_halves(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c
 func.func @matmul_f16_out(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
   %0 = linalg.matmul ins(%a, %b : tensor<16x16xf16>, tensor<16x16xf16>) outs(%c : tensor<16x16xf16>) -> tensor<16x16xf16>
   return %0 : tensor<16x16xf16>
+}
+
+// -----
+
+// The zero padding of an elementwise result (a Relu before the next
+// convolution): the Relu writes into the interior of the zero-filled padded
+// tensor, no tensor.pad (a copy into the padded buffer) is left.
+// CHECK-LABEL: func.func @relu_pad
+//       CHECK:   %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x10x10xf32>)
+//       CHECK:   %[[IN:.+]] = tensor.extract_slice %[[FILL]][0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
+//       CHECK:   %[[RELU:.+]] = linalg.generic {{.*}} outs(%[[IN]] : tensor<1x4x8x8xf32>)
+//       CHECK:     arith.maximumf
+//       CHECK:   tensor.insert_slice %[[RELU]] into %[[FILL]][0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1]
+//   CHECK-NOT:   tensor.pad
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @relu_pad(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x10x10xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x8x8xf32>) outs(%e : tensor<1x4x8x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x8x8xf32>
+  %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  return %p : tensor<1x4x10x10xf32>
 }
 
 // -----
