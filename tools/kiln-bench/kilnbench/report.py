@@ -147,7 +147,7 @@ def write(out_dir, study, configs, env, peers, ablation_passes, task_def):
     md.append(f"# {title}\n")
     shape = f"batch {main_b}" + (f", sequence length {main_s}"
                                  if main_s is not None else "")
-    md.append(f"Kiln {env.get('kiln_version')} on {env.get('cpu')} "
+    md.append(f"{env.get('kiln_version')} on {env.get('cpu')} "
               f"({env.get('threads')} threads), {env.get('date')}. "
               f"Main configuration: {shape}, target {main_t}, kernels "
               f"`{main_k}`, passes `{main_p}`.\n")

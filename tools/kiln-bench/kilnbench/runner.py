@@ -49,9 +49,10 @@ class Tools:
         try:
             out = subprocess.run([self.compile, "--version"], text=True,
                                  capture_output=True, timeout=60).stdout
+            # "kiln-compile (Kiln) 0.4.0"
             for line in out.splitlines():
-                if "version" in line.lower() and "kiln" in line.lower():
-                    return line.strip()
+                if "(Kiln)" in line:
+                    return "Kiln " + line.split("(Kiln)", 1)[1].strip()
             return out.strip().splitlines()[0] if out.strip() else "unknown"
         except (OSError, subprocess.SubprocessError):
             return "unknown"
