@@ -54,6 +54,12 @@ def parse_args(argv):
                    "model, sequence length 512)")
     p.add_argument("--preset", help="seed-variant preset (small, full)")
     p.add_argument("--variants", type=csv_strs)
+    p.add_argument("--attentions", type=csv_strs,
+                   help="seed variants: attention kinds (softmax, linear); "
+                   "with --precisions, the variants are their cross "
+                   "product")
+    p.add_argument("--precisions", type=csv_strs,
+                   help="seed variants: precisions (fp32, fp16, int8)")
     p.add_argument("--targets", type=csv_strs)
     p.add_argument("--kernels", type=csv_strs)
     p.add_argument("--passes", type=csv_strs,
@@ -100,6 +106,13 @@ def overrides(args):
         o["models"]["preset"] = args.preset
     if args.variants:
         o["models"]["variants"] = args.variants
+    if args.attentions or args.precisions:
+        o["models"]["variants"] = [
+            f"{a}_{p}" for a in (args.attentions or ["softmax", "linear"])
+            for p in (args.precisions or ["fp16", "int8"])]
+        if "softmax_fp16" not in o["models"]["variants"] and \
+                not args.baseline:
+            o["baseline"]["variant"] = o["models"]["variants"][0]
     for key in ("targets", "kernels", "passes", "batch", "seq_len"):
         if getattr(args, key):
             o["grid"][key] = getattr(args, key)
