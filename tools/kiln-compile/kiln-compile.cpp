@@ -196,6 +196,37 @@ cl::list<std::string> inputShapes(
     cl::desc("Static shapes for graph inputs, e.g. "
              "hidden_states:2x16x256 (comma-separated for several)"),
     cl::CommaSeparated, cl::value_desc("name:d0xd1x..."), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("fp32 (default: unchanged), fp16 or bf16: convert float32 "
+             "weights and computation to the half type, keeping softmax, "
+             "normalizations, accumulating reductions and residual adds in "
+             "fp32 (kiln-convert-precision; docs/passes/"
+             "kiln-convert-precision.md)"),
+    cl::init("fp32"), cl::cat(category));
+cl::list<std::string> keepFp32(
+    "keep-fp32",
+    cl::desc("With --precision: more op types kept in fp32, ONNX op types "
+             "(Softmax, LayerNormalization, MatMul) or kiln op names "
+             "(rms_norm, swiglu); comma-separated"),
+    cl::CommaSeparated, cl::value_desc("op"), cl::cat(category));
+cl::list<std::string> keepFp32Nodes(
+    "keep-fp32-nodes",
+    cl::desc("With --precision: ONNX node names kept in fp32 (e.g. "
+             "/layers.0/mlp/MatMul); comma-separated"),
+    cl::CommaSeparated, cl::value_desc("node"), cl::cat(category));
+cl::opt<std::string> keepFp32Classes(
+    "keep-fp32-classes",
+    cl::desc("With --precision: the default keep classes, any of softmax, "
+             "normalization, reduction, residual-add, or none"),
+    cl::init("softmax,normalization,reduction,residual-add"),
+    cl::cat(category));
+cl::opt<bool> precisionIO(
+    "precision-io",
+    cl::desc("With --precision: the model's float32 inputs and outputs take "
+             "the half type too (by default they keep their declared types "
+             "and are cast at the boundary)"),
+    cl::cat(category));
 cl::opt<int64_t> resourceThreshold(
     "resource-threshold",
     cl::desc("Initializers of at least this many bytes are held as "
@@ -270,6 +301,12 @@ static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
   options.matmulWeightLayout = matmulWeightLayout;
   options.foldSizeLimit = foldSizeLimit;
   options.decomposeFused = decomposeFused;
+  options.precision = precision;
+  options.keepClasses = keepFp32Classes;
+  options.keepOps = std::vector<std::string>(keepFp32.begin(), keepFp32.end());
+  options.keepNodes =
+      std::vector<std::string>(keepFp32Nodes.begin(), keepFp32Nodes.end());
+  options.precisionIO = precisionIO;
 }
 
 static bool writeOutput(StringRef bytes) {
@@ -384,6 +421,7 @@ static bool compileBackend(ModuleOp module, Emit mode,
   spec.setOption("cpu", options.cpu);
   spec.setOption("parallel", options.parallel);
   spec.setOption("embed_weights", bool(embedWeights));
+  spec.setOption("precision", precision);
   std::string backendPipeline;
   llvm::raw_string_ostream pipelineOs(backendPipeline);
   pm.printAsTextualPipeline(pipelineOs);
@@ -436,6 +474,20 @@ int main(int argc, char **argv) {
   }
   if (!checkDisabledPasses())
     return 1;
+  if (precision != "fp32" && precision != "fp16" && precision != "bf16") {
+    llvm::errs() << "kiln-compile: --precision must be fp32, fp16 or bf16, "
+                    "got '"
+                 << precision << "'\n";
+    return 1;
+  }
+  if (precision == "fp32" &&
+      (!keepFp32.empty() || !keepFp32Nodes.empty() || precisionIO ||
+       keepFp32Classes.getNumOccurrences())) {
+    llvm::errs() << "kiln-compile: --keep-fp32, --keep-fp32-nodes, "
+                    "--keep-fp32-classes and --precision-io need "
+                    "--precision=fp16 or bf16\n";
+    return 1;
+  }
   // `-o model.kiln` compiles all the way; '-' and *.mlir keep the IR.
   Emit mode = emit;
   StringRef outExt = llvm::sys::path::extension(outputPath);
