@@ -231,7 +231,7 @@ struct ConvertPrecisionPass
     }
     if (convertIO)
       func.setType(FunctionType::get(
-          context, func.getArgumentTypes(),
+          context, body.getArgumentTypes(),
           body.getTerminator()->getOperandTypes()));
     cleanUp(body);
   }
@@ -258,8 +258,11 @@ private:
     // A cast up from the half type: its input is the half value (exact).
     if (!result)
       if (auto up = v.getDefiningOp<kiln::CastOp>())
-        if (getElementTypeOrSelf(up.getInput().getType()) == half)
+        if (getElementTypeOrSelf(up.getInput().getType()) == half) {
           result = up.getInput();
+          bypassed.insert(up);
+          ++numPairs;
+        }
     if (!result) {
       if (Operation *def = v.getDefiningOp())
         b.setInsertionPointAfter(def);
@@ -436,11 +439,16 @@ private:
   /// `op` stays as it is: it reads float32 where it read converted values,
   /// unless it has no float results and accepts the half values as they are.
   void fixUpUser(Operation *op) {
+    // convert-io: the outputs are returned in the half type.
+    if (convertIO && isa<func::ReturnOp>(op)) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (isF32Tensor(operand.get().getType()))
+          operand.set(getHalf(operand.get()));
+      return;
+    }
     bool readsConverted = llvm::any_of(
         op->getOperands(), [&](Value v) { return converted.contains(v); });
     if (!readsConverted)
-      return;
-    if (convertIO && isa<func::ReturnOp>(op))
       return;
     bool floatResults = llvm::any_of(op->getResultTypes(), isFloatTensor);
     if (!floatResults && op->getDialect() &&
