@@ -127,9 +127,9 @@ func.func @cast_pairs(%h: tensor<2x4xf16>, %x: tensor<2x4xf32>) -> (tensor<2x4xf
 // CHECK: kiln.softmax %[[C32]]
 // The statistics are the totals over this file's functions.
 // STATS-LABEL: kiln-convert-precision
-// STATS-DAG: (ops-converted) 10 :
-// STATS-DAG: (ops-kept) 7 :
-// STATS-DAG: (constants-converted) 5 :
+// STATS-DAG: (ops-converted) 11 :
+// STATS-DAG: (ops-kept) 9 :
+// STATS-DAG: (constants-converted) 7 :
 // STATS-DAG: (constants-overflowed) 1 :
 // STATS-DAG: (cast-pairs-removed) 1 :
 func.func @constants(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
@@ -138,4 +138,24 @@ func.func @constants(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor
   %b = kiln.sub %a, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   %s = kiln.softmax %c : (tensor<2xf32>) -> tensor<2xf32>
   return %a, %b, %s : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Fused ops: kiln.attention holds a softmax and is kept whole (the CPU
+// pipeline decomposes it first, so that only the softmax stays f32); a
+// fused matmul with a residual operand holds a residual add and is kept; one
+// with only a bias and an activation converts.
+// CHECK-LABEL: func.func @fused_ops
+// CHECK: kiln.attention {{.*}} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, none) -> tensor<1x2x4x8xf32>
+// CHECK: kiln.fused_matmul {{.*}} : (tensor<4x8xf32>, tensor<8x8xf32>, none, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: kiln.fused_matmul {{.*}} {activation = "relu"} : (tensor<4x8xf16>, tensor<8x8xf16>, tensor<8xf16>, none) -> tensor<4x8xf16>
+func.func @fused_ops(%q: tensor<1x2x4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %none = kiln.none
+  %w = kiln.constant dense<0.5> : tensor<8x8xf32>
+  %b = kiln.constant dense<0.25> : tensor<8xf32>
+  %a = kiln.attention %q, %q, %q, %none {num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 0.35355339 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, none) -> tensor<1x2x4x8xf32>
+  %r = kiln.fused_matmul %x, %w, %none, %x : (tensor<4x8xf32>, tensor<8x8xf32>, none, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %f = kiln.fused_matmul %x, %w, %b, %none {activation = "relu"} : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, none) -> tensor<4x8xf32>
+  return %a, %r, %f : tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
