@@ -337,6 +337,25 @@ private:
     return newConstant.getResult();
   }
 
+  /// Whether `v` is a float32 constant whose every element the half type
+  /// holds exactly.
+  bool isExactInHalf(Value v) {
+    auto constant = v.getDefiningOp<kiln::ConstantOp>();
+    if (!constant)
+      return false;
+    std::optional<fold::ConstTensor> value =
+        fold::ConstTensor::read(constant.getValue());
+    if (!value)
+      return false;
+    int64_t n = value->isSplat() ? 1 : value->getNumElements();
+    for (int64_t i = 0; i < n; ++i) {
+      double x = value->getFloat(i);
+      if (fold::roundToType(half, x) != x && !std::isnan(x))
+        return false;
+    }
+    return true;
+  }
+
   /// Whether `op` is kept in float32 by a rule.
   bool isKept(Operation *op) {
     SmallVector<StringRef> nodes = getNodeNames(op->getLoc());
@@ -453,9 +472,25 @@ private:
     bool floatResults = llvm::any_of(op->getResultTypes(), isFloatTensor);
     if (!floatResults && op->getDialect() &&
         op->getDialect()->getNamespace() == "kiln" &&
-        isa<InferTypeOpInterface>(op) && !op->getNumRegions() &&
-        retype(op, /*allowResultChange=*/false))
-      return;
+        isa<InferTypeOpInterface>(op) && !op->getNumRegions()) {
+      // Its other float32 operands may come along when they are constants
+      // the half type holds exactly (a comparison with 0): the result is
+      // then the same as in float32.
+      SmallVector<Value> oldOperands(op->getOperands());
+      bool exact = true;
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!isF32Tensor(operand.get().getType()))
+          continue;
+        if (!isExactInHalf(operand.get())) {
+          exact = false;
+          break;
+        }
+        operand.set(getHalf(operand.get()));
+      }
+      if (exact && retype(op, /*allowResultChange=*/false))
+        return;
+      op->setOperands(oldOperands);
+    }
     // A cast to another float type reads the half value directly: widening
     // is exact, and a cast to the half type itself folds away.
     if (auto c = dyn_cast<kiln::CastOp>(op)) {

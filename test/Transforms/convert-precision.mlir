@@ -68,29 +68,33 @@ func.func @norms_and_reductions(%x: tensor<2x4xf32>, %mask: tensor<1x4xf32>) -> 
 // -----
 
 // Ops without float results read the half value itself (no cast back) when
-// their verifier accepts it: Shape, a cast to i64. A comparison with an f32
-// operand reads the f32 value (the one cast back, shared). A cast to f32 in
-// the model reads the half value too, and the model's own cast down to f16
-// of it folds away.
+// their verifier accepts it: Shape, a cast to i64, a comparison with a
+// constant the half type holds exactly (0). A comparison with 0.1 (not
+// exact in f16) reads the f32 value, through the one shared cast back. A
+// cast to f32 in the model reads the half value too, and the model's own
+// cast down to f16 of it folds away.
 // CHECK-LABEL: func.func @type_agnostic_users
 // CHECK: %[[M:.+]] = kiln.matmul {{.*}} -> tensor<2x4xf16>
 // CHECK-NEXT: %[[MF:.+]] = kiln.cast %[[M]] {to = f32} : (tensor<2x4xf16>) -> tensor<2x4xf32>
 // CHECK-NEXT: kiln.shape %[[M]] : (tensor<2x4xf16>) -> tensor<2xi64>
-// CHECK-NEXT: kiln.greater %[[MF]], %{{.*}} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xi1>
+// CHECK-NEXT: kiln.greater %[[M]], %{{.*}} : (tensor<2x4xf16>, tensor<f16>) -> tensor<2x4xi1>
+// CHECK-NEXT: kiln.less %[[MF]], %{{.*}} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xi1>
 // CHECK-NEXT: kiln.cast %[[M]] {to = i64} : (tensor<2x4xf16>) -> tensor<2x4xi64>
 // CHECK-NEXT: %[[UP:.+]] = kiln.cast %[[M]] {to = f32} : (tensor<2x4xf16>) -> tensor<2x4xf32>
 // CHECK-NOT: kiln.cast {{.*}} {to = f16}
 // CHECK: return {{.*}}, %[[UP]], %[[M]] :
-func.func @type_agnostic_users(%x: tensor<2x4xf32>) -> (tensor<2xi64>, tensor<2x4xi1>, tensor<2x4xi64>, tensor<2x4xf32>, tensor<2x4xf16>) {
+func.func @type_agnostic_users(%x: tensor<2x4xf32>) -> (tensor<2xi64>, tensor<2x4xi1>, tensor<2x4xi1>, tensor<2x4xi64>, tensor<2x4xf32>, tensor<2x4xf16>) {
   %w = kiln.constant dense<1.0> : tensor<4x4xf32>
   %zero = kiln.constant dense<0.0> : tensor<f32>
+  %tenth = kiln.constant dense<0.1> : tensor<f32>
   %m = kiln.matmul %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   %s = kiln.shape %m : (tensor<2x4xf32>) -> tensor<2xi64>
   %g = kiln.greater %m, %zero : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xi1>
+  %l = kiln.less %m, %tenth : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xi1>
   %i = kiln.cast %m {to = i64} : (tensor<2x4xf32>) -> tensor<2x4xi64>
   %f = kiln.cast %m {to = f32} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %h = kiln.cast %m {to = f16} : (tensor<2x4xf32>) -> tensor<2x4xf16>
-  return %s, %g, %i, %f, %h : tensor<2xi64>, tensor<2x4xi1>, tensor<2x4xi64>, tensor<2x4xf32>, tensor<2x4xf16>
+  return %s, %g, %l, %i, %f, %h : tensor<2xi64>, tensor<2x4xi1>, tensor<2x4xi1>, tensor<2x4xi64>, tensor<2x4xf32>, tensor<2x4xf16>
 }
 
 // -----
@@ -129,7 +133,7 @@ func.func @cast_pairs(%h: tensor<2x4xf16>, %x: tensor<2x4xf32>) -> (tensor<2x4xf
 // STATS-LABEL: kiln-convert-precision
 // STATS-DAG: (ops-converted) 11 :
 // STATS-DAG: (ops-kept) 9 :
-// STATS-DAG: (constants-converted) 7 :
+// STATS-DAG: (constants-converted) 8 :
 // STATS-DAG: (constants-overflowed) 1 :
 // STATS-DAG: (cast-pairs-removed) 1 :
 func.func @constants(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
