@@ -78,9 +78,12 @@ createPrecisionPass(const kiln::GraphPipelineOptions &options) {
   kiln::KilnConvertPrecisionOptions precision;
   precision.precision = options.precision;
   precision.keepClasses = options.keepClasses;
-  precision.keepOps.assign(options.keepOps.begin(), options.keepOps.end());
-  precision.keepNodes.assign(options.keepNodes.begin(), options.keepNodes.end());
-  precision.onlyNodes.assign(options.onlyNodes.begin(), options.onlyNodes.end());
+  precision.keepOps.assign(options.keepOps.begin(),
+                          options.keepOps.end());
+  precision.keepNodes.assign(options.keepNodes.begin(),
+                          options.keepNodes.end());
+  precision.onlyNodes.assign(options.onlyNodes.begin(),
+                          options.onlyNodes.end());
   precision.convertIO = options.precisionIO;
   return kiln::createKilnConvertPrecision(precision);
 }

@@ -359,10 +359,12 @@ private:
   /// Whether `op` is kept in float32 by a rule.
   bool isKept(Operation *op) {
     SmallVector<StringRef> nodes = getNodeNames(op->getLoc());
-    if (!onlyNodeSet.empty() &&
-        llvm::none_of(nodes, [&](StringRef n) { return onlyNodeSet.contains(n); }))
+    auto inSet = [&](const llvm::StringSet<> &set) {
+      return llvm::any_of(nodes, [&](StringRef n) { return set.contains(n); });
+    };
+    if (!onlyNodeSet.empty() && !inSet(onlyNodeSet))
       return true;
-    if (llvm::any_of(nodes, [&](StringRef n) { return keepNodeSet.contains(n); }))
+    if (inSet(keepNodeSet))
       return true;
     if (keptOpNames.contains(op->getName().getStringRef()))
       return true;

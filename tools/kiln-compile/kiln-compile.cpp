@@ -613,7 +613,8 @@ static bool runAutoKeep(ModuleOp imported,
       decision = "fp32 (--keep-fp32-nodes)";
     } else {
       options.onlyNodes = {layer};
-      std::string path = artifact("layer" + std::to_string(&layer - &layers[0]));
+      std::string path =
+          artifact("layer" + std::to_string(&layer - &layers[0]));
       kiln::autokeep::Outputs outputs;
       uint64_t convertedBefore = opsConvertedSoFar();
       if (!compileVariant(imported, options, cpuOptions, path) ||
