@@ -13,6 +13,14 @@
 // plain ops at the end, and the transposes that leaves are sunk and folded
 // once more.
 //
+// With precision=fp16|bf16, kiln-convert-precision runs once the graph is
+// folded and its norms, activations and attention are fused (so the keep
+// rules see them whole), and before the epilogue fusion (so a residual add
+// kept in fp32 is not folded into a half-precision matmul); at -O0 and -O1 it
+// is the last pass. When the fused ops are decomposed for the backend,
+// kiln.attention is decomposed before it, so that only its softmax stays in
+// fp32.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Pipelines/Pipelines.h"
@@ -68,12 +76,33 @@ private:
 };
 } // namespace
 
+static std::unique_ptr<Pass>
+createPrecisionPass(const kiln::GraphPipelineOptions &options) {
+  kiln::KilnConvertPrecisionOptions precision;
+  precision.precision = options.precision;
+  precision.keepClasses = options.keepClasses;
+  precision.keepOps.assign(options.keepOps.begin(),
+                          options.keepOps.end());
+  precision.keepNodes.assign(options.keepNodes.begin(),
+                          options.keepNodes.end());
+  precision.onlyNodes.assign(options.onlyNodes.begin(),
+                          options.onlyNodes.end());
+  precision.convertIO = options.precisionIO;
+  return kiln::createKilnConvertPrecision(precision);
+}
+
 static void buildPipeline(OpPassManager &pm,
                           const kiln::GraphPipelineOptions &options,
                           std::vector<std::string> *seen) {
   using namespace kiln;
-  if (options.optLevel == 0)
+  bool mixed = options.precision != "fp32";
+  if (options.optLevel == 0) {
+    if (mixed) {
+      PipelineBuilder b(pm, options, seen);
+      b.add(createPrecisionPass(options));
+    }
     return;
+  }
   PipelineBuilder b(pm, options, seen);
 
   KilnConstantFoldOptions fold;
@@ -85,6 +114,10 @@ static void buildPipeline(OpPassManager &pm,
   b.add(createKilnDedupConstants());
   b.add(createKilnDCE());
   if (options.optLevel == 1) {
+    if (mixed) {
+      b.add(createPrecisionPass(options));
+      b.add(createKilnDCE());
+    }
     b.addToModule(createSymbolDCEPass());
     return;
   }
@@ -101,6 +134,14 @@ static void buildPipeline(OpPassManager &pm,
   // Layout rewrites fold weight transposes; fold them before the epilogues
   // look for constant biases.
   b.add(createKilnConstantFold(fold));
+  if (mixed) {
+    if (options.decomposeFused) {
+      KilnDecomposeFusedOptions attention;
+      attention.ops = {"attention"};
+      b.add(createKilnDecomposeFused(attention));
+    }
+    b.add(createPrecisionPass(options));
+  }
   b.add(createKilnFuseEpilogues());
   b.cleanup();
   if (options.decomposeFused) {
@@ -129,6 +170,7 @@ std::vector<std::string> kiln::getGraphPipelinePassNames() {
   GraphPipelineOptions all;
   all.optLevel = 3;
   all.decomposeFused = true;
+  all.precision = "fp16";
   OpPassManager pm("builtin.module");
   std::vector<std::string> names;
   buildPipeline(pm, all, &names);

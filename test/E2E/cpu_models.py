@@ -11,8 +11,13 @@
 #   |kiln - numpy| <= ATOL + RTOL * |numpy|, RTOL = 1e-4, ATOL = 1e-4
 #
 # (float32 arithmetic in a different order than numpy's float64: a few ulps
-# of the largest partial sums). Prints one line per model and configuration
-# and exits 1 on any mismatch or failure.
+# of the largest partial sums). The mixed-precision configurations
+# (-O3 --precision=fp16|bf16, kiln-convert-precision's default keeps) are
+# held to the half type's rounding instead: the max abs error relative to
+# the largest |numpy output| at most HALF_TOL[precision], and the cosine
+# similarity with numpy's outputs at least HALF_COSINE[precision]. Prints
+# one line per model and configuration and exits 1 on any mismatch or
+# failure.
 #
 #   cpu_models.py --kiln-compile BIN --kiln-run BIN --workdir DIR
 #                 [--models mlp,transformer_block,small_cnn,linear_attention]
@@ -35,7 +40,13 @@ import reference  # noqa: E402
 import generate_linear_attention as gla  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
-CONFIGS = [("-O0", "codegen"), ("-O3", "codegen"), ("-O3", "library")]
+CONFIGS = [("-O0", "codegen", "fp32"), ("-O3", "codegen", "fp32"),
+           ("-O3", "library", "fp32"), ("-O3", "codegen", "fp16"),
+           ("-O3", "codegen", "bf16")]
+# fp16 keeps 11 significant bits, bf16 8: a few roundings of each
+# intermediate, relative to the output's scale.
+HALF_TOL = {"fp16": 5e-3, "bf16": 4e-2}
+HALF_COSINE = {"fp16": 0.9999, "bf16": 0.999}
 MODELS = ["mlp", "transformer_block", "small_cnn", "linear_attention"]
 
 
@@ -91,14 +102,17 @@ def main():
         data = os.path.join(args.workdir, name, "test_data_set_0")
         inputs = load_inputs(data)
         expected = numpy_reference(name, model_path, inputs)
-        for opt, kernels in CONFIGS:
+        for opt, kernels, precision in CONFIGS:
             tag = f"{name} {opt} {kernels}"
+            if precision != "fp32":
+                tag += f" {precision}"
             artifact = os.path.join(args.workdir,
-                                    f"{name}{opt}-{kernels}.kiln")
+                                    f"{name}{opt}-{kernels}-{precision}.kiln")
             out_dir = artifact + ".out"
             proc = subprocess.run(
                 [args.kiln_compile, model_path, opt, f"--kernels={kernels}",
-                 "-o", artifact], capture_output=True, text=True)
+                 f"--precision={precision}", "-o", artifact],
+                capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"FAIL {tag}: kiln-compile: {proc.stderr.strip()[:400]}")
                 failures += 1
@@ -123,6 +137,23 @@ def main():
                     ok = False
                     continue
                 diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                if precision != "fp32":
+                    ref = want.astype(np.float64).ravel()
+                    act = got.astype(np.float64).ravel()
+                    scale = float(np.abs(ref).max()) or 1.0
+                    rel = float(diff.max()) / scale
+                    cosine = float(np.dot(ref, act) / (
+                        np.linalg.norm(ref) * np.linalg.norm(act) or 1.0))
+                    worst = max(worst, float(diff.max()))
+                    if not (rel <= HALF_TOL[precision]
+                            and cosine >= HALF_COSINE[precision]):
+                        print(f"FAIL {tag}: output {i}: max abs error "
+                              f"{diff.max():.3g} = {rel:.3g} of max |ref| "
+                              f"(bound {HALF_TOL[precision]}), cosine "
+                              f"{cosine:.6f} (bound "
+                              f"{HALF_COSINE[precision]})")
+                        ok = False
+                    continue
                 bound = ATOL + RTOL * np.abs(want.astype(np.float64))
                 worst = max(worst, float(diff.max()))
                 if (diff > bound).any():

@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutoKeep.h"
+
 #include "kiln/Analysis/ModelStats.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Export/OnnxExporter.h"
@@ -40,9 +42,14 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <cmath>
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -196,6 +203,62 @@ cl::list<std::string> inputShapes(
     cl::desc("Static shapes for graph inputs, e.g. "
              "hidden_states:2x16x256 (comma-separated for several)"),
     cl::CommaSeparated, cl::value_desc("name:d0xd1x..."), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("fp32 (default: unchanged), fp16 or bf16: convert float32 "
+             "weights and computation to the half type, keeping softmax, "
+             "normalizations, accumulating reductions and residual adds in "
+             "fp32 (kiln-convert-precision; docs/passes/"
+             "kiln-convert-precision.md)"),
+    cl::init("fp32"), cl::cat(category));
+cl::list<std::string> keepFp32(
+    "keep-fp32",
+    cl::desc("With --precision: more op types kept in fp32, ONNX op types "
+             "(Softmax, LayerNormalization, MatMul) or kiln op names "
+             "(rms_norm, swiglu); comma-separated"),
+    cl::CommaSeparated, cl::value_desc("op"), cl::cat(category));
+cl::list<std::string> keepFp32Nodes(
+    "keep-fp32-nodes",
+    cl::desc("With --precision: ONNX node names kept in fp32 (e.g. "
+             "/layers.0/mlp/MatMul); comma-separated"),
+    cl::CommaSeparated, cl::value_desc("node"), cl::cat(category));
+cl::opt<std::string> keepFp32Classes(
+    "keep-fp32-classes",
+    cl::desc("With --precision: the default keep classes, any of softmax, "
+             "normalization, reduction, residual-add, or none"),
+    cl::init("softmax,normalization,reduction,residual-add"),
+    cl::cat(category));
+cl::opt<bool> precisionIO(
+    "precision-io",
+    cl::desc("With --precision: the model's float32 inputs and outputs take "
+             "the half type too (by default they keep their declared types "
+             "and are cast at the boundary)"),
+    cl::cat(category));
+cl::opt<double> autoKeep(
+    "auto-keep",
+    cl::desc("With --precision: sensitivity analysis. Each layer (ONNX "
+             "MatMul, Gemm, Conv, ConvTranspose, Einsum node) is demoted "
+             "alone, compiled and run on the CPU; a layer whose outputs' max "
+             "abs error against fp32, relative to the largest |fp32 output|, "
+             "is above THRESHOLD stays fp32. Prints the table of layers, "
+             "errors and decisions, then compiles the model with them"),
+    cl::value_desc("threshold"), cl::init(-1.0), cl::cat(category));
+cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("--auto-keep's inputs: DIR/input_N.npy or .pb (one set), or "
+             "subfolders of DIR holding them (one set each); default: "
+             "--auto-keep-sets sets of seeded random inputs"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<uint64_t> autoKeepSeed(
+    "auto-keep-seed",
+    cl::desc("Seed of --auto-keep's random inputs (kiln-run --seed's "
+             "generator; set s uses seed + s)"),
+    cl::init(0), cl::cat(category));
+cl::opt<unsigned> autoKeepSets(
+    "auto-keep-sets",
+    cl::desc("Number of random input sets for --auto-keep without "
+             "--calibration"),
+    cl::init(2), cl::cat(category));
 cl::opt<int64_t> resourceThreshold(
     "resource-threshold",
     cl::desc("Initializers of at least this many bytes are held as "
@@ -262,6 +325,9 @@ static bool checkDisabledPasses() {
   return true;
 }
 
+/// Node names --auto-keep decided to keep in fp32.
+static std::vector<std::string> autoKeptNodes;
+
 static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
   options.optLevel = optLevel;
   options.disabledPasses =
@@ -270,6 +336,14 @@ static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
   options.matmulWeightLayout = matmulWeightLayout;
   options.foldSizeLimit = foldSizeLimit;
   options.decomposeFused = decomposeFused;
+  options.precision = precision;
+  options.keepClasses = keepFp32Classes;
+  options.keepOps = std::vector<std::string>(keepFp32.begin(), keepFp32.end());
+  options.keepNodes =
+      std::vector<std::string>(keepFp32Nodes.begin(), keepFp32Nodes.end());
+  for (const std::string &node : autoKeptNodes)
+    options.keepNodes.push_back(node);
+  options.precisionIO = precisionIO;
 }
 
 static bool writeOutput(StringRef bytes) {
@@ -297,7 +371,9 @@ static bool writeIR(ModuleOp module) {
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
                            const kiln::cpu::CpuOptions &options,
-                           const std::string &graphPipeline) {
+                           const std::string &graphPipeline,
+                           const std::string &artifactPath,
+                           bool quiet = false) {
   FailureOr<kiln::ModelSignature> signature = kiln::collectSignature(module);
   if (failed(signature))
     return false;
@@ -305,12 +381,12 @@ static bool compileBackend(ModuleOp module, Emit mode,
   kiln::cpu::buildLinalgPipeline(pm, options, /*hoistWeights=*/false);
   if (mode != Emit::Linalg)
     kiln::cpu::buildLLVMPipeline(pm, options);
-  if (printPipeline) {
+  if (printPipeline && !quiet) {
     llvm::errs() << "kiln-compile: backend pipeline: ";
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";
   }
-  if (printIRAfterAll) {
+  if (printIRAfterAll && !quiet) {
     module->getContext()->disableMultithreading();
     pm.enableIRPrinting(
         /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
@@ -370,7 +446,7 @@ static bool compileBackend(ModuleOp module, Emit mode,
   if (mode == Emit::SharedObject)
     return writeOutput(sharedObject);
 
-  if (outputPath == "-") {
+  if (artifactPath == "-") {
     llvm::errs() << "kiln-compile: an artifact is not written to stdout; "
                     "give -o model.kiln\n";
     return false;
@@ -384,6 +460,9 @@ static bool compileBackend(ModuleOp module, Emit mode,
   spec.setOption("cpu", options.cpu);
   spec.setOption("parallel", options.parallel);
   spec.setOption("embed_weights", bool(embedWeights));
+  spec.setOption("precision", precision);
+  if (autoKeep >= 0)
+    spec.setOption("auto_keep", std::to_string(autoKeep.getValue()));
   std::string backendPipeline;
   llvm::raw_string_ostream pipelineOs(backendPipeline);
   pm.printAsTextualPipeline(pipelineOs);
@@ -398,10 +477,194 @@ static bool compileBackend(ModuleOp module, Emit mode,
   spec.kernelsJson = kiln::cpu::kernelTableJson(module);
   spec.code = sharedObject.data();
   spec.codeSize = sharedObject.size();
-  std::string writeError = kiln::writeArtifact(outputPath, spec);
+  std::string writeError = kiln::writeArtifact(artifactPath, spec);
   if (!writeError.empty()) {
     llvm::errs() << "kiln-compile: " << writeError << "\n";
     return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// --auto-keep: the sensitivity analysis of mixed precision
+//===----------------------------------------------------------------------===//
+
+/// The layers --auto-keep demotes one at a time: the ONNX node names of the
+/// imported graph's MatMul, Gemm, Conv, ConvTranspose and Einsum ops, in
+/// graph order. Each is converted alone with kiln-convert-precision's
+/// only-nodes, so the ops fused with it later convert with it only when
+/// they come from the same node; bias adds and activations around it follow
+/// the default rules in the final model only.
+static std::vector<std::string> findLayers(ModuleOp module) {
+  std::vector<std::string> layers;
+  module.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name != "kiln.matmul" && name != "kiln.gemm" && name != "kiln.conv" &&
+        name != "kiln.conv_transpose" && name != "kiln.einsum")
+      return;
+    auto loc = op->getLoc()->findInstanceOf<NameLoc>();
+    if (!loc)
+      return;
+    std::string node = loc.getName().str();
+    if (!llvm::is_contained(layers, node))
+      layers.push_back(node);
+  });
+  return layers;
+}
+
+/// `imported` through the graph pipeline with `options`, then the backend,
+/// written as an artifact at `path`.
+static bool compileVariant(ModuleOp imported,
+                           const kiln::GraphPipelineOptions &options,
+                           const kiln::cpu::CpuOptions &cpuOptions,
+                           const std::string &path) {
+  OwningOpRef<ModuleOp> module = imported.clone();
+  auto pm = PassManager::on<ModuleOp>(imported->getContext());
+  kiln::buildGraphPipeline(pm, options);
+  if (!embedWeights)
+    pm.addPass(kiln::createKilnHoistWeights());
+  if (failed(pm.run(*module)))
+    return false;
+  return compileBackend(*module, Emit::Artifact, cpuOptions, "", path,
+                        /*quiet=*/true);
+}
+
+/// kiln-convert-precision's ops-converted so far (all its runs).
+static uint64_t opsConvertedSoFar() {
+  for (const kiln::StatisticValue &v :
+       kiln::getStatistics("kiln-convert-precision"))
+    if (v.name == "ops-converted")
+      return v.value;
+  return 0;
+}
+
+static std::string formatNumber(double v, const char *format) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return "inf";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format(format, v);
+  return s;
+}
+
+/// Runs the analysis and appends the layers to keep to autoKeptNodes.
+static bool runAutoKeep(ModuleOp imported,
+                        const kiln::cpu::CpuOptions &cpuOptions) {
+  llvm::raw_ostream &os = outputPath == "-" ? llvm::errs() : llvm::outs();
+  SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("kiln-auto-keep", dir)) {
+    llvm::errs() << "kiln-compile: --auto-keep: cannot create a temporary "
+                    "directory: "
+                 << ec.message() << "\n";
+    return false;
+  }
+  std::vector<std::string> files;
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (const std::string &f : files)
+      llvm::sys::fs::remove(f);
+    llvm::sys::fs::remove(dir);
+  });
+  auto artifact = [&](const std::string &name) {
+    SmallString<128> path(dir);
+    llvm::sys::path::append(path, name + ".kiln");
+    files.push_back(std::string(path));
+    return std::string(path);
+  };
+
+  kiln::GraphPipelineOptions options;
+  setPipelineOptions(options);
+  options.decomposeFused = true;
+  options.precision = "fp32";
+  std::string refPath = artifact("fp32");
+  if (!compileVariant(imported, options, cpuOptions, refPath))
+    return false;
+  std::vector<kiln::autokeep::InputSet> sets;
+  std::string error;
+  if (!kiln::autokeep::loadInputSets(refPath, calibration, autoKeepSeed,
+                                     autoKeepSets, sets, error)) {
+    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    return false;
+  }
+  kiln::autokeep::Outputs reference;
+  if (!kiln::autokeep::runArtifact(refPath, sets, reference, error)) {
+    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    return false;
+  }
+
+  std::vector<std::string> layers = findLayers(imported);
+  os << "kiln-compile: --auto-keep=" << autoKeep << ": " << layers.size()
+     << " layers demoted to " << precision << " one at a time, on "
+     << sets.size() << " input set" << (sets.size() == 1 ? "" : "s")
+     << (calibration.empty() ? " (random, seed " +
+                                   std::to_string(autoKeepSeed) + ")"
+                             : " from " + calibration)
+     << "; error of the outputs against fp32 (rel = max abs error / max "
+        "|fp32 output|)\n";
+  os << llvm::format("  %-40s %12s %12s %10s  %s\n", "layer", "max abs err",
+                     "rel err", "cosine", "decision");
+  options.precision = precision;
+  for (const std::string &layer : layers) {
+    std::string decision;
+    kiln::autokeep::Error e;
+    if (llvm::is_contained(keepFp32Nodes, layer)) {
+      decision = "fp32 (--keep-fp32-nodes)";
+    } else {
+      options.onlyNodes = {layer};
+      std::string path =
+          artifact("layer" + std::to_string(&layer - &layers[0]));
+      kiln::autokeep::Outputs outputs;
+      uint64_t convertedBefore = opsConvertedSoFar();
+      if (!compileVariant(imported, options, cpuOptions, path) ||
+          !kiln::autokeep::runArtifact(path, sets, outputs, error)) {
+        if (!error.empty())
+          llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+        return false;
+      }
+      llvm::sys::fs::remove(path);
+      e = kiln::autokeep::measure(reference, outputs);
+      if (opsConvertedSoFar() == convertedBefore) {
+        // Fusion gave the node's op another node's name (kiln.attention
+        // takes the names of its softmax and second matmul): demoting that
+        // node demotes this one too.
+        decision = "- (no op of its own after fusion)";
+      } else {
+        bool keep = !(e.relative <= autoKeep);
+        if (keep)
+          autoKeptNodes.push_back(layer);
+        decision = keep ? "fp32 (kept)" : std::string(precision);
+      }
+    }
+    os << llvm::format("  %-40s %12s %12s %10s  %s\n", layer.c_str(),
+                       formatNumber(e.maxAbs, "%.3e").c_str(),
+                       formatNumber(e.relative, "%.3e").c_str(),
+                       formatNumber(e.cosine, "%.6f").c_str(),
+                       decision.c_str());
+  }
+  options.onlyNodes.clear();
+  for (const std::string &node : autoKeptNodes)
+    options.keepNodes.push_back(node);
+  std::string finalPath = artifact("final");
+  kiln::autokeep::Outputs outputs;
+  if (!compileVariant(imported, options, cpuOptions, finalPath) ||
+      !kiln::autokeep::runArtifact(finalPath, sets, outputs, error)) {
+    if (!error.empty())
+      llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    return false;
+  }
+  kiln::autokeep::Error e = kiln::autokeep::measure(reference, outputs);
+  os << "  final model (" << precision << ", " << autoKeptNodes.size()
+     << " of " << layers.size() << " layers kept in fp32): max abs err "
+     << formatNumber(e.maxAbs, "%.3e") << ", rel err "
+     << formatNumber(e.relative, "%.3e") << ", cosine "
+     << formatNumber(e.cosine, "%.6f") << "\n";
+  if (!autoKeptNodes.empty()) {
+    os << "  kept: --keep-fp32-nodes=";
+    for (size_t i = 0; i < autoKeptNodes.size(); ++i)
+      os << (i ? "," : "") << autoKeptNodes[i];
+    os << "\n";
   }
   return true;
 }
@@ -436,6 +699,30 @@ int main(int argc, char **argv) {
   }
   if (!checkDisabledPasses())
     return 1;
+  if (precision != "fp32" && precision != "fp16" && precision != "bf16") {
+    llvm::errs() << "kiln-compile: --precision must be fp32, fp16 or bf16, "
+                    "got '"
+                 << precision << "'\n";
+    return 1;
+  }
+  if (precision == "fp32" &&
+      (!keepFp32.empty() || !keepFp32Nodes.empty() || precisionIO ||
+       keepFp32Classes.getNumOccurrences() || autoKeep.getNumOccurrences())) {
+    llvm::errs() << "kiln-compile: --keep-fp32, --keep-fp32-nodes, "
+                    "--keep-fp32-classes, --precision-io and --auto-keep "
+                    "need --precision=fp16 or bf16\n";
+    return 1;
+  }
+  if (autoKeep.getNumOccurrences() && (autoKeep < 0 || precisionIO)) {
+    llvm::errs() << "kiln-compile: --auto-keep takes a threshold >= 0 and "
+                    "compares outputs in their declared types (no "
+                    "--precision-io)\n";
+    return 1;
+  }
+  if (calibration.getNumOccurrences() && autoKeep < 0) {
+    llvm::errs() << "kiln-compile: --calibration is for --auto-keep\n";
+    return 1;
+  }
   // `-o model.kiln` compiles all the way; '-' and *.mlir keep the IR.
   Emit mode = emit;
   StringRef outExt = llvm::sys::path::extension(outputPath);
@@ -466,6 +753,8 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   if (failed(verify(*module)))
+    return 1;
+  if (autoKeep >= 0 && !runAutoKeep(*module, cpuOptions))
     return 1;
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
@@ -549,7 +838,10 @@ int main(int argc, char **argv) {
   }
 
   if (backend)
-    return compileBackend(*module, mode, cpuOptions, graphPipeline) ? 0 : 1;
+    return compileBackend(*module, mode, cpuOptions, graphPipeline,
+                          outputPath)
+               ? 0
+               : 1;
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);

@@ -44,6 +44,31 @@ struct GraphPipelineOptions
       llvm::cl::desc("Decompose the fused ops again at the end (for a "
                      "backend without their kernels)"),
       llvm::cl::init(false)};
+  // Mixed precision (kiln-convert-precision); fp32 leaves the graph as is.
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32 (default), fp16 or bf16: the type float32 "
+                     "computation and weights are converted to"),
+      llvm::cl::init("fp32")};
+  Option<std::string> keepClasses{
+      *this, "keep-classes",
+      llvm::cl::desc("Op classes kept in fp32 (softmax, normalization, "
+                     "reduction, residual-add, or none)"),
+      llvm::cl::init("softmax,normalization,reduction,residual-add")};
+  ListOption<std::string> keepOps{
+      *this, "keep-ops",
+      llvm::cl::desc("Op types (ONNX or kiln names) kept in fp32")};
+  ListOption<std::string> keepNodes{
+      *this, "keep-nodes",
+      llvm::cl::desc("ONNX node names kept in fp32")};
+  ListOption<std::string> onlyNodes{
+      *this, "only-nodes",
+      llvm::cl::desc("Convert only these ONNX nodes (sensitivity analysis)")};
+  Option<bool> precisionIO{
+      *this, "precision-io",
+      llvm::cl::desc("Give the model's float32 inputs and outputs the half "
+                     "type too"),
+      llvm::cl::init(false)};
 };
 
 /// Builds the graph pipeline for `options` into `pm` (a module pass

@@ -225,4 +225,54 @@ def KilnDecomposeFused : Pass<"kiln-decompose-fused", "mlir::func::FuncOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def KilnConvertPrecision
+    : Pass<"kiln-convert-precision", "mlir::func::FuncOp"> {
+  let summary = "Run float32 computation and weights in fp16 or bf16, keeping chosen ops in fp32";
+  let description = [{
+    Every kiln op that computes float32 values is rewritten to compute in
+    `precision` (fp16 or bf16): its float32 operands become half (float32
+    constants are converted at compile time, other values through a
+    kiln.cast), and its results change type. Ops kept in float32 get their
+    half operands cast back to float32. Kept by default (`keep-classes`):
+    softmax (Softmax, LogSoftmax, kiln.attention), normalizations (Batch/
+    Instance/Layer/Group/Lp/MeanVariance normalization, kiln.rms_norm),
+    accumulating reductions (ReduceSum/Mean/SumSquare/Prod/L1/L2/LogSum/
+    LogSumExp, CumSum, GlobalAveragePool, kiln.linear_attention) and residual
+    adds (an Add of two non-constant operands of the result's shape, or a
+    fused matmul/conv with a residual operand). `keep-ops` adds op types
+    (ONNX names such as LayerNormalization, or kiln mnemonics such as
+    rms_norm), `keep-nodes` ONNX node names (found in the op locations).
+    `only-nodes`, when given, converts only the ops with these node names
+    (the sensitivity analysis of kiln-compile --auto-keep). The function's
+    inputs and outputs keep their types unless `convert-io`. Cast pairs
+    half -> f32 -> half are cancelled. See
+    docs/passes/kiln-convert-precision.md.
+
+    Statistics: `ops-converted`, `ops-kept`, `constants-converted`,
+    `constants-overflowed` (finite float32 constants with elements beyond
+    the half type's range, which become infinities), `casts-inserted`,
+    `cast-pairs-removed`.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
+           "The half type: fp16 or bf16">,
+    Option<"keepClasses", "keep-classes", "std::string",
+           /*default=*/"\"softmax,normalization,reduction,residual-add\"",
+           "Classes of ops kept in fp32 (comma-separated, or none)">,
+    ListOption<"keepOps", "keep-ops", "std::string",
+               "More op types kept in fp32: ONNX op types or kiln op names">,
+    ListOption<"keepNodes", "keep-nodes", "std::string",
+               "ONNX node names whose ops are kept in fp32">,
+    ListOption<"onlyNodes", "only-nodes", "std::string",
+               "When given, convert only the ops of these ONNX nodes">,
+    Option<"convertIO", "convert-io", "bool", /*default=*/"false",
+           "Also give the function's float32 inputs and outputs the half type">,
+  ];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -135,6 +135,45 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   return generic.getResult(0);
 }
 
+/// f64 -> f16/bf16 correctly rounded without a libcall (LLVM lowers that
+/// fptrunc to __truncdfbf2 / __truncdfhf2, which the artifact's code cannot
+/// resolve): f64 -> f32 rounded to odd, then f32 -> the half type to
+/// nearest even. Rounding to odd into a format at least two bits wider than
+/// the target makes the second rounding correct (f32 has 24 bits, the half
+/// types 11 and 8). Round to odd: f32's round-to-nearest result r, and when
+/// it is inexact and even, its neighbour towards the exact value instead.
+static Value truncF64ToHalf(OpBuilder &b, Location loc, Value value,
+                            Type target) {
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type();
+  Value r = arith::TruncFOp::create(b, loc, f32, value);
+  Value back = arith::ExtFOp::create(b, loc, f64, r);
+  // Ordered: NaN is not "inexact" (its f32 form is a NaN already).
+  Value inexact = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                        back, value);
+  Value bits = arith::BitcastOp::create(b, loc, i32, r);
+  Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::AndIOp::create(b, loc, bits, one),
+                                    zero);
+  // Away from zero when |value| > |r|: r has value's sign (a zero too).
+  Value greater = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                        value, back);
+  Value negative = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, value,
+      arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(0.0)));
+  Value away = arith::XOrIOp::create(b, loc, greater, negative);
+  Value minusOne = arith::ConstantIntOp::create(b, loc, i32, -1);
+  Value step = arith::SelectOp::create(b, loc, away, one, minusOne);
+  Value even = arith::XOrIOp::create(
+      b, loc, odd, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  Value needStep = arith::AndIOp::create(b, loc, inexact, even);
+  Value stepped = arith::AddIOp::create(b, loc, bits, step);
+  Value oddBits = arith::SelectOp::create(b, loc, needStep, stepped, bits);
+  Value toOdd = arith::BitcastOp::create(b, loc, f32, oddBits);
+  return arith::TruncFOp::create(b, loc, target, toOdd);
+}
+
 Value castScalar(OpBuilder &b, Location loc, Value value, Type from, Type to) {
   if (from == to)
     return value;
@@ -156,8 +195,11 @@ Value castScalar(OpBuilder &b, Location loc, Value value, Type from, Type to) {
     unsigned toWidth = to.getIntOrFloatBitWidth();
     if (fromWidth < toWidth)
       return arith::ExtFOp::create(b, loc, target, value);
-    if (fromWidth > toWidth)
+    if (fromWidth > toWidth) {
+      if (from.isF64() && toWidth == 16)
+        return truncF64ToHalf(b, loc, value, target);
       return arith::TruncFOp::create(b, loc, target, value);
+    }
     // f16 <-> bf16: through f32.
     Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
     return arith::TruncFOp::create(b, loc, target, wide);

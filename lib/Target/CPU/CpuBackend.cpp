@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -368,6 +369,19 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   VectorTransferToSCFOptions transferOptions;
   transferOptions.enableFullUnroll(true);
   pm.addPass(createConvertVectorToSCFPass(transferOptions));
+  // Without AVX512-BF16, LLVM lowers f32 -> bf16 truncation to a
+  // __truncsfbf2 libcall, which the artifact's code cannot resolve: expand
+  // bf16 extf/truncf into integer arithmetic (round to nearest even) first.
+  {
+    TargetInfo info;
+    std::string error;
+    if (!resolveTarget(options, info, error) ||
+        !llvm::is_contained(info.features, "avx512bf16")) {
+      arith::ArithExpandOpsPassOptions expand;
+      expand.includeBf16 = true;
+      pm.addPass(arith::createArithExpandOpsPass(expand));
+    }
+  }
   // Before lower-affine: lowering the transfers makes affine.apply indices.
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.vectorContractLowering =

@@ -1,0 +1,61 @@
+//===- AutoKeep.h - Running artifacts for --auto-keep ------------*- C++ -*-===//
+//
+// The measuring half of kiln-compile --auto-keep (the sensitivity analysis
+// of mixed precision): input sets from a calibration folder or seeded random
+// numbers, running a compiled artifact in-process through the Kiln runtime
+// (KilnRuntime, no MLIR), and the error of one run's outputs against
+// another's. The compiling half is in kiln-compile.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
+#define KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
+
+#include "TensorIO.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace autokeep {
+
+/// One set of model inputs, in the model's input order.
+struct InputSet {
+  std::string label; ///< the folder it came from, or "seed N"
+  std::vector<run::HostTensor> tensors;
+};
+
+/// Every output of a run per input set: outputs[set][output].
+using Outputs = std::vector<std::vector<run::HostTensor>>;
+
+/// The input sets for the artifact at `artifactPath` (for the inputs' names,
+/// dtypes and static shapes): with `calibrationDir`, DIR/input_N.{npy,pb} as
+/// one set, or else every subfolder of DIR holding input_0.{npy,pb} (sorted
+/// by name) as one set each; without it, `numRandomSets` sets of seeded
+/// random numbers (kiln-run --seed's generator: set s uses seed + s).
+bool loadInputSets(const std::string &artifactPath,
+                   const std::string &calibrationDir, uint64_t seed,
+                   unsigned numRandomSets, std::vector<InputSet> &sets,
+                   std::string &error);
+
+/// Runs the artifact on every set, on one thread (deterministic).
+bool runArtifact(const std::string &artifactPath,
+                 const std::vector<InputSet> &sets, Outputs &outputs,
+                 std::string &error);
+
+/// The error of `actual` against `reference` over all float outputs of all
+/// sets: the largest |actual - reference|, relative to the largest
+/// |reference|, and the cosine similarity of all outputs taken as one
+/// vector. An output that is NaN or infinite where the reference is finite
+/// makes the relative error infinite.
+struct Error {
+  double maxAbs = 0;
+  double maxRef = 0;
+  double relative = 0;
+  double cosine = 1;
+};
+Error measure(const Outputs &reference, const Outputs &actual);
+
+} // namespace autokeep
+} // namespace kiln
+
+#endif // KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
