@@ -16,13 +16,17 @@
  *
  * With AVX-512 VNNI (checked once at run time with __builtin_cpu_supports),
  * u8 x s8 products are summed four at a time by vpdpbusd into 16 int32
- * lanes. Register tile: 4 rows of A by 4 rows of W, or 1-2 rows of A by 8
- * rows of W (batch 1 and 2), 8-16 accumulators. A u8 weight, or a CPU
- * without AVX-512 VNNI, takes the portable loop (exact, plain C).
+ * lanes. Two kernels: for M >= 32 the packed one (W's block repacked per
+ * call so that each vector holds 16 columns: no horizontal sums, 8 x 32
+ * register tile); for small M (batch 1) dot products along K of 1-4 rows
+ * of A against 4-8 rows of W, reduced at the end, which needs no packing
+ * (W is read once, as the packing would). A u8 weight, or a CPU without
+ * AVX-512 VNNI, takes the portable loop (exact, plain C).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_HAVE_X86 1
@@ -131,6 +135,125 @@ qgemmVnni(const uint8_t *a, int64_t lda, uint8_t shiftByte, const int8_t *w,
   }
 }
 #undef TILE
+
+/* The packed kernel, for M >= 32: the block's columns of W are packed per
+ * call into [N/16][K/4][16][4] (zero padded), so that one 64-byte load
+ * holds 4 k-steps of 16 columns and vpdpbusd accumulates 16 output columns
+ * at once against 4 bytes of an A row broadcast: no horizontal sums. The
+ * packing (gathers) reads W once per call, for M / 4 times as many
+ * multiply-adds; below M = 32 the dot-product kernel is faster. Tile: MR rows
+ * (up to 8) by NV (up to 2) vectors of 16 columns, 16 accumulators. */
+VNNI_TARGET uint32_t loadGroup(const uint8_t *row, int64_t g, int64_t k) {
+  uint32_t v = 0;
+  int64_t p = g * 4;
+  if (p + 4 <= k) {
+    __builtin_memcpy(&v, row + p, 4);
+  } else {
+    for (int64_t q = 0; p + q < k; ++q)
+      v |= (uint32_t)row[p + q] << (8 * q);
+  }
+  return v;
+}
+
+VNNI_TARGET void packedTile(const uint8_t *a, int64_t lda, uint32_t shift32,
+                            const int8_t *packed, int64_t kg, int64_t k,
+                            int32_t *c, int64_t ldc, int64_t cols, int MR,
+                            int NV) {
+  __m512i acc[8][2];
+  for (int i = 0; i < MR; ++i)
+    for (int t = 0; t < NV; ++t)
+      acc[i][t] = _mm512_setzero_si512();
+  int64_t full = k / 4;
+  for (int64_t g = 0; g < kg; ++g) {
+    __m512i wv[2];
+    for (int t = 0; t < NV; ++t)
+      wv[t] = _mm512_load_si512(packed + ((int64_t)t * kg + g) * 64);
+    for (int i = 0; i < MR; ++i) {
+      uint32_t x;
+      if (g < full)
+        __builtin_memcpy(&x, a + i * lda + g * 4, 4);
+      else
+        x = loadGroup(a + i * lda, g, k);
+      __m512i av = _mm512_set1_epi32((int)(x ^ shift32));
+      for (int t = 0; t < NV; ++t)
+        acc[i][t] = _mm512_dpbusd_epi32(acc[i][t], av, wv[t]);
+    }
+  }
+  for (int t = 0; t < NV; ++t) {
+    int64_t left = cols - 16 * t;
+    __mmask16 mask =
+        left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    for (int i = 0; i < MR; ++i) {
+      int32_t *dst = c + i * ldc + 16 * t;
+      __m512i old = _mm512_maskz_loadu_epi32(mask, dst);
+      _mm512_mask_storeu_epi32(dst, mask, _mm512_add_epi32(old, acc[i][t]));
+    }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int
+qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
+                const int8_t *w, int64_t ldw, int32_t *c, int64_t ldc,
+                int64_t m, int64_t k, int64_t n0, int64_t n1) {
+  int64_t nv = (n1 - n0 + 15) / 16, kg = (k + 3) / 4;
+  int8_t *packed = aligned_alloc(64, (size_t)(nv * kg * 64));
+  if (!packed)
+    return 0;
+  /* Full 16-column blocks and full 4-byte groups: one gather of 16
+   * dwords (4 bytes of 16 rows of W) per 64 packed bytes. */
+  int64_t full = k / 4;
+  __m512i rows = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32((int)ldw));
+  for (int64_t v = 0; v < nv; ++v) {
+    int64_t col0 = n0 + v * 16;
+    int whole = col0 + 16 <= n1 && ldw * 16 < (int64_t)1 << 31;
+    for (int64_t g = 0; g < kg; ++g) {
+      int8_t *dst = packed + (v * kg + g) * 64;
+      if (whole && g < full) {
+        __m512i x = _mm512_i32gather_epi32(rows, w + col0 * ldw + g * 4, 1);
+        _mm512_store_si512(dst, x);
+        continue;
+      }
+      for (int64_t j = 0; j < 16; ++j)
+        for (int64_t q = 0; q < 4; ++q) {
+          int64_t col = col0 + j, kk = g * 4 + q;
+          dst[j * 4 + q] = col < n1 && kk < k ? w[col * ldw + kk] : 0;
+        }
+    }
+  }
+  uint32_t shift32 = shiftByte * 0x01010101u;
+  for (int64_t i = 0; i < m; i += 8) {
+    int mr = m - i < 8 ? (int)(m - i) : 8;
+    for (int64_t v = 0; v < nv; v += 2) {
+      int nvr = nv - v < 2 ? 1 : 2;
+      int64_t cols = n1 - (n0 + v * 16);
+      const int8_t *pw = packed + v * kg * 64;
+      int32_t *pc = c + i * ldc + n0 + v * 16;
+      const uint8_t *pa = a + i * lda;
+#define PACKED_CASE(MR)                                                        \
+  case MR:                                                                     \
+    if (nvr == 2)                                                              \
+      packedTile(pa, lda, shift32, pw, kg, k, pc, ldc, cols, MR, 2);           \
+    else                                                                       \
+      packedTile(pa, lda, shift32, pw, kg, k, pc, ldc, cols, MR, 1);           \
+    break;
+      switch (mr) {
+        PACKED_CASE(1)
+        PACKED_CASE(2)
+        PACKED_CASE(3)
+        PACKED_CASE(4)
+        PACKED_CASE(5)
+        PACKED_CASE(6)
+        PACKED_CASE(7)
+        PACKED_CASE(8)
+      }
+#undef PACKED_CASE
+    }
+  }
+  free(packed);
+  return 1;
+}
 #endif
 
 /* 1 when the VNNI kernel runs: the CPU has AVX-512 VNNI and
@@ -167,6 +290,9 @@ void kiln_abi_qgemm_s32(intptr_t aBase, intptr_t aOff, intptr_t lda,
     return;
 #ifdef KILN_HAVE_X86
   if (!wUnsigned && kiln_abi_qgemm_has_vnni()) {
+    if (m >= 32 && qgemmVnniPacked(a, lda, shift, (const int8_t *)w, ldw, c,
+                                  ldc, m, k, n0, n1))
+      return;
     qgemmVnni(a, lda, shift, (const int8_t *)w, ldw, c, ldc, m, k, n0, n1);
     return;
   }
