@@ -11,7 +11,7 @@
 # elementwise Q/DQ passes). Timing is interleaved: every round runs each
 # artifact once (kiln-run: warm-up, then N timed runs, median), so that a
 # noisy neighbour slows all; reported: the median over rounds of each
-# per-round median, and the ratios. Accuracy of the int8 model against fp32
+# per-round median, and the median over rounds of the per-round ratios. Accuracy of the int8 model against fp32
 # on held-out inputs (seed 100, not the calibration seeds): max abs error,
 # cosine similarity, top-1 agreement along the last axis.
 #
@@ -141,10 +141,16 @@ def main():
                                                 "output_0.npy"))
                         for k in artifacts}
                 err, cos, top1 = accuracy(outs["int8"], outs["fp32"])
+                # Ratios per round (the three ran back to back), then the
+                # median: robust to a neighbour's load changing between
+                # rounds.
+                ratio = statistics.median(
+                    f / i for f, i in zip(times["fp32"], times["int8"]))
+                ratio_qdq = statistics.median(
+                    q / i for q, i in zip(times["qdq-float"], times["int8"]))
                 rows.append(dict(model=name, batch=batch, **{
                     f"{k}_ms": v for k, v in med.items()},
-                    speedup=med["fp32"] / med["int8"],
-                    speedup_vs_qdq=med["qdq-float"] / med["int8"],
+                    speedup=ratio, speedup_vs_qdq=ratio_qdq,
                     max_abs=err, cosine=cos, top1=top1))
                 print(json.dumps(rows[-1]), flush=True)
 
@@ -157,7 +163,8 @@ def main():
     lines = [
         f"Measured {datetime.date.today()} on {cpu}, {args.threads} threads, "
         f"{args.rounds} interleaved rounds x {args.iterations} timed runs "
-        f"(after {args.warmup} warm-up), median of per-round medians.",
+        f"(after {args.warmup} warm-up); times: median of per-round medians; "
+        "ratios: median of per-round ratios.",
         "",
         "| model | batch | fp32 ms | int8 ms | QDQ without the pass ms | "
         "fp32 / int8 | QDQ-float / int8 | max abs err vs fp32 | cosine | "
