@@ -142,39 +142,23 @@ qgemmVnni(const uint8_t *a, int64_t lda, uint8_t shiftByte, const int8_t *w,
  * at once against 4 bytes of an A row broadcast: no horizontal sums. The
  * packing (gathers) reads W once per call, for M / 4 times as many
  * multiply-adds; below M = 32 the dot-product kernel is faster. Tile: MR rows
- * (up to 8) by NV (up to 2) vectors of 16 columns, 16 accumulators. */
-VNNI_TARGET uint32_t loadGroup(const uint8_t *row, int64_t g, int64_t k) {
-  uint32_t v = 0;
-  int64_t p = g * 4;
-  if (p + 4 <= k) {
-    __builtin_memcpy(&v, row + p, 4);
-  } else {
-    for (int64_t q = 0; p + q < k; ++q)
-      v |= (uint32_t)row[p + q] << (8 * q);
-  }
-  return v;
-}
-
-VNNI_TARGET void packedTile(const uint8_t *a, int64_t lda, uint32_t shift32,
-                            const int8_t *packed, int64_t kg, int64_t k,
-                            int32_t *c, int64_t ldc, int64_t cols, int MR,
-                            int NV) {
+ * (up to 8) by NV (up to 2) vectors of 16 columns, 16 accumulators; A is
+ * copied shifted and padded first so that its 4-byte groups are broadcast
+ * from memory (a load uop, not a shuffle-port one). */
+VNNI_TARGET void packedTile(const uint8_t *a, int64_t lda,
+                            const int8_t *packed, int64_t kg, int32_t *c,
+                            int64_t ldc, int64_t cols, int MR, int NV) {
   __m512i acc[8][2];
   for (int i = 0; i < MR; ++i)
     for (int t = 0; t < NV; ++t)
       acc[i][t] = _mm512_setzero_si512();
-  int64_t full = k / 4;
   for (int64_t g = 0; g < kg; ++g) {
     __m512i wv[2];
     for (int t = 0; t < NV; ++t)
       wv[t] = _mm512_load_si512(packed + ((int64_t)t * kg + g) * 64);
     for (int i = 0; i < MR; ++i) {
-      uint32_t x;
-      if (g < full)
-        __builtin_memcpy(&x, a + i * lda + g * 4, 4);
-      else
-        x = loadGroup(a + i * lda, g, k);
-      __m512i av = _mm512_set1_epi32((int)(x ^ shift32));
+      /* A broadcast from memory: a load-port uop, no shuffle port. */
+      __m512i av = _mm512_set1_epi32(*(const int32_t *)(a + i * lda + g * 4));
       for (int t = 0; t < NV; ++t)
         acc[i][t] = _mm512_dpbusd_epi32(acc[i][t], av, wv[t]);
     }
@@ -222,7 +206,26 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
         }
     }
   }
-  uint32_t shift32 = shiftByte * 0x01010101u;
+  /* A's rows shifted (xor 0x80 for i8) into a buffer padded with zeros to
+   * whole 64-byte runs (W is zero past K), so that the inner loop
+   * broadcasts straight from memory; M * K bytes, 64-byte vectors, against
+   * M * K * 64 multiply-adds per call. */
+  int64_t ldab = (k + 63) / 64 * 64;
+  uint8_t *abuf = aligned_alloc(64, (size_t)(m * ldab));
+  if (!abuf) {
+    free(packed);
+    return 0;
+  }
+  __m512i shift = _mm512_set1_epi8((char)shiftByte);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < ldab; p += 64) {
+      __mmask64 mask = k - p >= 64 ? ~(__mmask64)0
+                                   : _cvtu64_mask64(~0ULL >> (64 - (k - p)));
+      __m512i x = _mm512_maskz_loadu_epi8(mask, a + i * lda + p);
+      _mm512_store_si512(abuf + i * ldab + p,
+                         _mm512_maskz_mov_epi8(mask,
+                                               _mm512_xor_si512(x, shift)));
+    }
   for (int64_t i = 0; i < m; i += 8) {
     int mr = m - i < 8 ? (int)(m - i) : 8;
     for (int64_t v = 0; v < nv; v += 2) {
@@ -230,13 +233,13 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
       int64_t cols = n1 - (n0 + v * 16);
       const int8_t *pw = packed + v * kg * 64;
       int32_t *pc = c + i * ldc + n0 + v * 16;
-      const uint8_t *pa = a + i * lda;
+      const uint8_t *pa = abuf + i * ldab;
 #define PACKED_CASE(MR)                                                        \
   case MR:                                                                     \
     if (nvr == 2)                                                              \
-      packedTile(pa, lda, shift32, pw, kg, k, pc, ldc, cols, MR, 2);           \
+      packedTile(pa, ldab, pw, kg, pc, ldc, cols, MR, 2);                      \
     else                                                                       \
-      packedTile(pa, lda, shift32, pw, kg, k, pc, ldc, cols, MR, 1);           \
+      packedTile(pa, ldab, pw, kg, pc, ldc, cols, MR, 1);                      \
     break;
       switch (mr) {
         PACKED_CASE(1)
@@ -251,6 +254,7 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
 #undef PACKED_CASE
     }
   }
+  free(abuf);
   free(packed);
   return 1;
 }
