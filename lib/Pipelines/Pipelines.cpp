@@ -5,7 +5,8 @@
 //   O1  kiln-canonicalize, kiln-constant-fold, kiln-canonicalize, cse,
 //       kiln-dedup-constants, kiln-dce; then symbol-dce on the module
 //       (private functions no one calls).
-//   O2  O1, then the fusions (attention before the epilogues, so a mask add
+//   O2  O1 (with kiln-fuse-qdq before the first constant folding), then
+//       the fusions (attention before the epilogues, so a mask add
 //       is never mistaken for a residual add), transpose sinking, and a
 //       final clean-up (kiln-canonicalize, cse, kiln-dce).
 //   O3  O2 with channels-last convolution and pooling.
@@ -108,6 +109,10 @@ static void buildPipeline(OpPassManager &pm,
   KilnConstantFoldOptions fold;
   fold.sizeLimit = options.foldSizeLimit;
   b.add(createKilnCanonicalize());
+  // Before constant folding, which would dequantize constant weights into
+  // f32: kiln-fuse-qdq keeps them int8.
+  if (options.optLevel >= 2)
+    b.add(createKilnFuseQDQ());
   b.add(createKilnConstantFold(fold));
   b.add(createKilnCanonicalize());
   b.add(createCSEPass());

@@ -210,3 +210,72 @@ LogicalResult ConvIntegerOp::inferReturnTypes(MLIRContext *ctx,
                              {{adaptor.getWZeroPoint(), "w_zero_point"}},
                              Value(), IntegerType::get(ctx, 32), results);
 }
+
+//===----------------------------------------------------------------------===//
+// QuantizedMatMulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizedMatMulOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto aType = rankedType(adaptor.getA()), wType = rankedType(adaptor.getW());
+  if (aType.getRank() < 1 || wType.getRank() != 2)
+    return emitOptionalError(loc, "quantized_matmul needs A of rank >= 1 and "
+                                  "a 2-D W [N, K], got ",
+                             aType, " and ", wType);
+  int64_t k = aType.getShape().back(), wk = wType.getDimSize(1);
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(wk) && k != wk)
+    return emitOptionalError(loc, "A's last dim (", k,
+                             ") must be W's second (", wk, ")");
+  SmallVector<int64_t> shape(aType.getShape());
+  shape.back() = wType.getDimSize(0);
+  Value yZp = adaptor.getYZeroPoint();
+  Type element = isNone(yZp) ? Type(Float32Type::get(ctx))
+                             : getElementTypeOrSelf(yZp);
+  results.push_back(tensorOf(shape, element));
+  return success();
+}
+
+LogicalResult QuantizedMatMulOp::verify() {
+  int64_t n = rankedType(getW()).getDimSize(0);
+  // A per-column operand: one element, or N.
+  auto perColumn = [&](Value v, StringRef name,
+                       bool allowScalar) -> LogicalResult {
+    if (isNone(v))
+      return success();
+    auto type = rankedType(v);
+    if (type.getNumElements() == 1 && allowScalar)
+      return success();
+    if (type.getRank() == 1 &&
+        (type.isDynamicDim(0) || ShapedType::isDynamic(n) ||
+         type.getDimSize(0) == n))
+      return success();
+    return emitOpError() << name << " must have "
+                         << (allowScalar ? "1 or " : "")
+                         << n << " elements (one per output column), got "
+                         << type;
+  };
+  if (failed(perColumn(getWZeroPoint(), "w_zero_point", true)) ||
+      failed(perColumn(getWRowSums(), "w_row_sums", false)) ||
+      failed(perColumn(getScale(), "scale", true)) ||
+      failed(perColumn(getBias(), "bias", false)))
+    return failure();
+  for (auto [v, name] : {std::pair{getAZeroPoint(), "a_zero_point"},
+                         std::pair{getYScale(), "y_scale"},
+                         std::pair{getYZeroPoint(), "y_zero_point"}})
+    if (!isNone(v) && rankedType(v).getNumElements() != 1)
+      return emitOpError() << name << " must be per-tensor (one element), got "
+                           << v.getType();
+  if (isNone(getYScale()) != isNone(getYZeroPoint()))
+    return emitOpError("y_scale and y_zero_point must be both given (an int8 "
+                       "result) or both none (an f32 result)");
+  if (failed(verifyZeroPoint(getLoc(), getA(), "A", getAZeroPoint(),
+                             "a_zero_point")) ||
+      failed(verifyZeroPoint(getLoc(), getW(), "W", getWZeroPoint(),
+                             "w_zero_point")))
+    return failure();
+  if (getActivation() != "none" && getActivation() != "relu")
+    return emitOpError("activation must be \"none\" or \"relu\", got \"")
+           << getActivation() << "\"";
+  return success();
+}

@@ -193,6 +193,24 @@ def KilnFuseActivations
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFuseQDQ : Pass<"kiln-fuse-qdq", "mlir::func::FuncOp"> {
+  let summary = "QuantizeLinear/DequantizeLinear around MatMul/Gemm into integer matmuls";
+  let description = [{
+    Q(DQ(y)) with the same parameters becomes y. DQ(a) x DQ(w) (MatMul or
+    Gemm; `a` a per-tensor quantized activation, `w` a constant int8
+    weight quantized per tensor or per output column), with an optional
+    i32 bias, Relu and per-tensor Q after it, becomes one
+    kiln.quantized_matmul: int8 operands, i32 accumulation, and an epilogue
+    that requantizes (int8 result) or dequantizes (f32 result, when no Q
+    follows). Weight transposes, row sums and combined scales are folded at
+    compile time. See docs/passes/kiln-fuse-qdq.md.
+
+    Statistics: `round-trips-removed`, `matmuls-quantized`,
+    `matmuls-dequantized`.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Bias add, activation and residual add folded into MatMul/Gemm/Conv";
   let description = [{

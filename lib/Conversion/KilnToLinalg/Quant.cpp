@@ -725,6 +725,209 @@ struct QLinearConvLowering : OpConversionPattern<kiln::QLinearConvOp> {
   }
 };
 
+/// kiln.quantized_matmul: A [..., K] viewed as [M, K] and W [N, K], both
+/// 8-bit, contracted in i32 by a linalg.generic that reads them as they
+/// are (no widened copy of the weight) and carries the attribute
+/// `kiln.int8_matmul`, which the CPU backend replaces with its int8 GEMM
+/// kernel (runtime/abi/kiln_abi_qgemm.c, VNNI: u8 x s8). The contraction
+/// reads A as unsigned: an i8 A is shifted, a + 128 (a xor 0x80), with its
+/// zero point shifted alike, za + 128, so that (a - za) is unchanged and
+/// the shift costs one correction term that exists anyway. Then one
+/// elementwise epilogue: the zero-point corrections (acc - za * rowsum(W)[n]
+/// - zw[n] * rowsum(A)[m] + K * za * zw[n], W's row sums folded at compile
+/// time), the i32 bias, the scale, ReLU, and the requantization (or the f32
+/// result).
+struct QuantizedMatMulLowering
+    : OpConversionPattern<kiln::QuantizedMatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QuantizedMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    Value a = adaptor.getA(), w = adaptor.getW();
+    auto aType = cast<RankedTensorType>(a.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t rank = aType.getRank();
+    if (rank < 2)
+      return unsupported(op, "an A of rank 1 (the pass makes rank >= 2)");
+    int64_t k = wType.getDimSize(1), n = wType.getDimSize(0);
+    if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n))
+      return unsupported(op, "a weight of dynamic shape");
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    Type aKiln = elementTypeOf(op.getA()), wKiln = elementTypeOf(op.getW());
+    bool aShift = !isUnsignedInt(aKiln);
+    // A's element as the unsigned value the contraction multiplies.
+    auto aValue = [&](OpBuilder &b, Location l, Value x) -> Value {
+      if (aShift)
+        x = arith::XOrIOp::create(
+            b, l, x, arith::ConstantIntOp::create(b, l, b.getI8Type(), -128));
+      return arith::ExtUIOp::create(b, l, i32, x);
+    };
+
+    // [..., K] -> [M, K].
+    SmallVector<ReassociationIndices> rows;
+    if (rank > 2) {
+      ReassociationIndices lead;
+      for (int64_t i = 0; i < rank - 1; ++i)
+        lead.push_back(i);
+      rows = {lead, {rank - 1}};
+      a = tensor::CollapseShapeOp::create(rewriter, loc, a, rows);
+    }
+    auto a2Type = cast<RankedTensorType>(a.getType());
+    SmallVector<Value> dynamicM;
+    if (a2Type.isDynamicDim(0))
+      dynamicM.push_back(tensor::DimOp::create(rewriter, loc, a, 0));
+    auto accType = RankedTensorType::get({a2Type.getDimSize(0), n}, i32);
+    Value zero = scalarConstant(rewriter, loc, i32, 0);
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, zero,
+                     tensor::EmptyOp::create(rewriter, loc, accType.getShape(),
+                                             i32, dynamicM)
+                         .getResult())
+                     .getResult(0);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    SmallVector<AffineMap> maps{
+        AffineMap::get(3, 0, {d(0), d(2)}, context),
+        AffineMap::get(3, 0, {d(1), d(2)}, context),
+        AffineMap::get(3, 0, {d(0), d(1)}, context)};
+    SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::reduction};
+    auto gemm = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{accType},
+        ValueRange{a, w}, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = aValue(b, l, args[0]);
+          Value y = castScalar(b, l, args[1], wKiln, i32);
+          Value p = arith::MulIOp::create(b, l, x, y);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddIOp::create(b, l, p, args[2])});
+        });
+    gemm->setAttr("kiln.int8_matmul",
+                  rewriter.getDictionaryAttr(
+                      {rewriter.getNamedAttr(
+                           "a_shifted", rewriter.getBoolAttr(aShift)),
+                       rewriter.getNamedAttr(
+                           "w_unsigned", rewriter.getBoolAttr(
+                                             isUnsignedInt(wKiln)))}));
+    Value acc = gemm.getResult(0);
+
+    // rowsum(A)[m], only for a weight zero point.
+    bool hasWzp = !isa<NoneType>(adaptor.getWZeroPoint().getType());
+    Value aSums;
+    if (hasWzp) {
+      auto sumType = RankedTensorType::get({a2Type.getDimSize(0)}, i32);
+      Value sumInit =
+          linalg::FillOp::create(
+              rewriter, loc, zero,
+              tensor::EmptyOp::create(rewriter, loc, sumType.getShape(), i32,
+                                      dynamicM)
+                  .getResult())
+              .getResult(0);
+      aSums = linalg::GenericOp::create(
+                  rewriter, loc, TypeRange{sumType}, ValueRange{a},
+                  ValueRange{sumInit},
+                  ArrayRef<AffineMap>{
+                      AffineMap::getMultiDimIdentityMap(2, context),
+                      AffineMap::get(2, 0, {d(0)}, context)},
+                  ArrayRef<utils::IteratorType>{
+                      utils::IteratorType::parallel,
+                      utils::IteratorType::reduction},
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value x = aValue(b, l, args[0]);
+                    linalg::YieldOp::create(
+                        b, l,
+                        ValueRange{arith::AddIOp::create(b, l, x, args[1])});
+                  })
+                  .getResult(0);
+    }
+
+    // The epilogue over [M, N].
+    auto outType = RankedTensorType::get({a2Type.getDimSize(0), n},
+                                         resultType.getElementType());
+    AffineMap colMap = AffineMap::get(2, 0, {d(1)}, context);
+    AffineMap rowMap = AffineMap::get(2, 0, {d(0)}, context);
+    SmallVector<Value> inputs{acc};
+    SmallVector<AffineMap> epiMaps{
+        AffineMap::getMultiDimIdentityMap(2, context)};
+    auto kilnOf = [](Value v) -> Type {
+      return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
+    };
+    auto param = [&](Value v) {
+      return addParam(rewriter, loc, v, accType, 1, inputs, epiMaps, colMap);
+    };
+    auto aZp = param(adaptor.getAZeroPoint());
+    auto wZp = param(adaptor.getWZeroPoint());
+    bool hasAzp = !isa<NoneType>(adaptor.getAZeroPoint().getType());
+    auto sums = hasAzp || aShift ? param(adaptor.getWRowSums())
+                                 : FailureOr<Param>(Param());
+    auto scale = param(adaptor.getScale());
+    auto bias = param(adaptor.getBias());
+    auto yScale = param(adaptor.getYScale());
+    auto yZp = param(adaptor.getYZeroPoint());
+    if (failed(aZp) || failed(wZp) || failed(sums) || failed(scale) ||
+        failed(bias) || failed(yScale) || failed(yZp))
+      return unsupported(op, "a parameter that is neither per-tensor nor "
+                             "per output column");
+    int aSumInput = -1;
+    if (aSums) {
+      aSumInput = inputs.size();
+      inputs.push_back(aSums);
+      epiMaps.push_back(rowMap);
+    }
+    Type aZpKiln = kilnOf(op.getAZeroPoint()), wZpKiln = kilnOf(op.getWZeroPoint());
+    Type yZpKiln = kilnOf(op.getYZeroPoint());
+    Type qType = yZpKiln;
+    bool relu = op.getActivation() == "relu";
+    Value out = buildParallel(
+        rewriter, loc, inputs, epiMaps, outType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value v = args[0];
+          Value za, zw;
+          if (aZp->present() || aShift) {
+            za = aZp->present()
+                     ? castScalar(b, l, aZp->get(args), aZpKiln, i32)
+                     : scalarConstant(b, l, i32, 0);
+            if (aShift)
+              za = arith::AddIOp::create(b, l, za,
+                                         scalarConstant(b, l, i32, 128));
+            v = arith::SubIOp::create(
+                b, l, v, arith::MulIOp::create(b, l, za, sums->get(args)));
+          }
+          if (wZp->present()) {
+            zw = castScalar(b, l, wZp->get(args), wZpKiln, i32);
+            v = arith::SubIOp::create(
+                b, l, v, arith::MulIOp::create(b, l, zw, args[aSumInput]));
+            if (za) {
+              Value kzz = arith::MulIOp::create(
+                  b, l, scalarConstant(b, l, i32, double(k)),
+                  arith::MulIOp::create(b, l, za, zw));
+              v = arith::AddIOp::create(b, l, v, kzz);
+            }
+          }
+          if (bias->present())
+            v = arith::AddIOp::create(b, l, v, bias->get(args));
+          Value f = arith::MulFOp::create(
+              b, l, arith::SIToFPOp::create(b, l, f32, v), scale->get(args));
+          if (relu)
+            f = arith::MaximumFOp::create(b, l, f,
+                                          scalarConstant(b, l, f32, 0));
+          if (!qType)
+            return f;
+          Value q = arith::DivFOp::create(b, l, f, yScale->get(args));
+          Value z = castScalar(b, l, yZp->get(args), yZpKiln, f32);
+          return quantizeScalar(b, l, q, z, qType);
+        });
+    if (rank > 2)
+      out = tensor::ExpandShapeOp::create(rewriter, loc, resultType, out, rows);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateQuantToLinalgPatterns(const TypeConverter &converter,
@@ -732,6 +935,6 @@ void kiln::populateQuantToLinalgPatterns(const TypeConverter &converter,
   patterns.add<QuantizeLinearLowering, DequantizeLinearLowering,
                DynamicQuantizeLinearLowering, MatMulIntegerLowering,
                QLinearMatMulLowering, ConvIntegerLowering,
-               QLinearConvLowering>(
+               QLinearConvLowering, QuantizedMatMulLowering>(
       converter, patterns.getContext());
 }

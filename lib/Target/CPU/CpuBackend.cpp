@@ -352,6 +352,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // The int8 GEMM is Kiln's own kernel in both kernel modes.
+  pm.addPass(createInt8CallsPass());
   if (options.kernels == "library")
     pm.addPass(createLibraryCallsPass());
   // Here each top-level op of @main is one kernel: time them.
@@ -444,6 +446,7 @@ void registerCpuBackendPasses() {
   PassRegistration<CopiesToLoopsPass>();
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
+  registerPass([] { return createInt8CallsPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",

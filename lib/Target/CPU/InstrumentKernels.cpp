@@ -93,6 +93,7 @@ namespace {
 /// Calls to these (kiln_abi_blas.c) are GEMMs whatever the location says.
 bool isLibraryGemm(StringRef callee) {
   return callee.starts_with("kiln_abi_sgemm") ||
+         callee.starts_with("kiln_abi_qgemm") ||
          callee.starts_with("kiln_abi_conv");
 }
 

@@ -54,6 +54,10 @@ void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();
+/// On buffers: the int8 contraction of kiln.quantized_matmul (the
+/// linalg.generic marked `kiln.int8_matmul`) becomes calls to Kiln's int8
+/// GEMM kernel (kiln_abi_qgemm.c), parallel over column blocks.
+std::unique_ptr<mlir::Pass> createInt8CallsPass();
 /// --kernels=codegen, on tensors: float32 matmul, batch_matmul and NCHW
 /// convolution (as im2col + GEMM) tiled into thread blocks (scf.forall) and
 /// mr x nr register tiles, vectorized as outer-product micro-kernels.

@@ -151,4 +151,56 @@ def Kiln_ConvIntegerOp : Kiln_OnnxOp<"conv_integer"> {
   let results = (outs RankedTensorOf<[I32]>:$y);
 }
 
+def Kiln_QuantizedMatMulOp : Kiln_Op<"quantized_matmul", [Pure, Kiln_InferTypes]> {
+  let summary = "Integer matmul against a constant int8 weight with a fused "
+                "requantizing or dequantizing epilogue";
+  let description = [{
+    The integer form of DequantizeLinear(A) x DequantizeLinear(W)^T (+ bias)
+    (ReLU) (QuantizeLinear), made by `kiln-fuse-qdq`:
+
+    ```
+    acc[m, n] = sum_k (A[m, k] - a_zero_point) * (W[n, k] - w_zero_point[n])
+                + bias[n]                                       (int32)
+    v[m, n]   = f32(acc[m, n]) * scale[n]                       (f32)
+    v         = max(v, 0)                              activation = "relu"
+    Y         = v                                    (no y_scale: f32 result)
+    Y         = saturate(roundeven(v / y_scale) + y_zero_point)   (int8)
+    ```
+
+    `A` is `[..., K]` (i8 or ui8; its leading dims are the rows `m`), `W`
+    is the weight stored `[N, K]` (i8 or ui8), as Gemm's `transB`.
+    `a_zero_point` (or `none`) is per-tensor; `w_zero_point` (or `none`)
+    per-tensor or one per output column `n`. `w_row_sums` is the i32
+    `[N]` vector `sum_k W[n, k]`, which the pass folds at compile time so
+    that the zero-point corrections and the unsigned shift of the VNNI
+    kernel cost nothing at run time. `scale` (f32, one or `N` elements) is
+    `a_scale * w_scale[n]`; `bias` (or `none`) is i32 `[N]` in units of
+    `scale`. `y_scale` / `y_zero_point` (both, or both `none`) are
+    per-tensor; the result has `y_zero_point`'s element type, or is f32
+    when they are absent. The result's shape is `A`'s with `K` replaced by
+    `N`.
+
+    ```mlir
+    %y = kiln.quantized_matmul %a, %azp, %w, %none, %sums, %scale, %bias, %ys, %yzp {activation = "relu"}
+        : (tensor<8x784xi8>, tensor<i8>, tensor<512x784xi8>, none, tensor<512xi32>, tensor<512xf32>,
+           tensor<512xi32>, tensor<f32>, tensor<i8>) -> tensor<8x512xi8>
+    ```
+  }];
+  let arguments = (ins Kiln_Int8Tensor:$A,
+                   Kiln_Optional<Kiln_Int8Tensor>:$a_zero_point,
+                   Kiln_Int8Tensor:$W,
+                   Kiln_Optional<Kiln_Int8Tensor>:$w_zero_point,
+                   RankedTensorOf<[I32]>:$w_row_sums,
+                   RankedTensorOf<[F32]>:$scale,
+                   Kiln_Optional<RankedTensorOf<[I32]>>:$bias,
+                   Kiln_Optional<RankedTensorOf<[F32]>>:$y_scale,
+                   Kiln_Optional<Kiln_Int8Tensor>:$y_zero_point,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$activation);
+  let results = (outs RankedTensorOf<[I8, UI8, F32]>:$Y);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KILN_QUANT_OPS_TD

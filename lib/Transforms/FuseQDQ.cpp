@@ -1,0 +1,378 @@
+//===- FuseQDQ.cpp - QDQ graphs into integer matmuls ----------------------===//
+//
+// kiln-fuse-qdq: a QDQ model (onnxruntime.quantization.quantize_static's
+// QDQ format) computes in float between DequantizeLinear and
+// QuantizeLinear. Lowered as written, every quantized layer is a float
+// matmul plus extra elementwise passes: slower than the float model. This
+// pass makes the integer arithmetic explicit:
+//
+//   Q(DQ(y)) with the same scale, zero point and axis          -> y (exact)
+//
+//   DQ(a) x DQ(w) (MatMul, or Gemm with transA = 0, alpha = beta = 1),
+//   then an optional bias (Gemm's C, or an Add) that is DQ of an i32
+//   constant whose scale is a_scale * w_scale, then an optional Relu, then
+//   an optional per-tensor Q
+//                                  -> kiln.quantized_matmul (int8 or f32)
+//
+// `a` is an i8/ui8 activation with a per-tensor scale and zero point; `w`
+// a constant i8/ui8 weight quantized per tensor or per output column. The
+// weight is stored [N, K] (transposed here at compile time when the graph
+// has it [K, N]) and stays int8; its row sums, the combined scales
+// a_scale * w_scale[n] and the bias are folded at compile time. Each
+// intermediate must have one use; without a Q after it (float consumers,
+// several uses) the op has an f32 result.
+//
+// The float and integer forms agree up to rounding: the integer op adds the
+// bias in i32 (exact) and multiplies by the combined scale once, where the
+// QDQ graph rounds the dequantized operands and the float sum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FoldUtils.h"
+#include "FusionMatchers.h"
+
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSEQDQ
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+using fold::ConstTensor;
+
+namespace {
+
+struct QDQCounts {
+  int64_t roundTrips = 0, quantized = 0, dequantized = 0;
+};
+
+std::optional<ConstTensor> readConstant(Value v) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  return ConstTensor::read(attr);
+}
+
+/// True when `a` and `b` are the same value or equal constants (both none
+/// counts as equal).
+bool sameParam(Value a, Value b) {
+  if (a == b)
+    return true;
+  if (isNone(a) || isNone(b))
+    return false;
+  ElementsAttr x, y;
+  return matchPattern(a, m_Constant(&x)) && matchPattern(b, m_Constant(&y)) &&
+         x == y;
+}
+
+bool isPerTensor(Value v) {
+  return isNone(v) || cast<RankedTensorType>(v.getType()).getNumElements() == 1;
+}
+
+/// Q(DQ(y)) -> y when both use the same scale, zero point and (for
+/// per-axis parameters) axis, and y has Q's result type: dequantizing then
+/// quantizing again with the same parameters gives y back exactly.
+struct FoldRoundTrip : OpRewritePattern<QuantizeLinearOp> {
+  FoldRoundTrip(MLIRContext *context, QDQCounts &counts)
+      : OpRewritePattern(context), counts(counts) {}
+  LogicalResult matchAndRewrite(QuantizeLinearOp q,
+                                PatternRewriter &rewriter) const override {
+    auto dq = q.getX().getDefiningOp<DequantizeLinearOp>();
+    if (!dq || dq.getX().getType() != q.getType() ||
+        !sameParam(q.getYScale(), dq.getXScale()) ||
+        !sameParam(q.getYZeroPoint(), dq.getXZeroPoint()) ||
+        q.getBlockSize() != 0 || dq.getBlockSize() != 0)
+      return failure();
+    // Without a zero point Q makes ui8; DQ's x must then be ui8 too (the
+    // type check above), so a missing zero point on both sides is zero.
+    if (!isPerTensor(q.getYScale())) {
+      int64_t rank = cast<RankedTensorType>(q.getType()).getRank();
+      auto norm = [&](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+      if (norm(q.getAxis()) != norm(dq.getAxis()))
+        return failure();
+    }
+    rewriter.replaceOp(q, dq.getX());
+    ++counts.roundTrips;
+    return success();
+  }
+  QDQCounts &counts;
+};
+
+/// The per-tensor quantization parameters of a DQ's input.
+struct ActivationQuant {
+  Value q;          // the i8/ui8 tensor
+  Value zeroPoint;  // constant, or none
+  float scale;
+  int64_t zp = 0;
+};
+
+std::optional<ActivationQuant> matchActivation(Value v) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0 ||
+      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+    return std::nullopt;
+  Type element = cast<RankedTensorType>(dq.getX().getType()).getElementType();
+  if (!element.isInteger(8))
+    return std::nullopt;
+  std::optional<double> scale = fusion::getScalarConstant(dq.getXScale());
+  if (!scale || !isPerTensor(dq.getXScale()))
+    return std::nullopt;
+  ActivationQuant result{dq.getX(), dq.getXZeroPoint(), float(*scale)};
+  if (!isNone(dq.getXZeroPoint())) {
+    std::optional<double> zp = fusion::getScalarConstant(dq.getXZeroPoint());
+    if (!zp)
+      return std::nullopt;
+    result.zp = int64_t(*zp);
+  }
+  return result;
+}
+
+/// A constant weight DQ(w) whose quantization runs along the output
+/// columns (or per tensor), read as [N, K].
+struct WeightQuant {
+  ConstTensor w;                 // [N, K]
+  std::vector<float> scale;      // one per column n, or one
+  std::vector<int64_t> zp;       // one per column n, or one
+};
+
+/// `v` = DQ(w constant) used as the right operand of a matmul; `transposed`
+/// when it is stored [N, K] (Gemm's transB).
+std::optional<WeightQuant> matchWeight(Value v, bool transposed) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0 ||
+      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(dq.getX().getType());
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getElementType().isInteger(8))
+    return std::nullopt;
+  std::optional<ConstTensor> w = readConstant(dq.getX());
+  std::optional<ConstTensor> scale = readConstant(dq.getXScale());
+  if (!w || !scale)
+    return std::nullopt;
+  std::optional<ConstTensor> zp;
+  if (!isNone(dq.getXZeroPoint()) &&
+      !(zp = readConstant(dq.getXZeroPoint())))
+    return std::nullopt;
+  int64_t nDim = transposed ? 0 : 1;
+  int64_t n = type.getDimSize(nDim), k = type.getDimSize(1 - nDim);
+  if (scale->getNumElements() != 1) {
+    int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + 2 : dq.getAxis();
+    // Per-axis along K would scale the reduction: not an integer matmul.
+    if (axis != nDim || scale->getNumElements() != n)
+      return std::nullopt;
+  }
+  WeightQuant result;
+  for (int64_t i = 0; i < scale->getNumElements(); ++i)
+    result.scale.push_back(float(scale->getFloat(i)));
+  if (zp)
+    for (int64_t i = 0; i < zp->getNumElements(); ++i)
+      result.zp.push_back(zp->getInt(i));
+  else
+    result.zp.push_back(0);
+  auto nkType = RankedTensorType::get({n, k}, type.getElementType());
+  if (transposed) {
+    result.w = w->withType(nkType);
+  } else {
+    result.w = ConstTensor::getDense(nkType);
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        result.w.setInt(c * k + r, w->getInt(r * n + c));
+  }
+  return result;
+}
+
+/// `v` = DQ(b) with b an i32 constant of N elements and zero point 0 whose
+/// scale is (within an ulp or two) `scale[n]`: b is then the bias in units
+/// of the accumulator, to be added in i32.
+std::optional<std::vector<int64_t>> matchBias(Value v,
+                                              ArrayRef<float> scale,
+                                              int64_t n) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(dq.getX().getType());
+  if (!type.getElementType().isInteger(32) || type.getNumElements() != n ||
+      llvm::count_if(type.getShape(), [](int64_t d) { return d != 1; }) > 1)
+    return std::nullopt;
+  std::optional<ConstTensor> b = readConstant(dq.getX());
+  std::optional<ConstTensor> s = readConstant(dq.getXScale());
+  if (!b || !s)
+    return std::nullopt;
+  if (!isNone(dq.getXZeroPoint())) {
+    std::optional<ConstTensor> zp = readConstant(dq.getXZeroPoint());
+    if (!zp)
+      return std::nullopt;
+    for (int64_t i = 0; i < zp->getNumElements(); ++i)
+      if (zp->getInt(i) != 0)
+        return std::nullopt;
+  }
+  if (s->getNumElements() != 1 && s->getNumElements() != n)
+    return std::nullopt;
+  std::vector<int64_t> bias;
+  for (int64_t i = 0; i < n; ++i) {
+    double want = scale[scale.size() == 1 ? 0 : i];
+    double have = float(s->getFloat(s->getNumElements() == 1 ? 0 : i));
+    if (std::abs(have - want) > 4e-7 * std::abs(want))
+      return std::nullopt;
+    bias.push_back(b->getInt(i));
+  }
+  return bias;
+}
+
+Value constantOf(PatternRewriter &rewriter, Location loc, ConstTensor t,
+                 StringRef name) {
+  return ConstantOp::create(rewriter, loc, t.toAttr(name));
+}
+
+/// MatMul / Gemm of DQ(a) and DQ(w constant), with the optional bias,
+/// Relu and Q after it, into kiln.quantized_matmul.
+template <typename OpTy>
+struct FuseQuantizedMatMul : OpRewritePattern<OpTy> {
+  FuseQuantizedMatMul(MLIRContext *context, QDQCounts &counts)
+      : OpRewritePattern<OpTy>(context), counts(counts) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    bool transB = false;
+    Value gemmBias;
+    if constexpr (std::is_same_v<OpTy, GemmOp>) {
+      if (op.getTransA() != 0 || op.getAlpha().convertToFloat() != 1.0f)
+        return failure();
+      transB = op.getTransB() != 0;
+      gemmBias = op.getC();
+      if (!isNone(op.getC()) && op.getBeta().convertToFloat() != 1.0f)
+        return failure();
+    }
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    if (aType.getRank() < 2)
+      return failure();
+    std::optional<ActivationQuant> a = matchActivation(op.getA());
+    std::optional<WeightQuant> w = matchWeight(op.getB(), transB);
+    if (!a || !w)
+      return failure();
+    int64_t n = w->w.getType().getDimSize(0), k = w->w.getType().getDimSize(1);
+
+    std::vector<float> scale;
+    for (float ws : w->scale)
+      scale.push_back(a->scale * ws); // f32, as ONNX Runtime's bias scale
+
+    // The chain after the matmul: bias, Relu, Q; each step single-use.
+    Value last = op.getResult();
+    std::optional<std::vector<int64_t>> bias;
+    if (gemmBias && !isNone(gemmBias)) {
+      bias = matchBias(gemmBias, scale, n);
+      if (!bias)
+        return failure(); // a float bias: left to kiln-fuse-epilogues
+    }
+    auto singleUser = [](Value v) -> Operation * {
+      return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+    };
+    if (!bias) {
+      if (auto add = dyn_cast_or_null<AddOp>(singleUser(last))) {
+        Value other = add.getA() == last ? add.getB() : add.getA();
+        if (add.getType() == last.getType())
+          if ((bias = matchBias(other, scale, n)))
+            last = add.getResult();
+      }
+    }
+    bool relu = false;
+    if (auto r = dyn_cast_or_null<ReluOp>(singleUser(last))) {
+      relu = true;
+      last = r.getResult();
+    }
+    QuantizeLinearOp q = dyn_cast_or_null<QuantizeLinearOp>(singleUser(last));
+    if (q && (q.getBlockSize() != 0 || !isPerTensor(q.getYScale()) ||
+              isNone(q.getYZeroPoint()) ||
+              !fusion::getScalarConstant(q.getYScale()) ||
+              !fusion::getScalarConstant(q.getYZeroPoint())))
+      q = nullptr;
+
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    auto vecType = [&](int64_t size, Type element) {
+      return RankedTensorType::get({size}, element);
+    };
+    ConstTensor sums = ConstTensor::getDense(vecType(n, i32));
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t s = 0;
+      for (int64_t c = 0; c < k; ++c)
+        s += w->w.getInt(r * k + c);
+      sums.setInt(r, s);
+    }
+    ConstTensor scaleT = ConstTensor::getDense(
+        vecType(int64_t(scale.size()), rewriter.getF32Type()));
+    for (size_t i = 0; i < scale.size(); ++i)
+      scaleT.setFloat(i, scale[i]);
+    Value none = NoneOp::create(rewriter, loc);
+    Value wZp = none;
+    if (llvm::any_of(w->zp, [](int64_t z) { return z != 0; })) {
+      ConstTensor zpT = ConstTensor::getDense(
+          vecType(int64_t(w->zp.size()), w->w.getElementType()));
+      for (size_t i = 0; i < w->zp.size(); ++i)
+        zpT.setInt(i, w->zp[i]);
+      wZp = constantOf(rewriter, loc, zpT, "qdq_w_zero_point");
+    }
+    Value biasV = none;
+    if (bias) {
+      ConstTensor biasT = ConstTensor::getDense(vecType(n, i32));
+      for (int64_t i = 0; i < n; ++i)
+        biasT.setInt(i, (*bias)[i]);
+      biasV = constantOf(rewriter, loc, biasT, "qdq_bias");
+    }
+    Value aZp = a->zp != 0 ? a->zeroPoint : none;
+    Value yScale = q ? q.getYScale() : none;
+    Value yZp = q ? q.getYZeroPoint() : none;
+    Value replaced = q ? q.getResult() : last;
+
+    Value wV = constantOf(rewriter, loc, w->w, "qdq_weight");
+    auto fused = QuantizedMatMulOp::create(
+        rewriter, loc, a->q, aZp, wV, wZp,
+        constantOf(rewriter, loc, sums, "qdq_w_row_sums"),
+        constantOf(rewriter, loc, scaleT, "qdq_scale"), biasV, yScale, yZp,
+        rewriter.getStringAttr(relu ? "relu" : "none"));
+    if (fused.getType() != replaced.getType()) {
+      rewriter.eraseOp(fused);
+      return rewriter.notifyMatchFailure(op, "result type differs");
+    }
+    rewriter.replaceAllUsesWith(replaced, fused.getResult());
+    ++(q ? counts.quantized : counts.dequantized);
+    return success();
+  }
+  QDQCounts &counts;
+};
+
+struct KilnFuseQDQPass : kiln::impl::KilnFuseQDQBase<KilnFuseQDQPass> {
+  kiln::Statistic numRoundTrips{this, "round-trips-removed",
+                                "Q(DQ(y)) pairs replaced by y"};
+  kiln::Statistic numQuantized{
+      this, "matmuls-quantized",
+      "kiln.quantized_matmul ops with an int8 (requantized) result"};
+  kiln::Statistic numDequantized{
+      this, "matmuls-dequantized",
+      "kiln.quantized_matmul ops with an f32 (dequantized) result"};
+
+  void runOnOperation() override {
+    QDQCounts counts;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldRoundTrip, FuseQuantizedMatMul<MatMulOp>,
+                 FuseQuantizedMatMul<GemmOp>>(&getContext(), counts);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError("kiln-fuse-qdq did not converge");
+      return signalPassFailure();
+    }
+    numRoundTrips += counts.roundTrips;
+    numQuantized += counts.quantized;
+    numDequantized += counts.dequantized;
+  }
+};
+
+} // namespace

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+#===- scripts/bench_int8.py - int8 (kiln-fuse-qdq) vs fp32 on the CPU ----===#
+#
+# For the demo MLP and transformer block (models/generate_demo_models.py) at
+# each batch size: the fp32 model with static shapes, its QDQ version from
+# onnxruntime.quantization.quantize_static (scripts/quantize_demo.py:
+# per-channel int8 weights, int8 activations; the transformer's MatMuls
+# only), compiled with kiln-compile -O2 three ways: fp32, int8 (the QDQ
+# model, kiln-fuse-qdq on: integer matmuls on the VNNI kernel) and QDQ with
+# --disable-pass=kiln-fuse-qdq (what Kiln did before: float matmuls between
+# elementwise Q/DQ passes). Timing is interleaved: every round runs each
+# artifact once (kiln-run: warm-up, then N timed runs, median), so that a
+# noisy neighbour slows all; reported: the median over rounds of each
+# per-round median, and the median over rounds of the per-round ratios. Accuracy of the int8 model against fp32
+# on held-out inputs (seed 100, not the calibration seeds): max abs error,
+# cosine similarity, top-1 agreement along the last axis.
+#
+#   scripts/bench_int8.py [--threads 2] [--rounds 5] [--iterations 50]
+#                         [--batches 1,8] [--markdown FILE]
+#
+#===----------------------------------------------------------------------===#
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import generate_demo_models as gdm  # noqa: E402
+import quantize_demo  # noqa: E402
+
+# model -> the input's shape at batch b (the transformer as in bench_cpu.py)
+MODELS = {
+    "mlp": lambda b: [b, 784],
+    "transformer_block": lambda b: [b, 64, 256],
+}
+
+
+def static_model(name, batch):
+    model, _, _ = gdm.BUILDERS[name]()
+    model = copy.deepcopy(model)
+    shape = MODELS[name](batch)
+    for dim, size in zip(model.graph.input[0].type.tensor_type.shape.dim,
+                         shape):
+        if dim.HasField("dim_param"):
+            dim.dim_value = size
+    for out in model.graph.output:
+        dims = out.type.tensor_type.shape.dim
+        for i, dim in enumerate(dims):
+            if dim.HasField("dim_param"):
+                dim.dim_value = shape[i]
+    onnx.checker.check_model(model)
+    return model
+
+
+def time_kiln(kiln_run, artifact, feeds, threads, warmup, iterations,
+              save=None):
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [kiln_run, artifact, "--threads", str(threads), "--warmup",
+               str(warmup), "--iterations", str(iterations), "--json",
+               report.name]
+        for name, path in feeds.items():
+            cmd += ["--input", f"{name}={path}"]
+        if save:
+            cmd += ["--save-outputs", save]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"kiln-run failed: {proc.stderr.strip()}")
+        with open(report.name) as f:
+            return json.load(f)["timing"]["median_ms"]
+
+
+def accuracy(got, want):
+    got = got.astype(np.float64).reshape(-1, got.shape[-1])
+    want = want.astype(np.float64).reshape(-1, want.shape[-1])
+    cos = float(np.dot(got.ravel(), want.ravel()) /
+                (np.linalg.norm(got) * np.linalg.norm(want) + 1e-300))
+    top1 = float(np.mean(got.argmax(-1) == want.argmax(-1)))
+    return float(np.abs(got - want).max()), cos, top1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--markdown", help="also write the table here")
+    args = parser.parse_args()
+    kiln_compile = os.path.join(BUILD, "bin", "kiln-compile")
+    kiln_run = os.path.join(BUILD, "bin", "kiln-run")
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.models.split(","):
+            for batch in [int(b) for b in args.batches.split(",")]:
+                tag = f"{name}-b{batch}"
+                fp32 = static_model(name, batch)
+                fp32_path = os.path.join(work, f"{tag}.onnx")
+                onnx.save(fp32, fp32_path)
+                qdq_path = os.path.join(work, f"{tag}_qdq.onnx")
+                quantize_demo.quantize(fp32_path, qdq_path, name)
+                artifacts = {}
+                for kind, src, extra in (
+                        ("fp32", fp32_path, []),
+                        ("int8", qdq_path, []),
+                        ("qdq-float", qdq_path,
+                         ["--disable-pass=kiln-fuse-qdq"])):
+                    out = os.path.join(work, f"{tag}-{kind}.kiln")
+                    subprocess.run([kiln_compile, src, "-O2", "-o", out,
+                                    *extra], check=True)
+                    artifacts[kind] = out
+                held_out = quantize_demo.inputs_for(fp32, seed=100)
+                feeds = {}
+                for input_name, value in held_out.items():
+                    path = os.path.join(work, f"{tag}-{len(feeds)}.npy")
+                    np.save(path, value)
+                    feeds[input_name] = path
+                times = {kind: [] for kind in artifacts}
+                for r in range(args.rounds):
+                    for kind, artifact in artifacts.items():
+                        save = (os.path.join(work, f"{tag}-{kind}.out")
+                                if r == 0 else None)
+                        times[kind].append(time_kiln(
+                            kiln_run, artifact, feeds, args.threads,
+                            args.warmup, args.iterations, save))
+                med = {k: statistics.median(v) for k, v in times.items()}
+                outs = {k: np.load(os.path.join(work, f"{tag}-{k}.out",
+                                                "output_0.npy"))
+                        for k in artifacts}
+                err, cos, top1 = accuracy(outs["int8"], outs["fp32"])
+                # Ratios per round (the three ran back to back), then the
+                # median: robust to a neighbour's load changing between
+                # rounds.
+                ratio = statistics.median(
+                    f / i for f, i in zip(times["fp32"], times["int8"]))
+                ratio_qdq = statistics.median(
+                    q / i for q, i in zip(times["qdq-float"], times["int8"]))
+                rows.append(dict(model=name, batch=batch, **{
+                    f"{k}_ms": v for k, v in med.items()},
+                    speedup=ratio, speedup_vs_qdq=ratio_qdq,
+                    max_abs=err, cosine=cos, top1=top1))
+                print(json.dumps(rows[-1]), flush=True)
+
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    lines = [
+        f"Measured {datetime.date.today()} on {cpu}, {args.threads} threads, "
+        f"{args.rounds} interleaved rounds x {args.iterations} timed runs "
+        f"(after {args.warmup} warm-up); times: median of per-round medians; "
+        "ratios: median of per-round ratios.",
+        "",
+        "| model | batch | fp32 ms | int8 ms | QDQ without the pass ms | "
+        "fp32 / int8 | QDQ-float / int8 | max abs err vs fp32 | cosine | "
+        "top-1 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['fp32_ms']:.3f} | "
+            f"{r['int8_ms']:.3f} | {r['qdq-float_ms']:.3f} | "
+            f"{r['speedup']:.2f}x | {r['speedup_vs_qdq']:.2f}x | "
+            f"{r['max_abs']:.3g} | {r['cosine']:.5f} | {r['top1']:.3f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
