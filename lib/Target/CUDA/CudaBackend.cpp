@@ -39,6 +39,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -82,14 +83,19 @@ struct NameKernelsPass
     SmallVector<Attribute> table;
     unsigned index = 0;
     bool failed = false;
+    llvm::StringSet<> reported;
     module.walk([&](func::FuncOp func) {
       func.walk([&](Operation *op) {
         if (op->getParentOfType<gpu::LaunchOp>() || isa<gpu::LaunchOp>(op))
           return;
         if (isa<linalg::LinalgOp, scf::ParallelOp, scf::ForOp,
                 memref::LoadOp, memref::StoreOp>(op)) {
+          // One error per ONNX node: its loop nest has several such ops.
           std::string node = findOnnxNode(op->getLoc());
-          op->emitError() << "CUDA target: '" << op->getName()
+          if (!reported.insert(node).second)
+            return;
+          emitError(stripOrigins(op->getLoc()))
+              << "CUDA target: '" << op->getName()
                           << "' from ONNX node '"
                           << (node.empty() ? "?" : node)
                           << "' was not mapped onto a GPU kernel "
@@ -99,8 +105,18 @@ struct NameKernelsPass
       });
       func.walk([&](gpu::LaunchOp launch) {
         SmallVector<std::string> nodes, origins;
+        // Elementwise fusion gives a fused op the location fused[consumer,
+        // producer]: read each op's origins innermost first, so the names
+        // follow the program order (matmul_add_relu).
         launch.getBody().walk([&](Operation *op) {
-          collectLocationInfo(op->getLoc(), nodes, origins);
+          SmallVector<std::string> opNodes, opOrigins;
+          collectLocationInfo(op->getLoc(), opNodes, opOrigins);
+          for (const std::string &n : llvm::reverse(opNodes))
+            if (!llvm::is_contained(nodes, n))
+              nodes.push_back(n);
+          for (const std::string &o : llvm::reverse(opOrigins))
+            if (!llvm::is_contained(origins, o))
+              origins.push_back(o);
         });
         std::string name = "k" + std::to_string(index++);
         SmallVector<std::string> kinds;
@@ -125,7 +141,9 @@ struct NameKernelsPass
         for (const std::string &k : kinds)
           name += "_" + k;
         launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
-        launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, name + "_module"));
+        // All kernels in one gpu.module: one PTX text, one fatbin, one
+        // cuModuleLoad per model.
+        launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, "kiln_kernels"));
         SmallVector<Attribute> nodeAttrs;
         for (const std::string &n : nodes)
           nodeAttrs.push_back(StringAttr::get(ctx, n));
@@ -182,7 +200,9 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "kiln-cuda-name-kernels,gpu-kernel-outlining,canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
-      "},"
+      // math.exp & co. become calls to libdevice's __nv_* functions, which
+      // ptxas cannot resolve: link libdevice into each kernel module.
+      " l=" KILN_CUDA_LIBDEVICE "},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
       "reconcile-unrealized-casts),"
       "gpu-module-to-binary{format=" +
