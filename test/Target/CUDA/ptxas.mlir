@@ -1,9 +1,11 @@
 // REQUIRES: cuda-target, ptxas
 // ptxas (CUDA toolkit, no GPU needed) assembles the PTX Kiln writes for
-// sm_80 (A100) and sm_90 (H100/H200).
+// sm_80 (A100), sm_89 (L4/L40, PTX ISA 7.8) and sm_90 (H100/H200).
 //
 // RUN: kiln-compile %s -O0 --target=cuda:sm_80 --emit=ptx -o %t80.ptx
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
+// RUN: kiln-compile %s -O0 --target=cuda:sm_89 --emit=ptx -o %t89.ptx
+// RUN: %ptxas -arch=sm_89 %t89.ptx -o %t89.cubin
 // RUN: kiln-compile %s -O0 --target=cuda:sm_90 --emit=ptx -o %t90.ptx
 // RUN: %ptxas -arch=sm_90 %t90.ptx -o %t90.cubin
 // RUN: %ptxas -arch=sm_90 %t90.ptx -o %t90b.cubin --verbose 2>&1 | FileCheck %s
