@@ -36,6 +36,16 @@ if os.path.isdir("/usr/share/libonnx-testdata/data"):
     config.available_features.add("onnx-testdata")
 if config.kiln_have_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
+# The CUDA target was built (toolkit + MLIR's NVVM target): PTX tests run.
+if config.kiln_build_cuda:
+    config.available_features.add("cuda-target")
+# ptxas assembles the PTX the CUDA tests write (no GPU needed).
+_ptxas = os.path.join(config.cuda_bin_dir or "", "ptxas")
+if not os.path.exists(_ptxas):
+    _ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(_ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))
 
 
 def _gpu_present():

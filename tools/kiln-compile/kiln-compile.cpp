@@ -52,6 +52,10 @@
 #include <cmath>
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#ifdef KILN_HAVE_CUDA_TARGET
+#include "kiln/Target/CUDA/CudaBackend.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#endif
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -64,6 +68,7 @@ enum class Emit {
   Linalg,
   LLVMDialect,
   LLVMIR,
+  Ptx,
   Asm,
   Obj,
   SharedObject,
@@ -90,6 +95,9 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::LLVMDialect, "llvm-dialect",
                           "the MLIR LLVM dialect, kiln_entry included"),
                clEnumValN(Emit::LLVMIR, "llvm", "optimized LLVM IR"),
+               clEnumValN(Emit::Ptx, "ptx",
+                          "--target=cuda:sm_XX: the kernels' PTX, with the "
+                          "kernel table as comments"),
                clEnumValN(Emit::Asm, "asm", "assembly for the target CPU"),
                clEnumValN(Emit::Obj, "obj", "an object file"),
                clEnumValN(Emit::SharedObject, "so",
@@ -101,7 +109,9 @@ cl::opt<Emit> emit(
                           "*.mlir")),
     cl::cat(category));
 cl::opt<std::string> targetName(
-    "target", cl::desc("Code generation target: cpu (the only one so far)"),
+    "target",
+    cl::desc("Code generation target: cpu, or cuda:sm_80|sm_89|sm_90 "
+             "(--emit=ptx only so far)"),
     cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> cpuName(
     "cpu",
@@ -367,6 +377,45 @@ static bool writeIR(ModuleOp module) {
   module->print(os, flags);
   return writeOutput(text);
 }
+
+#ifdef KILN_HAVE_CUDA_TARGET
+/// --target=cuda:sm_XX --emit=ptx: linalg -> kernels -> PTX; writes each
+/// kernel module's PTX after a comment naming the kernel and its ONNX nodes.
+static bool compileCuda(ModuleOp module, StringRef chip,
+                        const kiln::cpu::CpuOptions &options) {
+  auto pm = PassManager::on<ModuleOp>(module->getContext());
+  kiln::cpu::buildLinalgPipeline(pm, options, /*hoistWeights=*/false);
+  kiln::cuda::CudaOptions cudaOptions;
+  cudaOptions.chip = chip.str();
+  cudaOptions.format = "isa";
+  if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
+    return false;
+  if (printPipeline) {
+    llvm::errs() << "kiln-compile: backend pipeline: ";
+    pm.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
+  if (failed(pm.run(module)))
+    return false;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// Kiln CUDA kernels for " << chip << "\n";
+  if (auto table = module->getAttrOfType<ArrayAttr>("kiln.cuda.kernels"))
+    for (auto entry : table.getAsRange<DictionaryAttr>()) {
+      os << "// kernel " << cast<StringAttr>(entry.get("kernel")).getValue()
+         << " <- ONNX nodes:";
+      for (auto node : cast<ArrayAttr>(entry.get("nodes")))
+        os << " " << cast<StringAttr>(node).getValue();
+      os << "\n";
+    }
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>()) {
+      os << "\n// ---- gpu.binary @" << binary.getSymName() << "\n";
+      os << object.getObject().getValue();
+    }
+  return writeOutput(text);
+}
+#endif
 
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
@@ -683,6 +732,10 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   kiln::registerImportDialects(registry);
   kiln::cpu::registerCpuBackendDialects(registry);
+#ifdef KILN_HAVE_CUDA_TARGET
+  kiln::cuda::registerCudaBackendDialects(registry);
+  kiln::cuda::registerCudaBackendPasses();
+#endif
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -732,8 +785,32 @@ int main(int argc, char **argv) {
   bool backend = mode == Emit::Linalg || mode == Emit::LLVMDialect ||
                  mode == Emit::LLVMIR || mode == Emit::Asm ||
                  mode == Emit::Obj || mode == Emit::SharedObject ||
-                 mode == Emit::Artifact;
-  if (backend && targetName != "cpu") {
+                 mode == Emit::Artifact || mode == Emit::Ptx;
+  StringRef cudaChip;
+  if (StringRef(targetName).starts_with("cuda:")) {
+#ifdef KILN_HAVE_CUDA_TARGET
+    cudaChip = StringRef(targetName).drop_front(5);
+    if (cudaChip != "sm_80" && cudaChip != "sm_89" && cudaChip != "sm_90") {
+      llvm::errs() << "kiln-compile: --target=" << targetName
+                   << ": unknown chip (cuda:sm_80, cuda:sm_89, cuda:sm_90)\n";
+      return 1;
+    }
+    if (mode != Emit::Ptx) {
+      llvm::errs() << "kiln-compile: --target=" << targetName
+                   << ": only --emit=ptx is implemented for CUDA so far\n";
+      return 1;
+    }
+#else
+    llvm::errs() << "kiln-compile: --target=" << targetName
+                 << ": this build has no CUDA target (CUDA toolkit or "
+                    "MLIR's NVVM target missing at configure time)\n";
+    return 1;
+#endif
+  } else if (mode == Emit::Ptx) {
+    llvm::errs() << "kiln-compile: --emit=ptx needs --target=cuda:sm_XX\n";
+    return 1;
+  }
+  if (backend && targetName != "cpu" && cudaChip.empty()) {
     llvm::errs() << "kiln-compile: --target=" << targetName
                  << ": unknown target (this build has: cpu)\n";
     return 1;
@@ -837,6 +914,10 @@ int main(int argc, char **argv) {
     }
   }
 
+#ifdef KILN_HAVE_CUDA_TARGET
+  if (!cudaChip.empty())
+    return compileCuda(*module, cudaChip, cpuOptions) ? 0 : 1;
+#endif
   if (backend)
     return compileBackend(*module, mode, cpuOptions, graphPipeline,
                           outputPath)

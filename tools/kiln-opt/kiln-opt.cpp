@@ -4,6 +4,9 @@
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "kiln/Target/CPU/CpuBackend.h"
+#ifdef KILN_HAVE_CUDA_TARGET
+#include "kiln/Target/CUDA/CudaBackend.h"
+#endif
 #include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,6 +45,10 @@ int main(int argc, char **argv) {
   kiln::registerPipelines();
   kiln::registerKilnConversionPasses();
   kiln::cpu::registerCpuBackendPasses();
+#ifdef KILN_HAVE_CUDA_TARGET
+  kiln::cuda::registerCudaBackendDialects(registry);
+  kiln::cuda::registerCudaBackendPasses();
+#endif
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "Kiln optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
