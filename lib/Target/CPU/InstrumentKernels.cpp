@@ -66,6 +66,7 @@ std::optional<KernelCategory> categoryOfKilnOp(StringRef name) {
               "conv_nhwc", "fused_matmul", "fused_conv", "fused_conv_nhwc"},
              KernelCategory::GEMM)
       .Cases({"matmul_integer", "conv_integer", "qlinear_matmul",
+              "quantized_matmul",
               "qlinear_conv"},
              KernelCategory::GEMM)
       .Cases({"quantize_linear", "dequantize_linear",
