@@ -75,11 +75,12 @@ def time_ort(session, feeds, warmup, iterations):
 
 
 def time_kiln(kiln_run, artifact, name, npy, threads, warmup, iterations,
-              save=None):
+              save=None, extra=()):
+    """kiln-run's median of `iterations` timed runs (extra: more flags)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         cmd = [kiln_run, artifact, "--input", f"{name}={npy}", "--threads",
                str(threads), "--warmup", str(warmup), "--iterations",
-               str(iterations), "--json", report.name]
+               str(iterations), "--json", report.name, *extra]
         if save:
             cmd += ["--save-outputs", save]
         proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -15,7 +15,6 @@
 #===----------------------------------------------------------------------===#
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -27,22 +26,15 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_cpu  # noqa: E402
 from bench_cpu import MODELS  # noqa: E402
 
 
 def time_kiln(kiln_run, artifact, name, npy, threads, warmup, iterations,
               profile):
-    with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        cmd = [kiln_run, artifact, "--input", f"{name}={npy}", "--threads",
-               str(threads), "--warmup", str(warmup), "--iterations",
-               str(iterations), "--json", report.name]
-        if profile:
-            cmd.append("--profile")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"kiln-run failed: {proc.stderr.strip()}")
-        with open(report.name) as f:
-            return json.load(f)["timing"]["median_ms"]
+    return bench_cpu.time_kiln(kiln_run, artifact, name, npy, threads,
+                               warmup, iterations,
+                               extra=["--profile"] if profile else [])
 
 
 def main():
