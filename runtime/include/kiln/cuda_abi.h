@@ -1,0 +1,127 @@
+/*===- cuda_abi.h - The code ABI of artifacts for target "cuda" -----------===*
+ *
+ * The contract between the host code kiln-compile emits for a CUDA target
+ * and the runtime that runs it (runtime/cuda/). Header-only, no CUDA headers:
+ * the compiler, the ABI archive's CUDA shim and the runtime share it.
+ *
+ * The artifact of a CUDA model (docs/artifact.md, target kind "cuda"):
+ *   - section "code" (kind "elf-shared-object"): the host code, compiled for
+ *     the build machine, exporting kiln_abi_version() (returns 1),
+ *     kiln_entry(void **buffers) and kiln_abi_set_cuda_runtime(); optionally
+ *     kiln_abi_set_profiler() as the CPU code.
+ *   - section "cuda-fatbin" (kind "cuda-fatbin"): the kernels of
+ *     `gpu.module @kiln_kernels`, a fatbin for the target's chip. The runtime
+ *     loads it once per session (cuModuleLoadData) and resolves every kernel
+ *     of the kernel table there, so a fatbin the device cannot run fails at
+ *     session creation with the chip named, before any run.
+ *   - header "target": {"kind": "cuda", "chip": "sm_80", "triple": host}.
+ *
+ * kiln_entry's buffers are DEVICE pointers, in the CPU order (inputs,
+ * weights, outputs). The runtime uploads the weights once per session and
+ * copies inputs/outputs per run. The host code calls upstream MLIR's mgpu*
+ * functions (the names gpu-to-llvm emits: mgpuModuleLoad, mgpuLaunchKernel,
+ * mgpuMemAlloc, ...) and Kiln's kiln_rt_cuda_* library kernels; the ABI
+ * archive's CUDA shim (runtime/abi/kiln_abi_cuda.c) defines all of them and
+ * forwards each to the table below, which the runtime installs with
+ * kiln_abi_set_cuda_runtime() right after loading the code. The table is
+ * global to the loaded code; `ctx` lets the runtime find itself, and the
+ * runtime finds the session of the run in progress through a thread-local
+ * (as the profiler does), so concurrent sessions stay apart.
+ *
+ * mgpuModuleLoad may be called from a global constructor while the code is
+ * being loaded, before any table is installed: the shim records (data,
+ * size) and returns its own handle without calling the runtime; the
+ * runtime's module_get_function then resolves a kernel by name in the
+ * session's module (loaded from the "cuda-fatbin" section).
+ *
+ * Errors: a call that fails does not return an error code to the host code
+ * (mgpu* return void); the runtime records the first error of the run with
+ * the kernel's name and kiln_session_run reports it. Calls after an error
+ * in the same run are skipped by the runtime.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_CUDA_ABI_H
+#define KILN_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_CUDA_ABI_VERSION 1
+
+/* Epilogues of kiln_rt_cuda_gemm (cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS). */
+typedef enum kiln_cuda_epilogue {
+  KILN_CUDA_EPILOGUE_NONE = 0,
+  KILN_CUDA_EPILOGUE_RELU = 1,
+  KILN_CUDA_EPILOGUE_GELU = 2,
+} kiln_cuda_epilogue;
+
+typedef struct kiln_cuda_runtime_api {
+  uint32_t struct_size; /* sizeof(kiln_cuda_runtime_api) of the runtime */
+  uint32_t abi_version; /* KILN_CUDA_ABI_VERSION */
+  void *ctx;            /* the runtime's; passed back to every call */
+
+  /* Modules and launches (mgpuModuleGetFunction, mgpuLaunchKernel). `name`
+   * is the kernel's name in the kernel table. Returns NULL (and records the
+   * error) when the session's module has no such kernel. */
+  void *(*module_get_function)(void *ctx, const char *name);
+  void (*launch_kernel)(void *ctx, void *function, intptr_t grid_x,
+                        intptr_t grid_y, intptr_t grid_z, intptr_t block_x,
+                        intptr_t block_y, intptr_t block_z,
+                        int32_t shared_mem_bytes, void *stream, void **params,
+                        void **extra, size_t param_count);
+
+  /* Streams and events (mgpuStream*, mgpuEvent*). stream_create returns the
+   * session's stream (one per session; the run is captured into a CUDA
+   * graph on it), stream_destroy of it is a no-op, and stream_synchronize
+   * is deferred to the end of the run while a graph is being captured. */
+  void *(*stream_create)(void *ctx);
+  void (*stream_destroy)(void *ctx, void *stream);
+  void (*stream_synchronize)(void *ctx, void *stream);
+  void (*stream_wait_event)(void *ctx, void *stream, void *event);
+  void *(*event_create)(void *ctx);
+  void (*event_destroy)(void *ctx, void *event);
+  void (*event_synchronize)(void *ctx, void *event);
+  void (*event_record)(void *ctx, void *event, void *stream);
+
+  /* Device memory (mgpuMemAlloc/Free/Memcpy/Memset*): stream-ordered, from
+   * the session's pool (cuMemAllocFromPoolAsync), with peak accounting. */
+  void *(*mem_alloc)(void *ctx, uint64_t size_bytes, void *stream,
+                     int32_t host_shared);
+  void (*mem_free)(void *ctx, void *ptr, void *stream);
+  void (*memcpy)(void *ctx, void *dst, const void *src, size_t size_bytes,
+                 void *stream);
+  void (*memset32)(void *ctx, void *dst, uint32_t value, size_t count,
+                   void *stream);
+  void (*memset16)(void *ctx, void *dst, uint16_t value, size_t count,
+                   void *stream);
+
+  /* Library kernels (--kernels=library): a row-major dense GEMM through
+   * cuBLASLt. C[b] = epilogue(A[b] * B[b or 0] + bias); A is [batch, m, k],
+   * B is [b_batch, k, n] with b_batch 1 (shared) or batch, bias is [n] or
+   * NULL, C is [batch, m, n]; dtype is a kiln_dtype code (float32, float16,
+   * bfloat16; fp32 accumulation) of A, B, bias and C alike. */
+  void (*gemm)(void *ctx, void *stream, int32_t dtype, int32_t epilogue,
+               int64_t batch, int64_t b_batch, int64_t m, int64_t n,
+               int64_t k, const void *a, const void *b, const void *bias,
+               void *c);
+} kiln_cuda_runtime_api;
+
+/* Exported by CUDA host code (defined in the shim). */
+typedef void (*kiln_abi_set_cuda_runtime_fn)(const kiln_cuda_runtime_api *);
+
+/* The library-kernel entry point the host code calls (defined in the shim,
+ * forwarding to api->gemm): */
+/* void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
+ *                        int64_t batch, int64_t b_batch, int64_t m,
+ *                        int64_t n, int64_t k, const void *a, const void *b,
+ *                        const void *bias, void *c); */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_CUDA_ABI_H */
