@@ -1,4 +1,4 @@
-/*===- kiln_abi_qgemm.c - Kiln's int8 GEMM kernel (AVX-512 VNNI) ----------===*
+/*===- kiln_abi_qgemm.c - Kiln's int8 GEMM kernel (VNNI, AMX) -------------===*
  *
  * The integer matmul of kiln.quantized_matmul (lib/Target/CPU/Int8Calls.cpp
  * replaces its linalg.generic, marked `kiln.int8_matmul`, by calls here):
@@ -20,7 +20,10 @@
  * call so that each vector holds 16 columns: no horizontal sums, 8 x 32
  * register tile); for small M (batch 1) dot products along K of 1-4 rows
  * of A against 4-8 rows of W, reduced at the end, which needs no packing
- * (W is read once, as the packing would). A u8 weight, or a CPU without
+ * (W is read once, as the packing would). With AMX-INT8 (and the OS's
+ * permission to use it; KILN_NO_AMX=1 turns it off), M >= 16 takes the AMX
+ * kernel instead: tdpbusd on
+ * 16 x 64-byte tiles, the same packing. A u8 weight, or a CPU without
  * AVX-512 VNNI, takes the portable loop (exact, plain C).
  *
  *===----------------------------------------------------------------------===*/
@@ -32,6 +35,7 @@
 #define KILN_HAVE_X86 1
 #include <immintrin.h>
 #endif
+
 
 /* The portable kernel: any signedness, any CPU. */
 static void qgemmPortable(const uint8_t *a, int64_t lda, uint8_t shift,
@@ -175,14 +179,17 @@ VNNI_TARGET void packedTile(const uint8_t *a, int64_t lda,
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int
-qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
-                const int8_t *w, int64_t ldw, int32_t *c, int64_t ldc,
-                int64_t m, int64_t k, int64_t n0, int64_t n1) {
+/* Packs columns [n0, n1) of W into [nv][kgs][16][4] bytes (nv = blocks
+ * of 16 columns, kgs >= K/4 groups of 4 bytes, zero padded in both), so
+ * that one 64-byte load holds 4 k-steps of 16 columns: the layout of
+ * vpdpbusd's and AMX's (VNNI) right operand. NULL when out of memory. */
+__attribute__((target("avx512f,avx512bw"))) static int8_t *
+packW(const int8_t *w, int64_t ldw, int64_t k, int64_t n0, int64_t n1,
+      int64_t kgs) {
   int64_t nv = (n1 - n0 + 15) / 16, kg = (k + 3) / 4;
-  int8_t *packed = aligned_alloc(64, (size_t)(nv * kg * 64));
+  int8_t *packed = aligned_alloc(64, (size_t)(nv * kgs * 64));
   if (!packed)
-    return 0;
+    return NULL;
   /* Full 16-column blocks and full 4-byte groups: one gather of 16
    * dwords (4 bytes of 16 rows of W) per 64 packed bytes. */
   int64_t full = k / 4;
@@ -192,11 +199,15 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
   for (int64_t v = 0; v < nv; ++v) {
     int64_t col0 = n0 + v * 16;
     int whole = col0 + 16 <= n1 && ldw * 16 < (int64_t)1 << 31;
-    for (int64_t g = 0; g < kg; ++g) {
-      int8_t *dst = packed + (v * kg + g) * 64;
+    for (int64_t g = 0; g < kgs; ++g) {
+      int8_t *dst = packed + (v * kgs + g) * 64;
       if (whole && g < full) {
         __m512i x = _mm512_i32gather_epi32(rows, w + col0 * ldw + g * 4, 1);
         _mm512_store_si512(dst, x);
+        continue;
+      }
+      if (g >= kg) {
+        _mm512_store_si512(dst, _mm512_setzero_si512());
         continue;
       }
       for (int64_t j = 0; j < 16; ++j)
@@ -206,26 +217,49 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
         }
     }
   }
-  /* A's rows shifted (xor 0x80 for i8) into a buffer padded with zeros to
-   * whole 64-byte runs (W is zero past K), so that the inner loop
-   * broadcasts straight from memory; M * K bytes, 64-byte vectors, against
-   * M * K * 64 multiply-adds per call. */
-  int64_t ldab = (k + 63) / 64 * 64;
-  uint8_t *abuf = aligned_alloc(64, (size_t)(m * ldab));
-  if (!abuf) {
-    free(packed);
-    return 0;
-  }
+  return packed;
+}
+
+/* A's m rows shifted (xor 0x80 for i8) into rows of ldab bytes (a multiple
+ * of 64 >= K), zero padded past K, and `rows - m` more rows of zeros: the
+ * padding multiplies W's zero padding (or is dropped), so it adds nothing.
+ * NULL when out of memory. */
+__attribute__((target("avx512f,avx512bw"))) static uint8_t *
+shiftedA(const uint8_t *a, int64_t lda, uint8_t shiftByte, int64_t m,
+         int64_t rows, int64_t k, int64_t ldab) {
+  uint8_t *abuf = aligned_alloc(64, (size_t)(rows * ldab));
+  if (!abuf)
+    return NULL;
   __m512i shift = _mm512_set1_epi8((char)shiftByte);
-  for (int64_t i = 0; i < m; ++i)
+  for (int64_t i = 0; i < rows; ++i)
     for (int64_t p = 0; p < ldab; p += 64) {
-      __mmask64 mask = k - p >= 64 ? ~(__mmask64)0
-                                   : _cvtu64_mask64(~0ULL >> (64 - (k - p)));
+      __mmask64 mask = i >= m || p >= k ? 0
+                       : k - p >= 64    ? ~(__mmask64)0
+                                        : _cvtu64_mask64(~0ULL >> (64 - (k - p)));
       __m512i x = _mm512_maskz_loadu_epi8(mask, a + i * lda + p);
       _mm512_store_si512(abuf + i * ldab + p,
                          _mm512_maskz_mov_epi8(mask,
                                                _mm512_xor_si512(x, shift)));
     }
+  return abuf;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int
+qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
+                const int8_t *w, int64_t ldw, int32_t *c, int64_t ldc,
+                int64_t m, int64_t k, int64_t n0, int64_t n1) {
+  int64_t nv = (n1 - n0 + 15) / 16, kg = (k + 3) / 4;
+  int8_t *packed = packW(w, ldw, k, n0, n1, kg);
+  if (!packed)
+    return 0;
+  /* A is copied so that the inner loop broadcasts straight from memory; M *
+   * K bytes, 64-byte vectors, against M * K * 64 multiply-adds per call. */
+  int64_t ldab = (k + 63) / 64 * 64;
+  uint8_t *abuf = shiftedA(a, lda, shiftByte, m, m, k, ldab);
+  if (!abuf) {
+    free(packed);
+    return 0;
+  }
   for (int64_t i = 0; i < m; i += 8) {
     int mr = m - i < 8 ? (int)(m - i) : 8;
     for (int64_t v = 0; v < nv; v += 2) {
@@ -258,7 +292,117 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
   free(packed);
   return 1;
 }
+/* The AMX kernel (Sapphire Rapids and later: AMX-TILE + AMX-INT8), for
+ * M >= 16. Eight tile registers of 16 rows x 64 bytes: C in tmm0-3 (a 32 x
+ * 32 block of int32), A in tmm4-5 (16 rows x 64 bytes of K each), W in
+ * tmm6-7 (16 groups of 4 k-steps x 16 columns, the packed layout above);
+ * one tdpbusd does 16 x 16 x 64 multiply-adds. A and W are padded with
+ * zeros to whole tiles (16 rows, 64 bytes of K, 16 columns), so every tile
+ * is full-sized; the block's result is stored to a buffer and added into C
+ * with masks at the edges. The tile configuration is per thread: each call
+ * loads it and releases the tiles at the end. */
+#define AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
+
+typedef struct {
+  uint8_t palette, startRow, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} AmxConfig;
+
+AMX_TARGET static int qgemmAmx(const uint8_t *a, int64_t lda,
+                               uint8_t shiftByte, const int8_t *w,
+                               int64_t ldw, int32_t *c, int64_t ldc,
+                               int64_t m, int64_t k, int64_t n0, int64_t n1) {
+  int64_t nv = (n1 - n0 + 15) / 16;
+  int64_t kgs = ((k + 3) / 4 + 15) / 16 * 16; /* groups, whole tiles */
+  int64_t ldab = kgs * 4, mp = (m + 15) / 16 * 16;
+  int8_t *packed = packW(w, ldw, k, n0, n1, kgs);
+  if (!packed)
+    return 0;
+  uint8_t *abuf = shiftedA(a, lda, shiftByte, m, mp, k, ldab);
+  if (!abuf) {
+    free(packed);
+    return 0;
+  }
+  AmxConfig cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+  int32_t out[4][256] __attribute__((aligned(64)));
+  for (int64_t i = 0; i < mp; i += 32) {
+    int twoM = i + 16 < mp;
+    for (int64_t v = 0; v < nv; v += 2) {
+      int twoN = v + 1 < nv;
+      const int8_t *w0 = packed + v * kgs * 64, *w1 = w0 + kgs * 64;
+      const uint8_t *a0 = abuf + i * ldab, *a1 = a0 + 16 * ldab;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      if (twoM && twoN) {
+        for (int64_t g = 0; g < kgs; g += 16) {
+          _tile_loadd(4, a0 + g * 4, ldab);
+          _tile_loadd(5, a1 + g * 4, ldab);
+          _tile_loadd(6, w0 + g * 64, 64);
+          _tile_loadd(7, w1 + g * 64, 64);
+          _tile_dpbusd(0, 4, 6);
+          _tile_dpbusd(1, 4, 7);
+          _tile_dpbusd(2, 5, 6);
+          _tile_dpbusd(3, 5, 7);
+        }
+      } else {
+        for (int64_t g = 0; g < kgs; g += 16) {
+          _tile_loadd(4, a0 + g * 4, ldab);
+          _tile_loadd(6, w0 + g * 64, 64);
+          _tile_dpbusd(0, 4, 6);
+          if (twoN) {
+            _tile_loadd(7, w1 + g * 64, 64);
+            _tile_dpbusd(1, 4, 7);
+          }
+          if (twoM) {
+            _tile_loadd(5, a1 + g * 4, ldab);
+            _tile_dpbusd(2, 5, 6);
+          }
+        }
+      }
+      _tile_stored(0, out[0], 64);
+      _tile_stored(1, out[1], 64);
+      _tile_stored(2, out[2], 64);
+      _tile_stored(3, out[3], 64);
+      for (int q = 0; q < 4; ++q) {
+        int64_t row0 = i + (q >> 1) * 16, col0 = n0 + (v + (q & 1)) * 16;
+        if (row0 >= m || col0 >= n1)
+          continue;
+        int64_t cols = n1 - col0 < 16 ? n1 - col0 : 16;
+        __mmask16 mask = (__mmask16)((1u << cols) - 1);
+        int64_t rows = m - row0 < 16 ? m - row0 : 16;
+        for (int64_t r = 0; r < rows; ++r) {
+          int32_t *dst = c + (row0 + r) * ldc + col0;
+          __m512i old = _mm512_maskz_loadu_epi32(mask, dst);
+          __m512i add = _mm512_load_si512(out[q] + r * 16);
+          _mm512_mask_storeu_epi32(dst, mask, _mm512_add_epi32(old, add));
+        }
+      }
+    }
+  }
+  _tile_release();
+  free(abuf);
+  free(packed);
+  return 1;
+}
 #endif
+
+/* 1 when the AMX kernel runs: AMX-INT8 is there and allowed
+ * (runtime/abi/kiln_abi_amx.c), and KILN_QGEMM_PORTABLE is not set. */
+int kiln_abi_amx_enabled(int bf16);
+int kiln_abi_qgemm_has_vnni(void);
+int kiln_abi_qgemm_has_amx(void) {
+  return kiln_abi_qgemm_has_vnni() && kiln_abi_amx_enabled(0);
+}
 
 /* 1 when the VNNI kernel runs: the CPU has AVX-512 VNNI and
  * KILN_QGEMM_PORTABLE is not set (tests and measurements of the fallback). */
@@ -294,6 +438,9 @@ void kiln_abi_qgemm_s32(intptr_t aBase, intptr_t aOff, intptr_t lda,
     return;
 #ifdef KILN_HAVE_X86
   if (!wUnsigned && kiln_abi_qgemm_has_vnni()) {
+    if (m >= 16 && kiln_abi_qgemm_has_amx() &&
+        qgemmAmx(a, lda, shift, (const int8_t *)w, ldw, c, ldc, m, k, n0, n1))
+      return;
     if (m >= 32 && qgemmVnniPacked(a, lda, shift, (const int8_t *)w, ldw, c,
                                   ldc, m, k, n0, n1))
       return;

@@ -3,8 +3,9 @@
  * Random shapes (M 1..70: both VNNI kernels, N 1..70, K 1..200, strided rows), both activation
  * modes (u8 as is, i8 shifted by xor 0x80) and both weight signednesses,
  * the columns split into two calls as the parallel blocks do; every int32
- * result must equal the plain loop's. Run once as is (the VNNI kernel where
- * the CPU has it) and once with KILN_QGEMM_PORTABLE=1 (the fallback).
+ * result must equal the plain loop's. Run as is (the AMX kernel where the
+ * CPU has it), with KILN_NO_AMX=1 (the VNNI kernels) and with
+ * KILN_QGEMM_PORTABLE=1 (the fallback).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
@@ -15,6 +16,7 @@ void kiln_abi_qgemm_s32(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
                         intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
                         intptr_t, intptr_t, intptr_t, intptr_t);
 int kiln_abi_qgemm_has_vnni(void);
+int kiln_abi_qgemm_has_amx(void);
 
 int main(void) {
   int bad = 0;
@@ -54,6 +56,9 @@ int main(void) {
     free(c);
   }
   printf("qgemm (%s): %d mismatches\n",
-         kiln_abi_qgemm_has_vnni() ? "AVX-512 VNNI" : "portable", bad);
+         kiln_abi_qgemm_has_amx()    ? "AMX for M >= 16, AVX-512 VNNI below"
+         : kiln_abi_qgemm_has_vnni() ? "AVX-512 VNNI"
+                                     : "portable",
+         bad);
   return bad != 0;
 }

@@ -1,15 +1,15 @@
 // RUN: kiln-opt %s --kiln-cpu-int8-calls | FileCheck %s
 
-// The marked int8 contraction becomes an scf.parallel over blocks of 64
+// The marked int8 contraction becomes an scf.parallel over blocks of 128
 // columns, each a call to kiln_abi_qgemm_s32 (flags: bit 0 A read as u8
 // without the xor 0x80 shift, bit 1 W is u8). Unmarked generics stay.
 // CHECK: func.func private @kiln_abi_qgemm_s32(index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @qgemm
-// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]]
+// CHECK-DAG: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C128]]
 // CHECK: scf.parallel (%[[B:.+]]) = (%{{.+}}) to (%[[BLOCKS]]) step (%[[C1]])
-// CHECK: %[[N0:.+]] = arith.muli %[[B]], %[[C64]]
+// CHECK: %[[N0:.+]] = arith.muli %[[B]], %[[C128]]
 // CHECK: %[[N1:.+]] = arith.minui
 // CHECK: func.call @kiln_abi_qgemm_s32({{.*}}, %[[N0]], %[[N1]], %{{.+}})
 // CHECK-NOT: kiln.int8_matmul
