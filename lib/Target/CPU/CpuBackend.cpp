@@ -46,6 +46,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -297,6 +298,41 @@ struct CopiesToLoopsPass
   }
 };
 
+/// math.exp, math.expm1, math.tanh and math.erf on f32 (scalars or
+/// vectors) become MLIR's polynomial approximations: plain arith (fma,
+/// bit casts, selects) that LLVM's loop vectorizer widens like the rest of
+/// an elementwise loop. Left as llvm.exp, a vectorized loop calls libm's
+/// scalar expf once per lane: softmax, sigmoid/SiLU, GELU and the linear
+/// attention's feature map spent most of their time there. The
+/// approximations are within a few ulp of libm over the whole range and
+/// keep inf/NaN/overflow behaviour (checked by the CPU conformance suite
+/// and test/Target/CPU/approximate-math.mlir).
+struct ApproximateMathPass
+    : PassWrapper<ApproximateMathPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  StringRef getArgument() const override { return "kiln-cpu-approximate-math"; }
+  StringRef getDescription() const override {
+    return "Expand f32 exp/expm1/tanh/erf into vectorizable polynomial "
+           "approximations";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect,
+                    vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return llvm::is_contained({"exp", "expm1", "tanh", "erf",
+                                     "math.exp", "math.expm1", "math.tanh",
+                                     "math.erf"},
+                                    name);
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
 } // namespace
 
 void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
@@ -333,10 +369,20 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   // --kernels=library: BLAS takes the f32 contractions (LibraryCalls, after
   // bufferization); the f16/bf16 ones get the codegen kernels, which widen
   // them in registers, rather than scalar loops.
+  // With AMX-BF16 the bf16 matmuls are Kiln's AMX kernel's (after
+  // bufferization), in both kernel modes.
+  bool amxBf16 = false;
+  {
+    TargetInfo info;
+    std::string error;
+    amxBf16 = resolveTarget(options, info, error) &&
+              llvm::is_contained(info.features, "amx-bf16") &&
+              llvm::is_contained(info.features, "amx-tile");
+  }
   if (options.kernels == "codegen" || options.kernels == "library") {
     auto [mr, nr] = registerTile(options);
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(
-        mr, nr, /*halfOnly=*/options.kernels == "library"));
+        mr, nr, /*halfOnly=*/options.kernels == "library", amxBf16));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
@@ -354,6 +400,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   // The int8 GEMM is Kiln's own kernel in both kernel modes.
   pm.addPass(createInt8CallsPass());
+  if (amxBf16)
+    pm.addPass(createAmxCallsPass());
   if (options.kernels == "library")
     pm.addPass(createLibraryCallsPass());
   // Here each top-level op of @main is one kernel: time them.
@@ -384,6 +432,9 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
       pm.addPass(arith::createArithExpandOpsPass(expand));
     }
   }
+  // Before the vector lowering: the approximations of vector math build
+  // vector ops.
+  pm.addPass(std::make_unique<ApproximateMathPass>());
   // Before lower-affine: lowering the transfers makes affine.apply indices.
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.vectorContractLowering =
@@ -444,9 +495,11 @@ void registerCpuBackendPasses() {
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
   PassRegistration<CopiesToLoopsPass>();
+  PassRegistration<ApproximateMathPass>();
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
+  registerPass([] { return createAmxCallsPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
@@ -466,7 +519,7 @@ void registerCpuBackendPasses() {
 static const char *const kRecordedFeatures[] = {
     "sse4.2",  "avx",       "avx2",     "fma",        "f16c",
     "avx512f", "avx512bw",  "avx512dq", "avx512vl",   "avx512vnni",
-    "avxvnni", "avx512bf16", "avx512fp16"};
+    "avxvnni", "avx512bf16", "avx512fp16", "amx-tile", "amx-bf16"};
 
 bool resolveTarget(const CpuOptions &options, TargetInfo &info,
                    std::string &error) {

@@ -282,7 +282,9 @@ struct TileAndVectorizePass
   TileAndVectorizePass() = default;
   TileAndVectorizePass(const TileAndVectorizePass &other)
       : PassWrapper(other) {}
-  TileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly) {
+  TileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly,
+                       bool skipAmx) {
+    skipAmxBf16 = skipAmx;
     registerRows = mr;
     registerCols = nr;
     halfPrecisionOnly = halfOnly;
@@ -318,6 +320,11 @@ struct TileAndVectorizePass
       llvm::cl::desc("Only the contractions with f16/bf16 operands (with "
                      "--kernels=library, which calls BLAS for the f32 ones)"),
       llvm::cl::init(false)};
+  Option<bool> skipAmxBf16{
+      *this, "skip-amx-bf16",
+      llvm::cl::desc("Leave the bf16 x bf16 -> f32 matmuls to the AMX-BF16 "
+                     "kernel calls (kiln-cpu-amx-bf16-calls)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxIm2ColElements{
       *this, "max-im2col-elements",
       llvm::cl::desc("Largest im2col buffer (elements) a convolution may use"),
@@ -331,6 +338,8 @@ struct TileAndVectorizePass
     // (kiln-cpu-library-calls, which takes f32 only); the half-precision ones
     // would otherwise stay scalar loops.
     auto wanted = [&](linalg::LinalgOp op) {
+      if (skipAmxBf16 && isAmxBf16Contraction(op))
+        return false;
       return !halfPrecisionOnly ||
              !getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType())
                   .isF32();
@@ -813,8 +822,10 @@ std::unique_ptr<Pass> createSplitParallelLoopsPass() {
 }
 
 std::unique_ptr<Pass> createTileAndVectorizePass(int64_t mr, int64_t nr,
-                                                 bool halfOnly) {
-  return std::make_unique<TileAndVectorizePass>(mr, nr, halfOnly);
+                                                 bool halfOnly,
+                                                 bool skipAmxBf16) {
+  return std::make_unique<TileAndVectorizePass>(mr, nr, halfOnly,
+                                                skipAmxBf16);
 }
 
 std::unique_ptr<Pass> createLowerVectorsPass() {

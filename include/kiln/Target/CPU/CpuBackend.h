@@ -58,13 +58,22 @@ std::unique_ptr<mlir::Pass> createLibraryCallsPass();
 /// linalg.generic marked `kiln.int8_matmul`) becomes calls to Kiln's int8
 /// GEMM kernel (kiln_abi_qgemm.c), parallel over column blocks.
 std::unique_ptr<mlir::Pass> createInt8CallsPass();
+/// On buffers: linalg.matmul / batch_matmul with bf16 operands and an f32
+/// accumulator become calls to Kiln's AMX-BF16 GEMM kernel
+/// (kiln_abi_amx.c), parallel over (batch,) column blocks.
+std::unique_ptr<mlir::Pass> createAmxCallsPass();
+/// The contractions createAmxCallsPass takes (checked on tensors too, so
+/// that kiln-cpu-tile-and-vectorize leaves them alone).
+bool isAmxBf16Contraction(mlir::Operation *op);
 /// --kernels=codegen, on tensors: float32 matmul, batch_matmul and NCHW
 /// convolution (as im2col + GEMM) tiled into thread blocks (scf.forall) and
 /// mr x nr register tiles, vectorized as outer-product micro-kernels.
 /// halfOnly (--kernels=library): only the contractions with f16/bf16
-/// operands, which the BLAS calls do not take.
-std::unique_ptr<mlir::Pass> createTileAndVectorizePass(int64_t mr, int64_t nr,
-                                                       bool halfOnly = false);
+/// operands, which the BLAS calls do not take. skipAmxBf16: not the ones
+/// the AMX-BF16 kernel takes (isAmxBf16Contraction).
+std::unique_ptr<mlir::Pass>
+createTileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly = false,
+                           bool skipAmxBf16 = false);
 /// After bufferization: vector.contract to outer products/FMAs, n-D vector
 /// ops towards the 1-D ones convert-vector-to-llvm takes.
 std::unique_ptr<mlir::Pass> createLowerVectorsPass();
