@@ -10,9 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CUDA/CudaBackend.h"
+#include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Transforms/Origin.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -77,6 +80,36 @@ struct NameKernelsPass
   StringRef getDescription() const override {
     return "Name gpu.launch kernels by what they fuse; record the kernel table";
   }
+  /// The profiler's category (docs/artifact.md) of a kernel computing
+  /// `origins`: attention when an attention is among them, else the most
+  /// important one's, where a GEMM origin counts only if the kernel sums
+  /// products (a loop multiplying inside the thread); without origins, a
+  /// copy.
+  static std::string categoryOf(gpu::LaunchOp launch,
+                                ArrayRef<std::string> origins) {
+    using cpu::KernelCategory;
+    bool sumsProducts = false;
+    launch.getBody().walk([&](scf::ForOp loop) {
+      loop.getBody()->walk([&](Operation *op) {
+        if (isa<arith::MulFOp, arith::MulIOp, math::FmaOp>(op))
+          sumsProducts = true;
+      });
+    });
+    std::optional<KernelCategory> best;
+    for (const std::string &o : origins) {
+      std::optional<KernelCategory> c = cpu::categoryOfKilnOp(o);
+      if (!c || o == "kiln.constant")
+        continue;
+      if (*c == KernelCategory::Attention)
+        return cpu::kernelCategoryName(*c);
+      if (*c == KernelCategory::GEMM && !sumsProducts)
+        c = KernelCategory::Elementwise;
+      if (!best || static_cast<int>(*c) < static_cast<int>(*best))
+        best = c;
+    }
+    return cpu::kernelCategoryName(best.value_or(KernelCategory::Copy));
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
@@ -138,6 +171,7 @@ struct NameKernelsPass
           }
         if (kinds.empty())
           kinds.push_back("copy");
+        std::string category = categoryOf(launch, origins);
         for (const std::string &k : kinds)
           name += "_" + k;
         launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
@@ -151,7 +185,9 @@ struct NameKernelsPass
             NamedAttribute(StringAttr::get(ctx, "kernel"),
                            StringAttr::get(ctx, name)),
             NamedAttribute(StringAttr::get(ctx, "nodes"),
-                           ArrayAttr::get(ctx, nodeAttrs))};
+                           ArrayAttr::get(ctx, nodeAttrs)),
+            NamedAttribute(StringAttr::get(ctx, "category"),
+                           StringAttr::get(ctx, category))};
         table.push_back(DictionaryAttr::get(ctx, entries));
       });
     });
@@ -189,14 +225,26 @@ struct HoistAllocsPass
 } // namespace
 
 LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
+  // The entry's inputs and weights are read-only (bufferization never
+  // writes into them); zero-element buffers leave the signature.
+  pm.addPass(cpu::createPrepareEntryPass());
   std::string pipeline =
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
+      // The outputs become out-parameters (kiln_entry's output buffers);
+      // a result's allocation is replaced by its out-parameter.
+      "buffer-results-to-out-params{hoist-static-allocs=true "
+      "modify-public-functions=true},"
+      "func.func(kiln-cuda-copies-to-kernels,"
+      "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32},"
-      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+      // Fixed bounds with a guard inside: a dim that is not a multiple of
+      // the tile (10 classes) keeps a static launch size.
+      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 "
+      "no-min-max-bounds=true},"
+      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,"
+      "kiln-cuda-sink-globals),"
       "kiln-cuda-name-kernels,gpu-kernel-outlining,canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
@@ -233,6 +281,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
+  registerHostCodePasses();
   registerTransformsPasses();
   registerGPUPasses();
   registerSCFPasses();
