@@ -276,6 +276,9 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  // The host code's gpu.binary: #gpu.select_object embeds the fatbin and
+  // loads it (mgpuModuleLoad) from a global constructor.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 void registerCudaBackendPasses() {
