@@ -44,9 +44,15 @@ def main():
         print("inputs:", [(t["name"], t["shape"]) for t in header["inputs"]])
         print("weights:", [w["name"] for w in header["weights"]])
         print("outputs:", [(t["name"], t["shape"]) for t in header["outputs"]])
-        for k in header.get("kernels", []):
+        kernels = header.get("kernels", [])
+        for k in kernels:
             print(f"kernel {k['id']} {k['name']} {k['category']} "
                   f"{' '.join(k['onnx_nodes'])}")
+        # Each kernel of the table is a symbol of the (uncompressed) fatbin:
+        # the runtime resolves them all there at session creation.
+        found = sum(1 for k in kernels
+                    if b"\0" + k["name"].encode() + b"\0" in fatbin)
+        print(f"kernels in the fatbin: {found}/{len(kernels)}")
     elif cmd == "extract":
         open(sys.argv[4], "wb").write(
             section(data, header, data_offset, sys.argv[3]))

@@ -20,6 +20,7 @@ static uint64_t liveSize[MAX_LIVE];
 static int numLive, launches, loads;
 static uint64_t current, peak;
 static int stream = 42; /* the one stream's handle */
+static int profiled = -1; /* the kernel between its profiling hooks */
 
 void *mgpuModuleLoad(void *data, size_t size) {
   uint32_t magic = 0;
@@ -38,6 +39,11 @@ void mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz,
                       void *s, void **params, void **extra, size_t count) {
   (void)params;
   (void)extra;
+  /* Kernel kN_... is entry N of the kernel table: its hooks bracket it. */
+  const char *name = (const char *)function;
+  if (name[0] != 'k' || atoi(name + 1) != profiled)
+    printf("HOOK MISMATCH: %s launched inside the hooks of kernel %d\n", name,
+           profiled);
   printf("launch %s grid %ldx%ldx%ld block %ldx%ldx%ld smem %d params %zu%s\n",
          (const char *)function, (long)gx, (long)gy, (long)gz, (long)bx,
          (long)by, (long)bz, smem, count,
@@ -89,6 +95,7 @@ void mgpuMemcpy(void *dst, void *src, size_t size, void *s) {
 
 static void profiler(int32_t kernel, int32_t end) {
   printf("prof %s %d\n", end ? "end" : "begin", kernel);
+  profiled = end ? -1 : kernel;
 }
 
 int main(int argc, char **argv) {
