@@ -110,8 +110,6 @@ std::string validate(const ArtifactSpec &spec) {
     if (sec.size && !sec.data)
       return "section '" + sec.name + "': no data";
   }
-  if (spec.target.kind == "cuda" && spec.target.chip.empty())
-    return "target cuda: no chip given";
   for (const auto &t : spec.inputs) {
     std::string e = checkTensor("input", t.name, t.dtype, t.shape, true);
     if (!e.empty())
