@@ -42,6 +42,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
@@ -562,6 +563,10 @@ void buildCudaHostPipeline(OpPassManager &pm, const CudaOptions &options) {
   pm.addPass(std::make_unique<DeviceMemoryPass>());
   pm.addPass(std::make_unique<InstrumentLaunchesPass>(options.profileHooks));
   pm.addPass(createCanonicalizerPass());
+  // Views of device buffers (reshapes, a concat's slices) are descriptor
+  // arithmetic on the host, as on the CPU.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
   // The host pointers stay memref descriptors: the kernels take them
   // unpacked (convert-gpu-to-nvvm's default), and gpu-to-llvm's bare host
   // pointers would pass the launches bare pointers too.
