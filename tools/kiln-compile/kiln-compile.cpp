@@ -4,6 +4,9 @@
 //                                                      emit for a -o other than
 //                                                      '-' and *.mlir)
 //   kiln-compile model.onnx --emit=linalg|llvm|asm|obj -o f   a backend stage
+//   kiln-compile model.onnx --target=cuda:sm_80 -o model.kiln   a CUDA
+//       artifact (host .so + fatbin + kernel table); --emit=ptx|fatbin|llvm
+//       for its stages (docs/cuda-backend.md)
 //   kiln-compile model.onnx --emit=kiln -o -          the imported IR
 //   kiln-compile model.onnx --emit=graph -o f.mlir    after the graph pipeline
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
