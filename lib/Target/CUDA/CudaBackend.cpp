@@ -83,7 +83,8 @@ struct NameKernelsPass
   /// The profiler's category (docs/artifact.md) of a kernel computing
   /// `origins`: attention when an attention is among them, else the most
   /// important one's, where a GEMM origin counts only if the kernel sums
-  /// products (a loop multiplying inside the thread); without origins, a
+  /// products (a loop multiplying inside the thread); a kernel that only
+  /// moves data (no arithmetic on its elements) or has no origins is a
   /// copy.
   static std::string categoryOf(gpu::LaunchOp launch,
                                 ArrayRef<std::string> origins) {
@@ -95,13 +96,31 @@ struct NameKernelsPass
           sumsProducts = true;
       });
     });
+    // A kernel that only moves data (a transpose, a fill, a concat's copy)
+    // is a copy whatever op it came from.
+    bool computes = false;
+    launch.getBody().walk([&](Operation *op) {
+      StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
+                                           : StringRef();
+      if ((dialect != "arith" && dialect != "math") ||
+          op->hasTrait<OpTrait::ConstantLike>())
+        return;
+      for (Type t : op->getOperandTypes())
+        if (isa<FloatType>(t) ||
+            (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() > 1))
+          computes = true;
+    });
     std::optional<KernelCategory> best;
+    if (!computes)
+      best = KernelCategory::Copy;
     for (const std::string &o : origins) {
       std::optional<KernelCategory> c = cpu::categoryOfKilnOp(o);
       if (!c || o == "kiln.constant")
         continue;
       if (*c == KernelCategory::Attention)
         return cpu::kernelCategoryName(*c);
+      if (!computes)
+        continue;
       if (*c == KernelCategory::GEMM && !sumsProducts)
         c = KernelCategory::Elementwise;
       if (!best || static_cast<int>(*c) < static_cast<int>(*best))
@@ -142,6 +161,11 @@ struct NameKernelsPass
         // producer]: read each op's origins innermost first, so the names
         // follow the program order (matmul_add_relu).
         launch.getBody().walk([&](Operation *op) {
+          // A constant (a small weight sunk into the kernel) carries the
+          // initializer's name, which is not an ONNX node.
+          if (op->hasTrait<OpTrait::ConstantLike>() ||
+              isa<memref::GetGlobalOp>(op))
+            return;
           SmallVector<std::string> opNodes, opOrigins;
           collectLocationInfo(op->getLoc(), opNodes, opOrigins);
           for (const std::string &n : llvm::reverse(opNodes))
