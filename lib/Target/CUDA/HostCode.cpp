@@ -279,13 +279,17 @@ struct DeviceMemoryPass
 
     Block &block = main.getBody().front();
     // What may stay on the host: index arithmetic and constants, views,
-    // allocations, copies, launches and the profiling hooks.
+    // allocations, copies, launches, library-kernel calls and the
+    // profiling hooks.
     for (Operation &op : block) {
       if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
               gpu::LaunchFuncOp, func::ReturnOp>(op))
         continue;
+      // The hooks, and the library kernels of cuda_abi.h (kiln_rt_cuda_*,
+      // which enqueue on the session's stream: in order with the launches).
       if (auto call = dyn_cast<func::CallOp>(op))
-        if (call.getCallee() == kBegin || call.getCallee() == kEnd)
+        if (call.getCallee() == kBegin || call.getCallee() == kEnd ||
+            call.getCallee().starts_with("kiln_rt_cuda_"))
           continue;
       if (isa<memref::GetGlobalOp>(op)) {
         op.emitError("CUDA target: the constant @")
