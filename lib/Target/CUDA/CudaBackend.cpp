@@ -69,6 +69,29 @@ static std::string kindOf(StringRef origin) {
   return s;
 }
 
+/// The ONNX node names (NameLoc) in `loc`: into `lowered` those inside an
+/// origin wrapper (the nodes of kiln ops), into `other` the rest (the names
+/// the importer gives graph inputs and initializers, which are not nodes),
+/// as the CPU's kernel table does.
+static void collectNodes(Location loc, bool underOrigin,
+                         SmallVectorImpl<std::string> &lowered,
+                         SmallVectorImpl<std::string> &other) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    auto &list = underOrigin ? lowered : other;
+    if (!llvm::is_contained(list, name.getName().getValue()))
+      list.push_back(name.getName().str());
+    collectNodes(name.getChildLoc(), underOrigin, lowered, other);
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata());
+    bool origin = underOrigin || (meta && meta.getValue().starts_with("kiln."));
+    for (Location inner : fused.getLocations())
+      collectNodes(inner, origin, lowered, other);
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    collectNodes(call.getCallee(), underOrigin, lowered, other);
+    collectNodes(call.getCaller(), underOrigin, lowered, other);
+  }
+}
+
 /// Names each gpu.launch k<N>_<kinds> from the kiln ops it computes and
 /// records the kernel table (kernel -> ONNX nodes) on the module as
 /// `kiln.cuda.kernels`. Fails, naming the ONNX node, on compute that stayed
@@ -156,7 +179,7 @@ struct NameKernelsPass
         }
       });
       func.walk([&](gpu::LaunchOp launch) {
-        SmallVector<std::string> nodes, origins;
+        SmallVector<std::string> nodes, origins, otherNodes;
         // Elementwise fusion gives a fused op the location fused[consumer,
         // producer]: read each op's origins innermost first, so the names
         // follow the program order (matmul_add_relu).
@@ -166,15 +189,23 @@ struct NameKernelsPass
           if (op->hasTrait<OpTrait::ConstantLike>() ||
               isa<memref::GetGlobalOp>(op))
             return;
-          SmallVector<std::string> opNodes, opOrigins;
+          SmallVector<std::string> opNodes, opOrigins, opLowered, opOther;
           collectLocationInfo(op->getLoc(), opNodes, opOrigins);
-          for (const std::string &n : llvm::reverse(opNodes))
+          collectNodes(op->getLoc(), /*underOrigin=*/false, opLowered,
+                       opOther);
+          for (const std::string &n : llvm::reverse(opLowered))
             if (!llvm::is_contained(nodes, n))
               nodes.push_back(n);
+          for (const std::string &n : llvm::reverse(opOther))
+            if (!llvm::is_contained(otherNodes, n))
+              otherNodes.push_back(n);
           for (const std::string &o : llvm::reverse(opOrigins))
             if (!llvm::is_contained(origins, o))
               origins.push_back(o);
         });
+        // Without any node of a kiln op, the names the locations hold.
+        if (nodes.empty())
+          nodes = otherNodes;
         std::string name = "k" + std::to_string(index++);
         SmallVector<std::string> kinds;
         // The anchor (matmul, conv, reduction) first, then the fused
