@@ -340,6 +340,70 @@ TEST(RuntimeArtifact, SideWeightsFile) {
   EXPECT_NE(access((path + ".weights").c_str(), F_OK), 0);
 }
 
+// Extra sections (a CUDA model's fatbin) sit between the code and the
+// weights, 64-byte aligned; a reader that does not know them still finds
+// the code and the weights.
+TEST(RuntimeArtifact, ExtraSectionsBetweenCodeAndWeights) {
+  std::vector<char> code = test::readFile(test::kTestModelSo);
+  ASSERT_FALSE(code.empty());
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  std::string blob(1000, '\x5a');
+  spec.sections.push_back(
+      {"cuda-fatbin", "cuda-fatbin", blob.data(), uint64_t(blob.size())});
+  std::string path = tempPath("sections.kiln");
+  ASSERT_EQ(writeArtifact(path, spec), "");
+  std::vector<char> file = test::readFile(path);
+  ArtifactHeader h;
+  std::string err;
+  ASSERT_EQ(parseArtifact(reinterpret_cast<unsigned char *>(file.data()),
+                          file.size(), h, err),
+            KILN_OK)
+      << err;
+  const json::Value *sections = h.root.find("sections");
+  ASSERT_TRUE(sections && sections->isArray());
+  ASSERT_EQ(sections->getArray().size(), 3u);
+  const json::Value &fatbin = sections->getArray()[1];
+  EXPECT_EQ(fatbin.find("name")->getString(), "cuda-fatbin");
+  EXPECT_EQ(fatbin.find("kind")->getString(), "cuda-fatbin");
+  uint64_t off = uint64_t(fatbin.find("offset")->getInteger());
+  EXPECT_EQ(off % 64, 0u);
+  EXPECT_GE(off, h.codeSize);
+  EXPECT_EQ(uint64_t(fatbin.find("size")->getInteger()), blob.size());
+  EXPECT_EQ(0, std::memcmp(file.data() + h.dataOffset + off, blob.data(),
+                           blob.size()));
+  EXPECT_GE(h.weightsOffset, off + blob.size());
+  const char *wBytes = file.data() + h.dataOffset + h.weightsOffset;
+  EXPECT_EQ(0, std::memcmp(wBytes + h.weights[0].offset, w.data(), 128));
+
+  // Names are unique and not the writer's own.
+  spec.sections.push_back({"code", "raw", blob.data(), 1});
+  EXPECT_NE(writeArtifact(path, spec).find("section 'code'"),
+            std::string::npos);
+  spec.sections.back().name = "cuda-fatbin";
+  EXPECT_NE(writeArtifact(path, spec).find("given twice"), std::string::npos);
+}
+
+// Target kind "cuda": the chip and the host triple, no CPU features.
+TEST(RuntimeArtifact, CudaTargetHeader) {
+  std::vector<char> code(16, 'x');
+  std::vector<float> w = test::testWeightW(), b = test::testWeightB();
+  ArtifactSpec spec = test::testModelSpec(code, w, b);
+  spec.target = ArtifactTarget();
+  spec.target.kind = "cuda";
+  spec.target.triple = "x86_64-pc-linux-gnu";
+  spec.target.chip = "sm_80";
+  std::string header = renderArtifactHeader(spec, 0, 64, 0, "");
+  EXPECT_NE(header.find("\"target\": {\"kind\": \"cuda\", \"chip\": "
+                        "\"sm_80\", \"triple\": \"x86_64-pc-linux-gnu\"}"),
+            std::string::npos)
+      << header;
+  json::Value root;
+  std::string err;
+  ASSERT_TRUE(json::parse(header, root, err)) << err;
+  EXPECT_EQ(root.find("target")->find("cpu"), nullptr);
+}
+
 TEST(RuntimeArtifact, SideWeightsAtTheDefaultThresholdStayInline) {
   ArtifactSpec spec;
   EXPECT_EQ(spec.sideWeightsThreshold, 2ull << 30);

@@ -4,6 +4,9 @@
 //                                                      emit for a -o other than
 //                                                      '-' and *.mlir)
 //   kiln-compile model.onnx --emit=linalg|llvm|asm|obj -o f   a backend stage
+//   kiln-compile model.onnx --target=cuda:sm_80 -o model.kiln   a CUDA
+//       artifact (host .so + fatbin + kernel table); --emit=ptx|fatbin|llvm
+//       for its stages (docs/cuda-backend.md)
 //   kiln-compile model.onnx --emit=kiln -o -          the imported IR
 //   kiln-compile model.onnx --emit=graph -o f.mlir    after the graph pipeline
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
@@ -69,6 +72,7 @@ enum class Emit {
   LLVMDialect,
   LLVMIR,
   Ptx,
+  Fatbin,
   Asm,
   Obj,
   SharedObject,
@@ -98,6 +102,9 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Ptx, "ptx",
                           "--target=cuda:sm_XX: the kernels' PTX, with the "
                           "kernel table as comments"),
+               clEnumValN(Emit::Fatbin, "fatbin",
+                          "--target=cuda:sm_XX: the kernels' fatbin (the "
+                          "artifact's cuda-fatbin section)"),
                clEnumValN(Emit::Asm, "asm", "assembly for the target CPU"),
                clEnumValN(Emit::Obj, "obj", "an object file"),
                clEnumValN(Emit::SharedObject, "so",
@@ -111,7 +118,7 @@ cl::opt<Emit> emit(
 cl::opt<std::string> targetName(
     "target",
     cl::desc("Code generation target: cpu, or cuda:sm_80|sm_89|sm_90 "
-             "(--emit=ptx only so far)"),
+             "(the host code for this machine, the kernels for the chip)"),
     cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> cpuName(
     "cpu",
@@ -379,41 +386,181 @@ static bool writeIR(ModuleOp module) {
 }
 
 #ifdef KILN_HAVE_CUDA_TARGET
-/// --target=cuda:sm_XX --emit=ptx: linalg -> kernels -> PTX; writes each
-/// kernel module's PTX after a comment naming the kernel and its ONNX nodes.
-static bool compileCuda(ModuleOp module, StringRef chip,
-                        const kiln::cpu::CpuOptions &options) {
+/// The bytes of the gpu.binary @kiln_kernels (PTX text or fatbin).
+static std::string kernelBinary(ModuleOp module) {
+  std::string bytes;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>())
+      bytes += object.getObject().getValue().str();
+  return bytes;
+}
+
+/// --target=cuda:sm_XX: linalg -> kernels (PTX or fatbin) and, past
+/// --emit=ptx|fatbin, the host code on device memory (HostCode.cpp) down to
+/// the artifact: the host .so, the fatbin and the kernel table
+/// (docs/cuda-backend.md).
+static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
+                        const kiln::cpu::CpuOptions &options,
+                        const std::string &graphPipeline,
+                        const std::string &artifactPath) {
+  FailureOr<kiln::ModelSignature> signature;
+  if (mode == Emit::Artifact) {
+    signature = kiln::collectSignature(module);
+    if (failed(signature))
+      return false;
+  }
   auto pm = PassManager::on<ModuleOp>(module->getContext());
   kiln::cpu::buildLinalgPipeline(pm, options, /*hoistWeights=*/false);
   kiln::cuda::CudaOptions cudaOptions;
   cudaOptions.chip = chip.str();
-  cudaOptions.format = "isa";
+  cudaOptions.format = mode == Emit::Ptx ? "isa" : "fatbin";
+  cudaOptions.profileHooks = options.profileHooks;
   if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
     return false;
+  bool host = mode != Emit::Ptx && mode != Emit::Fatbin;
+  if (host)
+    kiln::cuda::buildCudaHostPipeline(pm, cudaOptions);
   if (printPipeline) {
     llvm::errs() << "kiln-compile: backend pipeline: ";
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";
   }
+  if (printIRAfterAll) {
+    module->getContext()->disableMultithreading();
+    pm.enableIRPrinting(
+        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  }
+  // The kernel table of kiln-cuda-name-kernels, read before the host
+  // lowering (which keeps it as kiln.kernels).
   if (failed(pm.run(module)))
     return false;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "// Kiln CUDA kernels for " << chip << "\n";
-  if (auto table = module->getAttrOfType<ArrayAttr>("kiln.cuda.kernels"))
-    for (auto entry : table.getAsRange<DictionaryAttr>()) {
-      os << "// kernel " << cast<StringAttr>(entry.get("kernel")).getValue()
-         << " <- ONNX nodes:";
-      for (auto node : cast<ArrayAttr>(entry.get("nodes")))
-        os << " " << cast<StringAttr>(node).getValue();
-      os << "\n";
-    }
-  for (auto binary : module.getOps<gpu::BinaryOp>())
-    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>()) {
-      os << "\n// ---- gpu.binary @" << binary.getSymName() << "\n";
-      os << object.getObject().getValue();
-    }
-  return writeOutput(text);
+  if (mode == Emit::Ptx) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "// Kiln CUDA kernels for " << chip << "\n";
+    if (auto table = module->getAttrOfType<ArrayAttr>("kiln.cuda.kernels"))
+      for (auto entry : table.getAsRange<DictionaryAttr>()) {
+        os << "// kernel " << cast<StringAttr>(entry.get("kernel")).getValue()
+           << " <- ONNX nodes:";
+        for (auto node : cast<ArrayAttr>(entry.get("nodes")))
+          os << " " << cast<StringAttr>(node).getValue();
+        os << "\n";
+      }
+    for (auto binary : module.getOps<gpu::BinaryOp>())
+      for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>()) {
+        os << "\n// ---- gpu.binary @" << binary.getSymName() << "\n";
+        os << object.getObject().getValue();
+      }
+    return writeOutput(text);
+  }
+  std::string fatbin = kernelBinary(module);
+  if (fatbin.empty()) {
+    llvm::errs() << "kiln-compile: the CUDA pipeline produced no kernel "
+                    "binary\n";
+    return false;
+  }
+  if (mode == Emit::Fatbin)
+    return writeOutput(fatbin);
+  if (mode == Emit::LLVMDialect)
+    return writeIR(module);
+
+  // The host code runs on any x86-64 host: baseline features.
+  kiln::cpu::CpuOptions hostOptions = options;
+  hostOptions.cpu = "generic";
+  std::string error;
+  kiln::cpu::TargetInfo target;
+  if (!kiln::cpu::resolveTarget(hostOptions, target, error)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine =
+      kiln::cpu::createTargetMachine(target, options.llvmOptLevel, error);
+  if (!machine) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  // The gpu.binary becomes a global holding the fatbin and a constructor
+  // calling mgpuModuleLoad; each launch mgpuModuleGetFunction(module, the
+  // kernel table's name) and mgpuLaunchKernel (upstream's SelectObject).
+  std::unique_ptr<llvm::Module> llvmModule =
+      kiln::cpu::translateToLLVMIR(module, llvmContext, *machine);
+  if (!llvmModule) {
+    llvm::errs() << "kiln-compile: translation to LLVM IR failed\n";
+    return false;
+  }
+  if (!kiln::cpu::optimizeLLVMModule(*llvmModule, *machine,
+                                     options.llvmOptLevel, error)) {
+    llvm::errs() << "kiln-compile: LLVM optimization failed: " << error
+                 << "\n";
+    return false;
+  }
+  if (mode == Emit::LLVMIR) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return writeOutput(text);
+  }
+  std::string code;
+  if (!kiln::cpu::emitMachineCode(*llvmModule, *machine, mode == Emit::Asm,
+                                  code, error)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  if (mode == Emit::Asm || mode == Emit::Obj)
+    return writeOutput(code);
+  std::string sharedObject, warning;
+  if (!kiln::cuda::linkHostSharedObject(code, sharedObject, error, warning)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  if (!warning.empty())
+    llvm::errs() << "kiln-compile: warning: " << warning << "\n";
+  if (mode == Emit::SharedObject)
+    return writeOutput(sharedObject);
+
+  if (artifactPath == "-") {
+    llvm::errs() << "kiln-compile: an artifact is not written to stdout; "
+                    "give -o model.kiln\n";
+    return false;
+  }
+  kiln::ArtifactSpec spec;
+  spec.compilerVersion = KILN_VERSION;
+  spec.source = inputPath;
+  spec.target.kind = "cuda";
+  spec.target.chip = chip.str();
+  spec.target.triple = target.triple;
+  spec.setOption("opt_level", int64_t(optLevel));
+  spec.setOption("target", std::string(targetName));
+  spec.setOption("profile_hooks", options.profileHooks);
+  spec.setOption("embed_weights", bool(embedWeights));
+  spec.setOption("precision", precision);
+  std::string backendPipeline;
+  llvm::raw_string_ostream pipelineOs(backendPipeline);
+  pm.printAsTextualPipeline(pipelineOs);
+  spec.pipeline = graphPipeline + " ; " + backendPipeline;
+  for (const kiln::TensorSpec &t : signature->inputs)
+    spec.inputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::TensorSpec &t : signature->outputs)
+    spec.outputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::WeightSpec &w : signature->weights)
+    spec.weights.push_back(
+        {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
+  // The runtime resolves every kernel of the table in the fatbin at session
+  // creation: the table is written with or without the profiling hooks.
+  spec.kernelsJson = kiln::cpu::kernelTableJson(module);
+  spec.code = sharedObject.data();
+  spec.codeSize = sharedObject.size();
+  spec.sections.push_back(
+      {"cuda-fatbin", "cuda-fatbin", fatbin.data(), uint64_t(fatbin.size())});
+  std::string writeError = kiln::writeArtifact(artifactPath, spec);
+  if (!writeError.empty()) {
+    llvm::errs() << "kiln-compile: " << writeError << "\n";
+    return false;
+  }
+  return true;
 }
 #endif
 
@@ -785,7 +932,8 @@ int main(int argc, char **argv) {
   bool backend = mode == Emit::Linalg || mode == Emit::LLVMDialect ||
                  mode == Emit::LLVMIR || mode == Emit::Asm ||
                  mode == Emit::Obj || mode == Emit::SharedObject ||
-                 mode == Emit::Artifact || mode == Emit::Ptx;
+                 mode == Emit::Artifact || mode == Emit::Ptx ||
+                 mode == Emit::Fatbin;
   StringRef cudaChip;
   if (StringRef(targetName).starts_with("cuda:")) {
 #ifdef KILN_HAVE_CUDA_TARGET
@@ -795,9 +943,11 @@ int main(int argc, char **argv) {
                    << ": unknown chip (cuda:sm_80, cuda:sm_89, cuda:sm_90)\n";
       return 1;
     }
-    if (mode != Emit::Ptx) {
+    if (mode == Emit::Linalg) {
       llvm::errs() << "kiln-compile: --target=" << targetName
-                   << ": only --emit=ptx is implemented for CUDA so far\n";
+                   << ": --emit=linalg is the CPU lowering; the CUDA target "
+                      "writes ptx, fatbin, llvm-dialect, llvm, asm, obj, so "
+                      "or artifact\n";
       return 1;
     }
 #else
@@ -806,8 +956,10 @@ int main(int argc, char **argv) {
                     "MLIR's NVVM target missing at configure time)\n";
     return 1;
 #endif
-  } else if (mode == Emit::Ptx) {
-    llvm::errs() << "kiln-compile: --emit=ptx needs --target=cuda:sm_XX\n";
+  } else if (mode == Emit::Ptx || mode == Emit::Fatbin) {
+    llvm::errs() << "kiln-compile: --emit="
+                 << (mode == Emit::Ptx ? "ptx" : "fatbin")
+                 << " needs --target=cuda:sm_XX\n";
     return 1;
   }
   if (backend && targetName != "cpu" && cudaChip.empty()) {
@@ -916,7 +1068,10 @@ int main(int argc, char **argv) {
 
 #ifdef KILN_HAVE_CUDA_TARGET
   if (!cudaChip.empty())
-    return compileCuda(*module, cudaChip, cpuOptions) ? 0 : 1;
+    return compileCuda(*module, mode, cudaChip, cpuOptions, graphPipeline,
+                       outputPath)
+               ? 0
+               : 1;
 #endif
   if (backend)
     return compileBackend(*module, mode, cpuOptions, graphPipeline,

@@ -364,6 +364,10 @@ static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
   return {4, 8};
 }
 
+std::unique_ptr<Pass> createPrepareEntryPass() {
+  return std::make_unique<PrepareEntryPass>();
+}
+
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(std::make_unique<PrepareEntryPass>());
   // --kernels=library: BLAS takes the f32 contractions (LibraryCalls, after

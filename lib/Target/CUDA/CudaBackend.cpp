@@ -10,9 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CUDA/CudaBackend.h"
+#include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Transforms/Origin.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -66,6 +69,29 @@ static std::string kindOf(StringRef origin) {
   return s;
 }
 
+/// The ONNX node names (NameLoc) in `loc`: into `lowered` those inside an
+/// origin wrapper (the nodes of kiln ops), into `other` the rest (the names
+/// the importer gives graph inputs and initializers, which are not nodes),
+/// as the CPU's kernel table does.
+static void collectNodes(Location loc, bool underOrigin,
+                         SmallVectorImpl<std::string> &lowered,
+                         SmallVectorImpl<std::string> &other) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    auto &list = underOrigin ? lowered : other;
+    if (!llvm::is_contained(list, name.getName().getValue()))
+      list.push_back(name.getName().str());
+    collectNodes(name.getChildLoc(), underOrigin, lowered, other);
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata());
+    bool origin = underOrigin || (meta && meta.getValue().starts_with("kiln."));
+    for (Location inner : fused.getLocations())
+      collectNodes(inner, origin, lowered, other);
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    collectNodes(call.getCallee(), underOrigin, lowered, other);
+    collectNodes(call.getCaller(), underOrigin, lowered, other);
+  }
+}
+
 /// Names each gpu.launch k<N>_<kinds> from the kiln ops it computes and
 /// records the kernel table (kernel -> ONNX nodes) on the module as
 /// `kiln.cuda.kernels`. Fails, naming the ONNX node, on compute that stayed
@@ -77,6 +103,55 @@ struct NameKernelsPass
   StringRef getDescription() const override {
     return "Name gpu.launch kernels by what they fuse; record the kernel table";
   }
+  /// The profiler's category (docs/artifact.md) of a kernel computing
+  /// `origins`: attention when an attention is among them, else the most
+  /// important one's, where a GEMM origin counts only if the kernel sums
+  /// products (a loop multiplying inside the thread); a kernel that only
+  /// moves data (no arithmetic on its elements) or has no origins is a
+  /// copy.
+  static std::string categoryOf(gpu::LaunchOp launch,
+                                ArrayRef<std::string> origins) {
+    using cpu::KernelCategory;
+    bool sumsProducts = false;
+    launch.getBody().walk([&](scf::ForOp loop) {
+      loop.getBody()->walk([&](Operation *op) {
+        if (isa<arith::MulFOp, arith::MulIOp, math::FmaOp>(op))
+          sumsProducts = true;
+      });
+    });
+    // A kernel that only moves data (a transpose, a fill, a concat's copy)
+    // is a copy whatever op it came from.
+    bool computes = false;
+    launch.getBody().walk([&](Operation *op) {
+      StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
+                                           : StringRef();
+      if ((dialect != "arith" && dialect != "math") ||
+          op->hasTrait<OpTrait::ConstantLike>())
+        return;
+      for (Type t : op->getOperandTypes())
+        if (isa<FloatType>(t) ||
+            (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() > 1))
+          computes = true;
+    });
+    std::optional<KernelCategory> best;
+    if (!computes)
+      best = KernelCategory::Copy;
+    for (const std::string &o : origins) {
+      std::optional<KernelCategory> c = cpu::categoryOfKilnOp(o);
+      if (!c || o == "kiln.constant")
+        continue;
+      if (*c == KernelCategory::Attention)
+        return cpu::kernelCategoryName(*c);
+      if (!computes)
+        continue;
+      if (*c == KernelCategory::GEMM && !sumsProducts)
+        c = KernelCategory::Elementwise;
+      if (!best || static_cast<int>(*c) < static_cast<int>(*best))
+        best = c;
+    }
+    return cpu::kernelCategoryName(best.value_or(KernelCategory::Copy));
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
@@ -104,20 +179,33 @@ struct NameKernelsPass
         }
       });
       func.walk([&](gpu::LaunchOp launch) {
-        SmallVector<std::string> nodes, origins;
+        SmallVector<std::string> nodes, origins, otherNodes;
         // Elementwise fusion gives a fused op the location fused[consumer,
         // producer]: read each op's origins innermost first, so the names
         // follow the program order (matmul_add_relu).
         launch.getBody().walk([&](Operation *op) {
-          SmallVector<std::string> opNodes, opOrigins;
+          // A constant (a small weight sunk into the kernel) carries the
+          // initializer's name, which is not an ONNX node.
+          if (op->hasTrait<OpTrait::ConstantLike>() ||
+              isa<memref::GetGlobalOp>(op))
+            return;
+          SmallVector<std::string> opNodes, opOrigins, opLowered, opOther;
           collectLocationInfo(op->getLoc(), opNodes, opOrigins);
-          for (const std::string &n : llvm::reverse(opNodes))
+          collectNodes(op->getLoc(), /*underOrigin=*/false, opLowered,
+                       opOther);
+          for (const std::string &n : llvm::reverse(opLowered))
             if (!llvm::is_contained(nodes, n))
               nodes.push_back(n);
+          for (const std::string &n : llvm::reverse(opOther))
+            if (!llvm::is_contained(otherNodes, n))
+              otherNodes.push_back(n);
           for (const std::string &o : llvm::reverse(opOrigins))
             if (!llvm::is_contained(origins, o))
               origins.push_back(o);
         });
+        // Without any node of a kiln op, the names the locations hold.
+        if (nodes.empty())
+          nodes = otherNodes;
         std::string name = "k" + std::to_string(index++);
         SmallVector<std::string> kinds;
         // The anchor (matmul, conv, reduction) first, then the fused
@@ -138,6 +226,7 @@ struct NameKernelsPass
           }
         if (kinds.empty())
           kinds.push_back("copy");
+        std::string category = categoryOf(launch, origins);
         for (const std::string &k : kinds)
           name += "_" + k;
         launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
@@ -151,7 +240,9 @@ struct NameKernelsPass
             NamedAttribute(StringAttr::get(ctx, "kernel"),
                            StringAttr::get(ctx, name)),
             NamedAttribute(StringAttr::get(ctx, "nodes"),
-                           ArrayAttr::get(ctx, nodeAttrs))};
+                           ArrayAttr::get(ctx, nodeAttrs)),
+            NamedAttribute(StringAttr::get(ctx, "category"),
+                           StringAttr::get(ctx, category))};
         table.push_back(DictionaryAttr::get(ctx, entries));
       });
     });
@@ -189,14 +280,26 @@ struct HoistAllocsPass
 } // namespace
 
 LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
+  // The entry's inputs and weights are read-only (bufferization never
+  // writes into them); zero-element buffers leave the signature.
+  pm.addPass(cpu::createPrepareEntryPass());
   std::string pipeline =
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
+      // The outputs become out-parameters (kiln_entry's output buffers);
+      // a result's allocation is replaced by its out-parameter.
+      "buffer-results-to-out-params{hoist-static-allocs=true "
+      "modify-public-functions=true},"
+      "func.func(kiln-cuda-copies-to-kernels,"
+      "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32},"
-      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+      // Fixed bounds with a guard inside: a dim that is not a multiple of
+      // the tile (10 classes) keeps a static launch size.
+      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 "
+      "no-min-max-bounds=true},"
+      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,"
+      "kiln-cuda-sink-globals),"
       "kiln-cuda-name-kernels,gpu-kernel-outlining,canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
@@ -228,11 +331,15 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  // The host code's gpu.binary: #gpu.select_object embeds the fatbin and
+  // loads it (mgpuModuleLoad) from a global constructor.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
+  registerHostCodePasses();
   registerTransformsPasses();
   registerGPUPasses();
   registerSCFPasses();

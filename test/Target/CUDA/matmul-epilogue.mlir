@@ -29,7 +29,7 @@ func.func @main(%x: tensor<64x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>
 
 // The host side: one launch on a 2-D grid of 4x32-thread blocks; the table
 // on the module.
-// IR: module attributes {gpu.container_module, kiln.cuda.kernels = [{kernel = "k0_matmul_{{(add_relu|relu_add)}}", nodes = [
+// IR: module attributes {gpu.container_module, kiln.cuda.kernels = [{category = "gemm", kernel = "k0_matmul_{{(add_relu|relu_add)}}", nodes = [
 // IR: gpu.launch_func  @kiln_kernels::@k0_matmul_{{[a-z_]+}} blocks in ({{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
 // IR-NOT: gpu.launch_func
 // IR: gpu.binary @kiln_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80", link = ["{{.*}}libdevice.10.bc"]>, properties = {{.*}}, assembly = "

@@ -49,6 +49,10 @@ struct CpuOptions {
 /// constants become weight arguments of @main first.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
                          bool hoistWeights = true);
+/// kiln-cpu-prepare-entry: @main's arguments read-only for bufferization,
+/// zero-element inputs and outputs dropped (`kiln.entry_slots`). The CUDA
+/// pipeline starts with it too.
+std::unique_ptr<mlir::Pass> createPrepareEntryPass();
 /// linalg on tensors -> LLVM dialect with the exported `kiln_entry`.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
