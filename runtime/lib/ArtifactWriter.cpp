@@ -97,6 +97,14 @@ bool numElements(const std::vector<int64_t> &shape, uint64_t &n) {
 std::string validate(const ArtifactSpec &spec) {
   if (!spec.code || spec.codeSize == 0)
     return "no code section given";
+  for (const ArtifactSection &x : spec.sections) {
+    if (x.name.empty() || x.name == "code" || x.name == "weights")
+      return "section '" + x.name + "': a reserved or empty name";
+    if (x.size && !x.data)
+      return "section '" + x.name + "': no data";
+  }
+  if (spec.target.kind == "cuda" && spec.target.chip.empty())
+    return "target kind \"cuda\" without a chip";
   for (const auto &t : spec.inputs) {
     std::string e = checkTensor("input", t.name, t.dtype, t.shape, true);
     if (!e.empty())
@@ -251,6 +259,9 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
        ", \"version\": " + json::quote(spec.compilerVersion) + "},\n";
   h += "  \"source\": " + json::quote(spec.source) + ",\n";
   h += "  \"target\": {\"kind\": " + json::quote(spec.target.kind) +
+       (spec.target.chip.empty()
+            ? std::string()
+            : ", \"chip\": " + json::quote(spec.target.chip)) +
        ", \"triple\": " + json::quote(spec.target.triple) +
        ", \"cpu\": " + json::quote(spec.target.cpu) +
        ", \"features\": " + features + "},\n";
@@ -266,6 +277,13 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   h += "    {\"name\": \"code\", \"kind\": \"elf-shared-object\", \"offset\": " +
        std::to_string(codeOffset) +
        ", \"size\": " + std::to_string(spec.codeSize) + "},\n";
+  uint64_t extraOffset = codeOffset + alignUp(spec.codeSize);
+  for (const ArtifactSection &x : spec.sections) {
+    h += "    {\"name\": " + json::quote(x.name) + ", \"kind\": " +
+         json::quote(x.kind) + ", \"offset\": " + std::to_string(extraOffset) +
+         ", \"size\": " + std::to_string(x.size) + "},\n";
+    extraOffset += alignUp(x.size);
+  }
   h += "    {\"name\": \"weights\", \"kind\": \"raw\", \"offset\": " +
        std::to_string(weightsOffset) +
        ", \"size\": " + std::to_string(weightsSize) + ", \"file\": " +
@@ -298,7 +316,11 @@ static std::string writeArtifactImpl(const std::string &path,
   bool side = weightsSize > spec.sideWeightsThreshold;
   std::string sidePath = path + ".weights";
   uint64_t codeOffset = 0;
-  uint64_t weightsOffset = side ? 0 : alignUp(spec.codeSize);
+  // Layout: code, the extra sections, then the weights, each aligned.
+  uint64_t extraEnd = alignUp(spec.codeSize);
+  for (const ArtifactSection &x : spec.sections)
+    extraEnd += alignUp(x.size);
+  uint64_t weightsOffset = side ? 0 : extraEnd;
   std::string header = renderArtifactHeader(
       spec, codeOffset, weightsOffset, weightsSize,
       side ? baseName(sidePath) : std::string());
@@ -339,6 +361,15 @@ static std::string writeArtifactImpl(const std::string &path,
   out.pad(dataOffset);
   out.hashing = true;
   out.write(spec.code, spec.codeSize);
+  {
+    uint64_t at = alignUp(spec.codeSize);
+    for (const ArtifactSection &x : spec.sections) {
+      out.pad(dataOffset + at);
+      out.write(x.data, x.size);
+      at += alignUp(x.size);
+    }
+    out.pad(dataOffset + at); // the file reaches the last section's end
+  }
   // The weights section starts 64-byte aligned even when it is empty, and
   // the file reaches its start (a reader checks offset <= file size).
   if (!side)

@@ -61,6 +61,16 @@ struct ArtifactTarget {
   std::string triple;                ///< e.g. "x86_64-pc-linux-gnu"
   std::string cpu;                   ///< e.g. "znver3", "x86-64-v3"
   std::vector<std::string> features; ///< e.g. {"avx2", "fma"}: all needed
+  std::string chip; ///< kind "cuda": e.g. "sm_80" (written when non-empty)
+};
+
+/// A section besides "code" and "weights" (e.g. "cuda-fatbin"), written
+/// between them, 64-byte aligned, in the order given.
+struct ArtifactSection {
+  std::string name;
+  std::string kind;
+  const void *data = nullptr;
+  uint64_t size = 0;
 };
 
 struct ArtifactSpec {
@@ -86,6 +96,8 @@ struct ArtifactSpec {
   /// The code section: the ELF shared object's bytes.
   const void *code = nullptr;
   uint64_t codeSize = 0;
+  /// More sections (a CUDA target's "cuda-fatbin").
+  std::vector<ArtifactSection> sections;
   /// Weights of more than this many bytes in total go to the side file
   /// "<path>.weights" (docs/artifact.md); a parameter so tests can use a
   /// small value.
