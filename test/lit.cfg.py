@@ -48,16 +48,39 @@ if os.path.exists(_ptxas):
     config.substitutions.append(("%ptxas", _ptxas))
 
 
+# The CUDA runtime's stand-ins (test/Runtime): the fake libcuda that runs
+# on the host, and TestCudaModel.c's kernels as a real fatbin (when nvcc was
+# found).
+config.substitutions.append(
+    ("%fake_libcuda",
+     os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cuda.so")))
+if config.kiln_test_cuda_fatbin:
+    config.available_features.add("cuda-test-fatbin")
+    config.substitutions.append(("%cuda_test_fatbin",
+                                 config.kiln_test_cuda_fatbin))
+
+
 def _gpu_present():
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
+    # What Kiln's own runtime sees (libcuda loaded, cuInit, a device), with
+    # the real driver: `kiln-run --list-devices` lists cuda:0. nvidia-smi
+    # where kiln-run is not built yet.
+    env = {k: v for k, v in os.environ.items() if k != "KILN_LIBCUDA"}
+    run = os.path.join(config.kiln_tools_dir, "kiln-run")
+    if os.path.exists(run):
+        cmd = [run, "--list-devices"]
+        want = "\ncuda:0 "
+    else:
+        smi = shutil.which("nvidia-smi")
+        if not smi:
+            return False
+        cmd = [smi, "-L"]
+        want = "GPU"
     try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True,
-                             timeout=20)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                             env=env)
     except (OSError, subprocess.SubprocessError):
         return False
-    return out.returncode == 0 and "GPU" in out.stdout
+    return out.returncode == 0 and want in out.stdout
 
 
 # Set only when a GPU is really there: tests that need one report UNSUPPORTED

@@ -652,6 +652,7 @@ struct kiln_session {
   std::atomic<uint64_t> numRuns{0};
   std::atomic<uint64_t> lastRunNs{0};
   std::atomic<uint64_t> totalRunNs{0};
+  std::string device = "cpu"; // kiln_session_device
 };
 
 extern "C" void kiln_session_options_init(kiln_session_options *options) {
@@ -742,6 +743,8 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
       delete c;
       return setError(st, err);
     }
+    s->device = "cuda:" + std::to_string(deviceIndex) + " " +
+                s->cuda->deviceDescription();
   }
 #else
   (void)deviceIndex;
@@ -766,6 +769,33 @@ extern "C" void kiln_session_free(kiln_session *session) {
 
 extern "C" const kiln_model *kiln_session_model(const kiln_session *session) {
   return session ? session->model : nullptr;
+}
+
+extern "C" const char *kiln_session_device(const kiln_session *session) {
+  return session ? session->device.c_str() : "";
+}
+
+extern "C" kiln_status kiln_list_cuda_devices(const char **text) {
+  if (!text)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_list_cuda_devices: text must not be NULL");
+  *text = "";
+#if KILN_WITH_CUDA_RUNTIME
+  thread_local std::string listed;
+  std::vector<std::string> lines;
+  std::string err;
+  if (!cuda::listDevices(lines, err))
+    return setError(KILN_ERROR_DEVICE, err);
+  listed.clear();
+  for (const std::string &l : lines)
+    listed += l + "\n";
+  *text = listed.c_str();
+  return KILN_OK;
+#else
+  return setError(KILN_ERROR_DEVICE,
+                  "no CUDA device: this runtime was built without CUDA "
+                  "support (-DKILN_ENABLE_CUDA_RUNTIME=OFF)");
+#endif
 }
 
 extern "C" int32_t kiln_session_num_threads(const kiln_session *session) {

@@ -1,7 +1,8 @@
 //===- kiln-test-artifact.cpp - Writes the runtime tests' model artifact --===//
 //
 // kiln-test-artifact -o OUT.kiln [--side-threshold BYTES]
-// kiln-test-artifact -o OUT.kiln --cuda [--chip sm_80] [--fatbin TEXT]
+// kiln-test-artifact -o OUT.kiln --cuda [--chip sm_80]
+//                    [--fatbin TEXT | --fatbin-file FILE]
 // kiln-test-artifact --fake-libcuda
 //
 // The lit tests of kiln-run use it to get an artifact with a real code
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 int main(int argc, char **argv) {
   std::string out;
@@ -31,6 +33,15 @@ int main(int argc, char **argv) {
       chip = argv[++i];
     else if (!std::strcmp(argv[i], "--fatbin") && i + 1 < argc)
       fatbin = argv[++i];
+    else if (!std::strcmp(argv[i], "--fatbin-file") && i + 1 < argc) {
+      std::vector<char> bytes = kiln::test::readFile(argv[++i]);
+      if (bytes.empty()) {
+        std::fprintf(stderr, "kiln-test-artifact: %s: cannot read\n",
+                     argv[i]);
+        return 1;
+      }
+      fatbin.assign(bytes.begin(), bytes.end());
+    }
     else if (!std::strcmp(argv[i], "--fake-libcuda")) {
       std::printf("%s\n", kiln::test::kFakeCudaSo);
       return 0;
@@ -40,7 +51,8 @@ int main(int argc, char **argv) {
     else {
       std::fprintf(stderr,
                    "usage: kiln-test-artifact -o OUT [--side-threshold N] "
-                   "[--cuda [--chip C] [--fatbin TEXT]] | --fake-libcuda\n");
+                   "[--cuda [--chip C] [--fatbin TEXT | --fatbin-file F]] | "
+                   "--fake-libcuda\n");
       return 2;
     }
   }

@@ -156,6 +156,17 @@ typedef struct kiln_session_stats {
 kiln_status kiln_session_get_stats(const kiln_session *session,
                                    kiln_session_stats *stats);
 
+/* The device a session runs on: "cpu", or "cuda:N <name> (sm_XY)". Valid
+ * while the session lives. */
+const char *kiln_session_device(const kiln_session *session);
+
+/* The CUDA devices of this machine, one line each ("cuda:0 NVIDIA H200
+ * (sm_90, 143771 MiB)\n"); *text is valid until the calling thread's next
+ * call. Fails with KILN_ERROR_DEVICE and "no CUDA device: <reason>" (no
+ * libcuda, cuInit failed, zero devices) or where the runtime was built
+ * without CUDA support. */
+kiln_status kiln_list_cuda_devices(const char **text);
+
 /* The number of threads the session's runs use. */
 int32_t kiln_session_num_threads(const kiln_session *session);
 /* The model a session runs. */
