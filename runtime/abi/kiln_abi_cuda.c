@@ -14,6 +14,12 @@
  * The version and the hooks (kiln_abi_version, kiln_abi_set_profiler, ...)
  * come from libkiln_abi.a: they are not repeated here.
  *
+ * Only kiln_abi_set_cuda_runtime is exported (the runtime looks it up). The
+ * mgpu* functions are hidden: the host code in the same shared object
+ * binds to them at link time, so another definition in the process (e.g.
+ * MLIR's own CUDA runtime wrappers loaded globally, or a second model's
+ * shim) can never interpose.
+ *
  * Before a table is installed (a global constructor of the code runs at
  * dlopen time), mgpuModuleLoad only records the blob and returns a handle
  * of its own; every other call does nothing and returns NULL. Calls that
@@ -27,6 +33,7 @@
 #include <stdint.h>
 
 #define KILN_EXPORT __attribute__((visibility("default")))
+#define KILN_HIDDEN __attribute__((visibility("hidden")))
 
 static const kiln_cuda_runtime_api *cudaApi = 0;
 
@@ -64,7 +71,7 @@ struct KilnShimModule {
 };
 static struct KilnShimModule shimModule;
 
-KILN_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+KILN_HIDDEN void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   shimModule.data = data;
   shimModule.size = gpuBlobSize;
   shimModule.jit = 0;
@@ -74,7 +81,7 @@ KILN_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
 
 /* The PTX form (gpu-module-to-binary{format=isa}): recorded the same way;
  * the runtime still loads the "cuda-fatbin" section. */
-KILN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel,
+KILN_HIDDEN void *mgpuModuleLoadJIT(void *data, int optLevel,
                                     size_t assemblySize) {
   (void)optLevel;
   shimModule.data = data;
@@ -84,7 +91,7 @@ KILN_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel,
   return &shimModule;
 }
 
-KILN_EXPORT void mgpuModuleUnload(void *module) {
+KILN_HIDDEN void mgpuModuleUnload(void *module) {
   /* The session owns the real module; a global destructor may run after
    * every session is gone. */
   if (module == &shimModule)
@@ -92,7 +99,7 @@ KILN_EXPORT void mgpuModuleUnload(void *module) {
 }
 
 /* For tests: what the code's constructor embedded (NULL/0 before). */
-KILN_EXPORT const void *kiln_abi_cuda_loaded_module(size_t *size,
+KILN_HIDDEN const void *kiln_abi_cuda_loaded_module(size_t *size,
                                                     int32_t *loads) {
   if (size)
     *size = shimModule.size;
@@ -101,13 +108,13 @@ KILN_EXPORT const void *kiln_abi_cuda_loaded_module(size_t *size,
   return shimModule.data;
 }
 
-KILN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+KILN_HIDDEN void *mgpuModuleGetFunction(void *module, const char *name) {
   const kiln_cuda_runtime_api *api = KILN_API(module_get_function);
   (void)module;
   return api ? api->module_get_function(api->ctx, name) : 0;
 }
 
-KILN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+KILN_HIDDEN void mgpuLaunchKernel(void *function, intptr_t gridX,
                                   intptr_t gridY, intptr_t gridZ,
                                   intptr_t blockX, intptr_t blockY,
                                   intptr_t blockZ, int32_t smem, void *stream,
@@ -121,47 +128,47 @@ KILN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
 
 /* ---- Streams and events -------------------------------------------------*/
 
-KILN_EXPORT void *mgpuStreamCreate(void) {
+KILN_HIDDEN void *mgpuStreamCreate(void) {
   const kiln_cuda_runtime_api *api = KILN_API(stream_create);
   return api ? api->stream_create(api->ctx) : 0;
 }
 
-KILN_EXPORT void mgpuStreamDestroy(void *stream) {
+KILN_HIDDEN void mgpuStreamDestroy(void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(stream_destroy);
   if (api)
     api->stream_destroy(api->ctx, stream);
 }
 
-KILN_EXPORT void mgpuStreamSynchronize(void *stream) {
+KILN_HIDDEN void mgpuStreamSynchronize(void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(stream_synchronize);
   if (api)
     api->stream_synchronize(api->ctx, stream);
 }
 
-KILN_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+KILN_HIDDEN void mgpuStreamWaitEvent(void *stream, void *event) {
   const kiln_cuda_runtime_api *api = KILN_API(stream_wait_event);
   if (api)
     api->stream_wait_event(api->ctx, stream, event);
 }
 
-KILN_EXPORT void *mgpuEventCreate(void) {
+KILN_HIDDEN void *mgpuEventCreate(void) {
   const kiln_cuda_runtime_api *api = KILN_API(event_create);
   return api ? api->event_create(api->ctx) : 0;
 }
 
-KILN_EXPORT void mgpuEventDestroy(void *event) {
+KILN_HIDDEN void mgpuEventDestroy(void *event) {
   const kiln_cuda_runtime_api *api = KILN_API(event_destroy);
   if (api)
     api->event_destroy(api->ctx, event);
 }
 
-KILN_EXPORT void mgpuEventSynchronize(void *event) {
+KILN_HIDDEN void mgpuEventSynchronize(void *event) {
   const kiln_cuda_runtime_api *api = KILN_API(event_synchronize);
   if (api)
     api->event_synchronize(api->ctx, event);
 }
 
-KILN_EXPORT void mgpuEventRecord(void *event, void *stream) {
+KILN_HIDDEN void mgpuEventRecord(void *event, void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(event_record);
   if (api)
     api->event_record(api->ctx, event, stream);
@@ -169,7 +176,7 @@ KILN_EXPORT void mgpuEventRecord(void *event, void *stream) {
 
 /* ---- Memory -------------------------------------------------------------*/
 
-KILN_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+KILN_HIDDEN void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                bool isHostShared) {
   const kiln_cuda_runtime_api *api = KILN_API(mem_alloc);
   return api ? api->mem_alloc(api->ctx, sizeBytes, stream,
@@ -177,27 +184,27 @@ KILN_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
              : 0;
 }
 
-KILN_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+KILN_HIDDEN void mgpuMemFree(void *ptr, void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(mem_free);
   if (api)
     api->mem_free(api->ctx, ptr, stream);
 }
 
-KILN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+KILN_HIDDEN void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                             void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(memcpy);
   if (api)
     api->memcpy(api->ctx, dst, src, sizeBytes, stream);
 }
 
-KILN_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+KILN_HIDDEN void mgpuMemset32(void *dst, unsigned int value, size_t count,
                               void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(memset32);
   if (api)
     api->memset32(api->ctx, dst, value, count, stream);
 }
 
-KILN_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
+KILN_HIDDEN void mgpuMemset16(void *dst, unsigned short value, size_t count,
                               void *stream) {
   const kiln_cuda_runtime_api *api = KILN_API(memset16);
   if (api)
@@ -206,11 +213,11 @@ KILN_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
 
 /* The session picks its device (kiln_session_options); the code's own
  * choice, if it makes one, is ignored. */
-KILN_EXPORT void mgpuSetDefaultDevice(int32_t device) { (void)device; }
+KILN_HIDDEN void mgpuSetDefaultDevice(int32_t device) { (void)device; }
 
 /* ---- Library kernels ----------------------------------------------------*/
 
-KILN_EXPORT void kiln_rt_cuda_gemm(void *stream, int32_t dtype,
+KILN_HIDDEN void kiln_rt_cuda_gemm(void *stream, int32_t dtype,
                                    int32_t epilogue, int64_t batch,
                                    int64_t bBatch, int64_t m, int64_t n,
                                    int64_t k, const void *a, const void *b,

@@ -435,12 +435,16 @@ kiln_status findSymbols(kiln_model *m) {
   else if (!missing)
     m->entry = reinterpret_cast<void (*)(void **)>(p);
   if (m->isCuda) {
-    // CUDA host code: the table setter instead of the host hooks.
+    // CUDA host code: the table setter; the host allocation hooks are
+    // optional there (host-side buffers, if the code has any).
     if (!missing && !sym("kiln_abi_set_cuda_runtime", p))
       missing = "kiln_abi_set_cuda_runtime";
     else if (!missing)
       m->setCudaRuntime =
           reinterpret_cast<void (*)(const kiln_cuda_runtime_api *)>(p);
+    if (!missing && sym("kiln_abi_set_hooks", p))
+      m->setHooks = reinterpret_cast<void (*)(void *(*)(size_t, size_t),
+                                              void (*)(void *))>(p);
   } else {
     if (!missing && !sym("kiln_abi_set_hooks", p))
       missing = "kiln_abi_set_hooks";
@@ -526,7 +530,7 @@ kiln_status loadModel(const char *path, kiln_model *m) {
   st = findSymbols(m);
   if (st != KILN_OK)
     return st;
-  if (!m->isCuda)
+  if (m->setHooks)
     m->setHooks(kilnHookAlloc, kilnHookFree);
 #if KILN_WITH_CUDA_RUNTIME
   if (m->isCuda) {
@@ -550,6 +554,11 @@ kiln_status loadModel(const char *path, kiln_model *m) {
       d.outputBytes.push_back(t.bytes);
     d.entry = m->entry;
     m->cuda.reset(new cuda::CudaModel(std::move(d), m->setCudaRuntime));
+    // The CUDA callback stays set: it tells the runtime which kernel a
+    // failing call belongs to, and records events only in profiled runs.
+    // Its cost is a call per hook next to a kernel launch.
+    if (m->setProfiler)
+      m->setProfiler(cuda::profilerCallback);
   }
 #endif
   for (const KernelDesc &k : h.kernels) {
@@ -1074,13 +1083,9 @@ extern "C" kiln_status kiln_session_set_profiling(kiln_session *session,
   // The code calls the runtime only while some session of the model
   // profiles: otherwise its hooks are a load and a branch.
   m->profilingSessions += on ? 1 : -1;
-  void (*callback)(int32_t, int32_t) = kilnHookProfile;
-#if KILN_WITH_CUDA_RUNTIME
-  if (m->isCuda)
-    callback = cuda::profilerCallback; // events on the session's stream
-#endif
-  if (m->setProfiler)
-    m->setProfiler(m->profilingSessions > 0 ? callback : nullptr);
+  // CUDA code keeps its callback (set at load); the session's flag decides.
+  if (m->setProfiler && !m->isCuda)
+    m->setProfiler(m->profilingSessions > 0 ? kilnHookProfile : nullptr);
   session->profiling.store(on, std::memory_order_release);
   return KILN_OK;
 }
