@@ -48,6 +48,9 @@ if os.path.exists(_ptxas):
     config.substitutions.append(("%ptxas", _ptxas))
 
 
+# The runtime runs "cuda" artifacts (-DKILN_ENABLE_CUDA_RUNTIME, default ON).
+if config.kiln_cuda_runtime:
+    config.available_features.add("cuda-runtime")
 # The CUDA runtime's stand-ins (test/Runtime): the fake libcuda that runs
 # on the host, and TestCudaModel.c's kernels as a real fatbin (when nvcc was
 # found).
