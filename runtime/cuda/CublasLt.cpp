@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 namespace kiln {
 namespace cuda {
@@ -117,18 +118,31 @@ std::string CublasLt::load(CublasLt *&out) {
     out = loaded;
     return error;
   }
+  // $KILN_LIBCUBLASLT alone when set; else the loader's path, then the
+  // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda), newest first.
+  std::vector<std::string> names;
   const char *env = std::getenv("KILN_LIBCUBLASLT");
-  const char *names[] = {env && *env ? env : "libcublasLt.so.13",
-                         "libcublasLt.so.12", "libcublasLt.so"};
+  if (env && *env) {
+    names.push_back(env);
+  } else {
+    const char *sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
+                             "libcublasLt.so"};
+    for (const char *n : sonames)
+      names.push_back(n);
+    const char *home = std::getenv("CUDA_HOME");
+    for (std::string dir : {std::string(home && *home ? home : ""),
+                            std::string("/usr/local/cuda")})
+      if (!dir.empty())
+        for (const char *n : sonames)
+          names.push_back(dir + "/lib64/" + n);
+  }
   void *h = nullptr;
   std::string tried;
-  for (const char *n : names) {
-    h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+  for (const std::string &n : names) {
+    h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h)
       break;
-    tried += (tried.empty() ? "" : ", ") + std::string(n);
-    if (env && *env)
-      break; // the one named, no other
+    tried += (tried.empty() ? "" : ", ") + n;
   }
   if (!h) {
     error = "cuBLASLt not found (tried " + tried +
