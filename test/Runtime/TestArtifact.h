@@ -48,6 +48,8 @@ std::string writeTestArtifact(const std::string &path,
 extern const char *const kTestCudaModelSo;
 extern const char *const kTestCudaModelGemmSo;
 extern const char *const kFakeCudaSo;
+/// A cuBLASLt computing on the host (FakeCublasLt.c).
+extern const char *const kFakeCublasLtSo;
 
 /// The fatbin FakeCuda.c accepts, with both kernels of TestCudaModel.c.
 extern const char *const kFakeFatbin;

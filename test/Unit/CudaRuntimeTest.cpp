@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -267,6 +268,65 @@ TEST(CudaGemmPlan, Errors) {
   g.k = 2;
   g.epilogue = 9;
   EXPECT_TRUE(contains(cuda::planGemm(g, p), "unknown epilogue 9"));
+}
+
+// The runtime's cuBLASLt call on FakeCublasLt.c (which computes what
+// cuBLASLt would, column-major, on the host) against a row-major loop: the
+// transposition trick, the bias, the epilogues, shared and batched B.
+TEST(CudaGemm, RowMajorThroughCublasLt) {
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
+  cuda::CublasLt *lt = nullptr;
+  ASSERT_EQ(cuda::CublasLt::load(lt), "");
+  ASSERT_NE(lt, nullptr);
+  const int64_t batch = 2, m = 3, n = 5, k = 4;
+  std::vector<float> a(batch * m * k), b(batch * k * n), bias(n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(int(i * 7 % 11) - 5) * 0.25f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int(i * 5 % 13) - 6) * 0.5f;
+  for (int64_t j = 0; j < n; ++j)
+    bias[j] = float(j) - 2.0f;
+  for (int64_t bBatch : {int64_t(1), batch})
+    for (int32_t epi : {KILN_CUDA_EPILOGUE_NONE, KILN_CUDA_EPILOGUE_RELU,
+                        KILN_CUDA_EPILOGUE_GELU})
+      for (bool withBias : {false, true}) {
+        SCOPED_TRACE("bBatch " + std::to_string(bBatch) + " epilogue " +
+                     std::to_string(epi) + (withBias ? " bias" : ""));
+        std::vector<float> c(batch * m * n, 12345.0f), want(c.size());
+        for (int64_t bi = 0; bi < batch; ++bi)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float acc = 0;
+              const float *bb = b.data() + (bBatch == 1 ? 0 : bi * k * n);
+              for (int64_t p = 0; p < k; ++p)
+                acc += a[(bi * m + i) * k + p] * bb[p * n + j];
+              if (withBias)
+                acc += bias[j];
+              if (epi == KILN_CUDA_EPILOGUE_RELU)
+                acc = acc > 0 ? acc : 0;
+              if (epi == KILN_CUDA_EPILOGUE_GELU)
+                acc = 0.5f * acc *
+                      (1 + std::tanh(0.7978845608f *
+                                     (acc + 0.044715f * acc * acc * acc)));
+              want[(bi * m + i) * n + j] = acc;
+            }
+        cuda::GemmArgs g{KILN_DTYPE_FLOAT32, epi, batch, bBatch, m, n, k,
+                         a.data(), b.data(), withBias ? bias.data() : nullptr,
+                         c.data()};
+        cuda::GemmPlan plan;
+        ASSERT_EQ(cuda::planGemm(g, plan), "");
+        ASSERT_EQ(lt->run(g, plan, nullptr, nullptr, 0), "");
+        for (size_t i = 0; i < c.size(); ++i)
+          EXPECT_NEAR(c[i], want[i], 1e-5f) << "element " << i;
+      }
+  // The stand-in does float32 only: its refusal comes back with the call.
+  std::vector<uint16_t> h(16);
+  cuda::GemmArgs g{KILN_DTYPE_FLOAT16, 0, 1, 1, 2, 2, 2, h.data(), h.data(),
+                   nullptr, h.data()};
+  cuda::GemmPlan plan;
+  ASSERT_EQ(cuda::planGemm(g, plan), "");
+  EXPECT_EQ(lt->run(g, plan, nullptr, nullptr, 0),
+            "cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED");
 }
 
 //===----------------------------------------------------------------------===//
