@@ -260,12 +260,17 @@ std::string CudaSession::open(const CudaModel &model,
   if ((r = d.cuDeviceGet(&device_, deviceIndex_)) != CUDA_SUCCESS)
     return fail("cuDeviceGet", r);
   char name[256] = {0};
-  d.cuDeviceGetName(name, sizeof(name) - 1, device_);
+  if ((r = d.cuDeviceGetName(name, sizeof(name) - 1, device_)) !=
+      CUDA_SUCCESS)
+    return fail("cuDeviceGetName", r);
   int major = 0, minor = 0, pools = 0, optin = 0;
-  d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                         device_);
-  d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                         device_);
+  if ((r = d.cuDeviceGetAttribute(
+           &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_)) !=
+          CUDA_SUCCESS ||
+      (r = d.cuDeviceGetAttribute(
+           &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_)) !=
+          CUDA_SUCCESS)
+    return fail("cuDeviceGetAttribute (compute capability)", r);
   if (d.cuDeviceGetAttribute(&optin,
                              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                              device_) == CUDA_SUCCESS &&
@@ -474,6 +479,10 @@ void CudaSession::launch(void *function, intptr_t gx, intptr_t gy,
     error_ = "cuLaunchKernel failed " + where() + ": no function (NULL)";
     return;
   }
+  // An empty grid has nothing to do (a kernel over an empty tensor); CUDA
+  // would call it an invalid value.
+  if (gx == 0 || gy == 0 || gz == 0)
+    return;
   const intptr_t limit = std::numeric_limits<unsigned>::max();
   for (intptr_t v : {gx, gy, gz, bx, by, bz})
     if (v < 1 || v > limit) {
@@ -533,8 +542,8 @@ void *CudaSession::createEvent() {
 }
 
 void CudaSession::destroyEvent(void *event) {
-  if (event)
-    d_->cuEventDestroy(static_cast<CUevent>(event));
+  if (event && !failed())
+    check(d_->cuEventDestroy(static_cast<CUevent>(event)), "cuEventDestroy");
 }
 
 void CudaSession::synchronizeEvent(void *event) {
