@@ -120,6 +120,8 @@ void load(Loaded &l) {
   resolve(h, d.cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
   resolve(h, d.cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
   resolve(h, d.cuMemFreeAsync, "cuMemFreeAsync");
+  resolve(h, d.cuFuncLoad, "cuFuncLoad");
+  resolve(h, d.cuFuncGetAttribute, "cuFuncGetAttribute");
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
     l.error = "cuInit failed: " + d.errorText(r);

@@ -52,6 +52,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 constexpr int CU_MEM_ALLOCATION_TYPE_PINNED = 1;
@@ -126,6 +127,10 @@ struct Driver {
   CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
                                       CUstream);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  // Loading a function now rather than at its first launch (CUDA 12.4+;
+  // cuFuncGetAttribute, which also loads it, where cuFuncLoad is missing).
+  CUresult (*cuFuncLoad)(CUfunction);
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
 
   /// "CUDA_ERROR_X: description" for a result (its number when the driver
   /// knows no name).

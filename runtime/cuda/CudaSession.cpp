@@ -335,6 +335,18 @@ std::string CudaSession::open(const CudaModel &model,
              "' of the kernel table is not in the cuda-fatbin section (chip " +
              m.chip + ", " + onDevice + "): cuModuleGetFunction: " +
              d.errorText(r);
+    // Loaded now: with CUDA's lazy loading (the default since 12.2) the
+    // first launch would load it, inside the first run's graph capture.
+    int threads = 0;
+    r = d.cuFuncLoad ? d.cuFuncLoad(f)
+        : d.cuFuncGetAttribute
+            ? d.cuFuncGetAttribute(&threads,
+                                   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f)
+            : CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS)
+      return "kernel '" + m.kernels[i] + "' cannot be loaded on " + onDevice +
+             ": " + fail(d.cuFuncLoad ? "cuFuncLoad" : "cuFuncGetAttribute",
+                         r);
     functions_[m.kernels[i]] = f;
     functionNames_[f] = m.kernels[i];
   }

@@ -62,6 +62,7 @@ struct FakeCudaState {
   int eventsRecorded;
   int contextsRetained;
   char lastKernel[64];
+  int functionsLoaded;     /* cuFuncLoad calls */
 };
 
 EXPORT struct FakeCudaState fake_cuda_state = {.deviceCount = 1,
@@ -254,6 +255,13 @@ EXPORT CUresult cuModuleGetFunction(void **f, void *module, const char *name) {
       return OK;
     }
   return ERR_NOT_FOUND;
+}
+
+EXPORT CUresult cuFuncLoad(void *f) {
+  (void)f;
+  INJECT("cuFuncLoad", ((struct Function *)f)->name);
+  ++S.functionsLoaded;
+  return OK;
 }
 
 EXPORT CUresult cuFuncSetAttribute(void *f, int attr, int value) {

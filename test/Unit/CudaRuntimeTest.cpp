@@ -64,6 +64,7 @@ struct FakeCudaState {
   int eventsRecorded;
   int contextsRetained;
   char lastKernel[64];
+  int functionsLoaded;
 };
 
 FakeCudaState &fake() {
@@ -451,6 +452,7 @@ TEST(CudaFakeDriver, GraphCapturedOnceThenReplayed) {
     ASSERT_EQ(open(cudaArtifact("graph.kiln"), l), KILN_OK)
         << kiln_last_error();
     EXPECT_EQ(fake().moduleLoads, 1);
+    EXPECT_EQ(fake().functionsLoaded, 2); // before any capture
     for (int run = 0; run < 3; ++run)
       ASSERT_EQ(runOnce(l.session, 0.5f + float(run)), KILN_OK)
           << kiln_last_error();
