@@ -667,8 +667,14 @@ void CudaSession::gemm(int32_t dtype, int32_t epilogue, int64_t batch,
   }
   lastKernel_ = kernel;
   err = lt->run(args, plan, stream_, hptr(workspace_), workspaceBytes_);
-  if (!err.empty())
-    error_ = err + " (in kernel " + kernel + ")";
+  if (!err.empty()) {
+    // "<call> failed: <status>" -> "<call> failed in kernel <k>: <status>"
+    size_t at = err.find(" failed: ");
+    error_ = at == std::string::npos
+                 ? err + " (in kernel " + kernel + ")"
+                 : err.substr(0, at) + " failed in kernel " + kernel + ": " +
+                       err.substr(at + 9);
+  }
 }
 
 CUevent CudaSession::timingEvent() {

@@ -9,9 +9,9 @@
  *
  * The model: x float32 [2, 4], weight w float32 [4] -> y float32 [2, 4],
  * y = relu(x + w), as k0_add then k1_relu (FakeCuda.c runs them on the
- * host). KILN_TEST_CUDA_GEMM adds a call to kiln_rt_cuda_gemm
- * (y = x[2x4] * W[4x4], W = w broadcast) after the kernels, for the
- * library path's errors.
+ * host). KILN_TEST_CUDA_GEMM adds a float16 call to kiln_rt_cuda_gemm
+ * after the kernels, for the library path's errors (the stand-in cuBLASLt
+ * refuses float16).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdbool.h>
@@ -72,8 +72,8 @@ EXPORT void kiln_entry(void **buffers) {
 
 #ifdef KILN_TEST_CUDA_GEMM
   kiln_abi_prof_begin(2);
-  kiln_rt_cuda_gemm(stream, 3 /* int8: refused */, 0, 1, 1, 2, 4, 4, x, w,
-                    NULL, y);
+  /* float16: FakeCublasLt.c refuses it (float32 only). */
+  kiln_rt_cuda_gemm(stream, 10, 0, 1, 1, 2, 4, 4, x, w, NULL, y);
   kiln_abi_prof_end(2);
 #endif
 

@@ -625,6 +625,7 @@ TEST(CudaFakeDriver, FatbinForAnotherChip) {
 
 TEST(CudaFakeDriver, LibraryGemmErrorNamesKernel) {
   useFakeDriver();
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
   Loaded l;
   ASSERT_EQ(open(cudaArtifact("gemm.kiln", test::kFakeFatbin,
                               test::kTestCudaModelGemmSo, /*gemm=*/true),
@@ -635,12 +636,16 @@ TEST(CudaFakeDriver, LibraryGemmErrorNamesKernel) {
   // profiling hooks name the kernel the GEMM belongs to, profiled or not.
   std::string error;
   EXPECT_EQ(runOnce(l.session, 1.0f, &error), KILN_ERROR_DEVICE);
-  EXPECT_TRUE(contains(error, "kiln_rt_cuda_gemm failed in kernel gemm_0: "
-                              "dtype int8 is not supported"))
+  EXPECT_TRUE(contains(error, "cublasLtMatmul failed in kernel gemm_0: "
+                              "CUBLAS_STATUS_NOT_SUPPORTED"))
       << error;
+  // The session's cuBLASLt workspace (32 MiB) is resident from then on.
+  kiln_session_stats st;
+  ASSERT_EQ(kiln_session_get_stats(l.session, &st), KILN_OK);
+  EXPECT_EQ(st.device_current_bytes, 80u + (32u << 20));
   ASSERT_EQ(kiln_session_set_profiling(l.session, 1), KILN_OK);
   EXPECT_EQ(runOnce(l.session, 1.0f, &error), KILN_ERROR_DEVICE);
-  EXPECT_TRUE(contains(error, "kiln_rt_cuda_gemm failed in kernel gemm_0: "))
+  EXPECT_TRUE(contains(error, "cublasLtMatmul failed in kernel gemm_0: "))
       << error;
 }
 
