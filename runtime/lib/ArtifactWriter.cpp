@@ -2,7 +2,8 @@
 //
 // Layout (docs/artifact.md): the 40-byte prefix, the header JSON, zero
 // padding to the 64-aligned data offset D, then the sections: the code at
-// offset 0, the weights section after it (or in the side file), each weight
+// offset 0, the extra sections (a CUDA model's fatbin) after it, then the
+// weights section (or in the side file), each weight
 // 64-aligned inside it. The content hash is computed while the data area is
 // written and patched into the prefix at the end.
 //
@@ -97,14 +98,18 @@ bool numElements(const std::vector<int64_t> &shape, uint64_t &n) {
 std::string validate(const ArtifactSpec &spec) {
   if (!spec.code || spec.codeSize == 0)
     return "no code section given";
-  for (const ArtifactSection &x : spec.sections) {
-    if (x.name.empty() || x.name == "code" || x.name == "weights")
-      return "section '" + x.name + "': a reserved or empty name";
-    if (x.size && !x.data)
-      return "section '" + x.name + "': no data";
+  for (size_t i = 0; i < spec.sections.size(); ++i) {
+    const ArtifactSection &sec = spec.sections[i];
+    if (sec.name.empty() || sec.name == "code" || sec.name == "weights" ||
+        sec.kind.empty())
+      return "section '" + sec.name + "': needs a name other than code and "
+             "weights, and a kind";
+    for (size_t j = 0; j < i; ++j)
+      if (spec.sections[j].name == sec.name)
+        return "section '" + sec.name + "' given twice";
+    if (sec.size && !sec.data)
+      return "section '" + sec.name + "': no data";
   }
-  if (spec.target.kind == "cuda" && spec.target.chip.empty())
-    return "target kind \"cuda\" without a chip";
   for (const auto &t : spec.inputs) {
     std::string e = checkTensor("input", t.name, t.dtype, t.shape, true);
     if (!e.empty())
@@ -220,6 +225,19 @@ std::string writeWeights(Out &out, const ArtifactSpec &spec,
 
 } // namespace
 
+std::vector<uint64_t> artifactSectionOffsets(const ArtifactSpec &spec,
+                                             uint64_t codeOffset,
+                                             uint64_t &end) {
+  std::vector<uint64_t> offsets;
+  end = codeOffset + spec.codeSize;
+  for (const ArtifactSection &sec : spec.sections) {
+    uint64_t off = alignUp(end);
+    offsets.push_back(off);
+    end = off + sec.size;
+  }
+  return offsets;
+}
+
 std::string renderArtifactHeader(const ArtifactSpec &spec,
                                  uint64_t codeOffset, uint64_t weightsOffset,
                                  uint64_t weightsSize,
@@ -258,13 +276,15 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   h += "  \"compiler\": {\"name\": " + json::quote(spec.compilerName) +
        ", \"version\": " + json::quote(spec.compilerVersion) + "},\n";
   h += "  \"source\": " + json::quote(spec.source) + ",\n";
-  h += "  \"target\": {\"kind\": " + json::quote(spec.target.kind) +
-       (spec.target.chip.empty()
-            ? std::string()
-            : ", \"chip\": " + json::quote(spec.target.chip)) +
-       ", \"triple\": " + json::quote(spec.target.triple) +
-       ", \"cpu\": " + json::quote(spec.target.cpu) +
-       ", \"features\": " + features + "},\n";
+  if (!spec.target.chip.empty())
+    h += "  \"target\": {\"kind\": " + json::quote(spec.target.kind) +
+         ", \"chip\": " + json::quote(spec.target.chip) +
+         ", \"triple\": " + json::quote(spec.target.triple) + "},\n";
+  else
+    h += "  \"target\": {\"kind\": " + json::quote(spec.target.kind) +
+         ", \"triple\": " + json::quote(spec.target.triple) +
+         ", \"cpu\": " + json::quote(spec.target.cpu) +
+         ", \"features\": " + features + "},\n";
   h += "  \"options\": " + options + ",\n";
   h += "  \"pipeline\": " + json::quote(spec.pipeline) + ",\n";
   h += "  \"entry\": " + json::quote(spec.entry) + ",\n";
@@ -277,13 +297,14 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   h += "    {\"name\": \"code\", \"kind\": \"elf-shared-object\", \"offset\": " +
        std::to_string(codeOffset) +
        ", \"size\": " + std::to_string(spec.codeSize) + "},\n";
-  uint64_t extraOffset = codeOffset + alignUp(spec.codeSize);
-  for (const ArtifactSection &x : spec.sections) {
-    h += "    {\"name\": " + json::quote(x.name) + ", \"kind\": " +
-         json::quote(x.kind) + ", \"offset\": " + std::to_string(extraOffset) +
-         ", \"size\": " + std::to_string(x.size) + "},\n";
-    extraOffset += alignUp(x.size);
-  }
+  uint64_t sectionsEnd;
+  std::vector<uint64_t> sectionOffsets =
+      artifactSectionOffsets(spec, codeOffset, sectionsEnd);
+  for (size_t i = 0; i < spec.sections.size(); ++i)
+    h += "    {\"name\": " + json::quote(spec.sections[i].name) +
+         ", \"kind\": " + json::quote(spec.sections[i].kind) +
+         ", \"offset\": " + std::to_string(sectionOffsets[i]) +
+         ", \"size\": " + std::to_string(spec.sections[i].size) + "},\n";
   h += "    {\"name\": \"weights\", \"kind\": \"raw\", \"offset\": " +
        std::to_string(weightsOffset) +
        ", \"size\": " + std::to_string(weightsSize) + ", \"file\": " +
@@ -316,11 +337,10 @@ static std::string writeArtifactImpl(const std::string &path,
   bool side = weightsSize > spec.sideWeightsThreshold;
   std::string sidePath = path + ".weights";
   uint64_t codeOffset = 0;
-  // Layout: code, the extra sections, then the weights, each aligned.
-  uint64_t extraEnd = alignUp(spec.codeSize);
-  for (const ArtifactSection &x : spec.sections)
-    extraEnd += alignUp(x.size);
-  uint64_t weightsOffset = side ? 0 : extraEnd;
+  uint64_t sectionsEnd;
+  std::vector<uint64_t> sectionOffsets =
+      artifactSectionOffsets(spec, codeOffset, sectionsEnd);
+  uint64_t weightsOffset = side ? 0 : alignUp(sectionsEnd);
   std::string header = renderArtifactHeader(
       spec, codeOffset, weightsOffset, weightsSize,
       side ? baseName(sidePath) : std::string());
@@ -361,14 +381,9 @@ static std::string writeArtifactImpl(const std::string &path,
   out.pad(dataOffset);
   out.hashing = true;
   out.write(spec.code, spec.codeSize);
-  {
-    uint64_t at = alignUp(spec.codeSize);
-    for (const ArtifactSection &x : spec.sections) {
-      out.pad(dataOffset + at);
-      out.write(x.data, x.size);
-      at += alignUp(x.size);
-    }
-    out.pad(dataOffset + at); // the file reaches the last section's end
+  for (size_t i = 0; i < spec.sections.size(); ++i) {
+    out.pad(dataOffset + sectionOffsets[i]);
+    out.write(spec.sections[i].data, spec.sections[i].size);
   }
   // The weights section starts 64-byte aligned even when it is empty, and
   // the file reaches its start (a reader checks offset <= file size).

@@ -784,6 +784,25 @@ extern "C" const char *kiln_session_device(const kiln_session *session) {
   return session ? session->device.c_str() : "";
 }
 
+extern "C" const char *kiln_session_cuda_graphs(const kiln_session *session) {
+  thread_local std::string text;
+  text.clear();
+#if KILN_WITH_CUDA_RUNTIME
+  if (session && session->cuda) {
+    const cuda::CudaSession &c = *session->cuda;
+    text = c.graphsOffReason().empty()
+               ? "on (" + std::to_string(c.graphCaptures()) + " capture" +
+                     (c.graphCaptures() == 1 ? "" : "s") + ", " +
+                     std::to_string(c.graphReplays()) + " replay" +
+                     (c.graphReplays() == 1 ? "" : "s") + ")"
+               : "off: " + c.graphsOffReason();
+  }
+#else
+  (void)session;
+#endif
+  return text.c_str();
+}
+
 extern "C" kiln_status kiln_list_cuda_devices(const char **text) {
   if (!text)
     return setError(KILN_ERROR_INVALID_ARGUMENT,

@@ -730,8 +730,10 @@ int main(int argc, char **argv) {
     std::printf("reference: %s\n", o.referenceModel.c_str());
   std::string device = kiln_session_device(model.s);
   bool onCuda = device.compare(0, 4, "cuda") == 0;
+  std::string graphs = kiln_session_cuda_graphs(model.s);
   if (onCuda)
-    std::printf("device: %s\n", device.c_str());
+    std::printf("device: %s, CUDA graphs %s\n", device.c_str(),
+                graphs.c_str());
   else
     std::printf("threads: %d\n", kiln_session_num_threads(model.s));
 
@@ -854,7 +856,8 @@ int main(int argc, char **argv) {
     j += std::string("  \"device\": ") + (onCuda ? "\"cuda\"" : "\"cpu\"") +
          ",\n";
     if (onCuda)
-      j += "  \"device_name\": " + json::quote(device) + ",\n";
+      j += "  \"device_name\": " + json::quote(device) +
+           ",\n  \"cuda_graphs\": " + json::quote(graphs) + ",\n";
     j += "  \"inputs\": {\"source\": " + json::quote(source);
     if (source == "dir")
       j += ", \"dir\": " + json::quote(o.inputsDir);

@@ -61,11 +61,14 @@ struct ArtifactTarget {
   std::string triple;                ///< e.g. "x86_64-pc-linux-gnu"
   std::string cpu;                   ///< e.g. "znver3", "x86-64-v3"
   std::vector<std::string> features; ///< e.g. {"avx2", "fma"}: all needed
-  std::string chip; ///< kind "cuda": e.g. "sm_80" (written when non-empty)
+  /// kind "cuda": the GPU architecture of the kernels ("sm_80"); the header
+  /// then has {"kind", "chip", "triple"} (the triple of the host code) and
+  /// no cpu/features.
+  std::string chip;
 };
 
-/// A section besides "code" and "weights" (e.g. "cuda-fatbin"), written
-/// between them, 64-byte aligned, in the order given.
+/// A section beside the code and the weights (e.g. "cuda-fatbin"), stored
+/// in the artifact after the code, 64-byte aligned.
 struct ArtifactSection {
   std::string name;
   std::string kind;
@@ -96,7 +99,8 @@ struct ArtifactSpec {
   /// The code section: the ELF shared object's bytes.
   const void *code = nullptr;
   uint64_t codeSize = 0;
-  /// More sections (a CUDA target's "cuda-fatbin").
+  /// More sections, written after the code in this order (names other than
+  /// "code" and "weights", each once).
   std::vector<ArtifactSection> sections;
   /// Weights of more than this many bytes in total go to the side file
   /// "<path>.weights" (docs/artifact.md); a parameter so tests can use a
@@ -122,6 +126,12 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
                                  uint64_t codeOffset, uint64_t weightsOffset,
                                  uint64_t weightsSize,
                                  const std::string &weightsFile);
+
+/// The offsets (relative to the data area) of spec.sections, laid out
+/// after the code section at `codeOffset`; `end` gets the end of the last.
+std::vector<uint64_t> artifactSectionOffsets(const ArtifactSpec &spec,
+                                             uint64_t codeOffset,
+                                             uint64_t &end);
 
 } // namespace kiln
 

@@ -160,6 +160,11 @@ kiln_status kiln_session_get_stats(const kiln_session *session,
  * while the session lives. */
 const char *kiln_session_device(const kiln_session *session);
 
+/* CUDA sessions: whether runs replay a CUDA graph, e.g. "on (1 capture, 41
+ * replays)", "off: turned off by the session options", "off: capture
+ * failed: ..." ("" for CPU sessions). Valid until the thread's next call. */
+const char *kiln_session_cuda_graphs(const kiln_session *session);
+
 /* The CUDA devices of this machine, one line each ("cuda:0 NVIDIA H200
  * (sm_90, 143771 MiB)\n"); *text is valid until the calling thread's next
  * call. Fails with KILN_ERROR_DEVICE and "no CUDA device: <reason>" (no
