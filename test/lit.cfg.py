@@ -63,6 +63,23 @@ if config.kiln_test_cuda_fatbin:
                                  config.kiln_test_cuda_fatbin))
 
 
+def _compiles_cuda_artifacts():
+    # kiln-compile writes CUDA artifacts once it can emit their fatbin.
+    compile_ = os.path.join(config.kiln_tools_dir, "kiln-compile")
+    if not config.kiln_build_cuda or not os.path.exists(compile_):
+        return False
+    try:
+        out = subprocess.run([compile_, "--help"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "=fatbin" in out.stdout
+
+
+if _compiles_cuda_artifacts():
+    config.available_features.add("cuda-artifacts")
+
+
 def _gpu_present():
     # What Kiln's own runtime sees (libcuda loaded, cuInit, a device), with
     # the real driver: `kiln-run --list-devices` lists cuda:0. nvidia-smi
