@@ -15,6 +15,7 @@
 #include "TestArtifact.h"
 #include "kiln/cuda_abi.h"
 #include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
 
 #include <gtest/gtest.h>
 
@@ -663,6 +664,25 @@ TEST(CudaFakeDriver, ConcurrentSessionsOfOneModel) {
   EXPECT_EQ(fake().captures, 2);
   kiln_session_free(a);
   kiln_session_free(b);
+}
+
+// The C++ wrapper with options; its errors are kiln::Error exceptions.
+TEST(CudaFakeDriver, CppWrapperWithOptions) {
+  useFakeDriver();
+  kiln::Model model(cudaArtifact("cpp.kiln"));
+  kiln_session_options o;
+  kiln_session_options_init(&o);
+  o.device = "cuda:0";
+  o.cuda_graphs = 0;
+  kiln::Session session(model, o);
+  EXPECT_EQ(runOnce(session.get(), 0.75f), KILN_OK) << kiln_last_error();
+  EXPECT_EQ(fake().captures, 0);
+  EXPECT_STREQ(kiln_session_cuda_graphs(session.get()),
+               "off: turned off by the session options");
+  EXPECT_STREQ(kiln_session_device(session.get()),
+               "cuda:0 Fake GPU 0 (sm_80)");
+  o.device = "cuda:7";
+  EXPECT_THROW(kiln::Session(model, o), kiln::Error);
 }
 
 } // namespace
