@@ -48,16 +48,59 @@ if os.path.exists(_ptxas):
     config.substitutions.append(("%ptxas", _ptxas))
 
 
-def _gpu_present():
-    smi = shutil.which("nvidia-smi")
-    if not smi:
+# The runtime runs "cuda" artifacts (-DKILN_ENABLE_CUDA_RUNTIME, default ON).
+if config.kiln_cuda_runtime:
+    config.available_features.add("cuda-runtime")
+# The CUDA runtime's stand-ins (test/Runtime): the fake libcuda that runs
+# on the host, and TestCudaModel.c's kernels as a real fatbin (when nvcc was
+# found).
+config.substitutions.append(
+    ("%fake_libcuda",
+     os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cuda.so")))
+if config.kiln_test_cuda_fatbin:
+    config.available_features.add("cuda-test-fatbin")
+    config.substitutions.append(("%cuda_test_fatbin",
+                                 config.kiln_test_cuda_fatbin))
+
+
+def _compiles_cuda_artifacts():
+    # kiln-compile writes CUDA artifacts once it can emit their fatbin.
+    compile_ = os.path.join(config.kiln_tools_dir, "kiln-compile")
+    if not config.kiln_build_cuda or not os.path.exists(compile_):
         return False
     try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True,
-                             timeout=20)
+        out = subprocess.run([compile_, "--help"], capture_output=True,
+                             text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return False
-    return out.returncode == 0 and "GPU" in out.stdout
+    return "=fatbin" in out.stdout
+
+
+if _compiles_cuda_artifacts():
+    config.available_features.add("cuda-artifacts")
+
+
+def _gpu_present():
+    # What Kiln's own runtime sees (libcuda loaded, cuInit, a device), with
+    # the real driver: `kiln-run --list-devices` lists cuda:0. nvidia-smi
+    # where kiln-run is not built yet.
+    env = {k: v for k, v in os.environ.items() if k != "KILN_LIBCUDA"}
+    run = os.path.join(config.kiln_tools_dir, "kiln-run")
+    if os.path.exists(run):
+        cmd = [run, "--list-devices"]
+        want = "\ncuda:0 "
+    else:
+        smi = shutil.which("nvidia-smi")
+        if not smi:
+            return False
+        cmd = [smi, "-L"]
+        want = "GPU"
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                             env=env)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and want in out.stdout
 
 
 # Set only when a GPU is really there: tests that need one report UNSUPPORTED

@@ -273,11 +273,21 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
   const json::Value *target =
       c.member(root, "header", "target", json::Value::Kind::Object);
   if (!target || !c.string(*target, "target", "kind", out.targetKind) ||
-      !c.string(*target, "target", "triple", out.triple) ||
+      !c.string(*target, "target", "triple", out.triple))
+    return bad();
+  // A CUDA target names its chip; its host code's cpu and features are
+  // optional there (the host code is built for the build machine's triple).
+  bool cuda = out.targetKind == "cuda";
+  if (cuda && !c.string(*target, "target", "chip", out.chip))
+    return bad();
+  if ((!cuda || target->find("cpu")) &&
       !c.string(*target, "target", "cpu", out.cpu))
     return bad();
+  static const json::Value noFeatures = json::Value::makeArray({});
   const json::Value *features =
-      c.member(*target, "target", "features", json::Value::Kind::Array);
+      !cuda || target->find("features")
+          ? c.member(*target, "target", "features", json::Value::Kind::Array)
+          : &noFeatures;
   if (!features)
     return bad();
   for (const json::Value &f : features->getArray()) {
@@ -349,6 +359,13 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
         c.fail(where + ": \"id\" is " + std::to_string(id) +
                ", expected the entry's index");
         return bad();
+      }
+      if (const json::Value *lib = v.find("library")) {
+        if (!lib->isBool()) {
+          c.fail(where + ": \"library\" must be a boolean");
+          return bad();
+        }
+        k.library = lib->getBool();
       }
       const json::Value *nodes =
           c.member(v, where, "onnx_nodes", json::Value::Kind::Array);
@@ -423,10 +440,23 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
       out.weightsOffset = off;
       out.weightsSize = sz;
       out.weightsFile = file;
+    } else if (name == "cuda-fatbin") {
+      if (kind != "cuda-fatbin" || !file.empty() || sz == 0) {
+        c.fail("section 'cuda-fatbin' must be a non-empty cuda-fatbin in the "
+               "artifact");
+        return bad();
+      }
+      out.haveFatbin = true;
+      out.fatbinOffset = off;
+      out.fatbinSize = sz;
     }
   }
   if (!haveCode) {
     c.fail("no 'code' section");
+    return bad();
+  }
+  if (cuda && !out.haveFatbin) {
+    c.fail("target kind \"cuda\" without a 'cuda-fatbin' section");
     return bad();
   }
   for (const WeightDesc &w : out.weights) {
@@ -591,9 +621,12 @@ bool hostHasCpuFeature(const std::string &name, bool &known) {
 }
 
 kiln_status checkHost(const ArtifactHeader &h, std::string &error) {
-  if (h.targetKind != "cpu") {
+  // A CUDA artifact's host code runs here like CPU code: its triple and
+  // CPU features are checked the same way (the device is checked when a
+  // session opens it).
+  if (h.targetKind != "cpu" && h.targetKind != "cuda") {
     error = "unsupported target: kind \"" + h.targetKind +
-            "\", this runtime runs \"cpu\" artifacts";
+            "\", this runtime runs \"cpu\" and \"cuda\" artifacts";
     return KILN_ERROR_UNSUPPORTED_TARGET;
   }
   std::string arch = h.triple.substr(0, h.triple.find('-'));

@@ -32,6 +32,9 @@ struct KernelDesc {
   std::string name;     ///< e.g. "matmul_0", "add+relu_3"
   std::string category; ///< gemm, attention, quantize, reduction, ...
   std::vector<std::string> onnxNodes;
+  /// CUDA: a library call (cuBLASLt), not a function of the fatbin
+  /// (optional "library": true).
+  bool library = false;
 };
 
 struct ArtifactHeader {
@@ -42,6 +45,7 @@ struct ArtifactHeader {
   std::string json;
   json::Value root;
   std::string targetKind, triple, cpu;
+  std::string chip; ///< target kind "cuda": e.g. "sm_80" (cpu may be empty)
   std::vector<std::string> features;
   std::string entry;
   std::vector<TensorDesc> inputs, outputs;
@@ -50,6 +54,9 @@ struct ArtifactHeader {
   uint64_t codeOffset = 0, codeSize = 0;
   uint64_t weightsOffset = 0, weightsSize = 0;
   std::string weightsFile; ///< empty: in this file
+  /// The "cuda-fatbin" section (target kind "cuda"; required there).
+  bool haveFatbin = false;
+  uint64_t fatbinOffset = 0, fatbinSize = 0;
 };
 
 /// Parses and checks an artifact held in memory (`size` bytes at `data`):

@@ -10,10 +10,18 @@
 // allocations come back through the hooks installed at load time, which
 // account them to the session running on the calling thread.
 //
+// CUDA artifacts (target kind "cuda") load the same way; their code gets the
+// CUDA function table instead of the hooks, and their sessions and runs are
+// runtime/cuda/'s (CudaSession.h).
+//
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
 #include "Profile.h"
+#include "kiln/cuda_abi.h"
 #include "kiln/runtime.h"
+#if KILN_WITH_CUDA_RUNTIME
+#include "CudaSession.h"
+#endif
 
 #include <atomic>
 #include <cerrno>
@@ -68,6 +76,7 @@ extern "C" const char *kiln_status_string(kiln_status status) {
   case KILN_ERROR_CODE: return "KILN_ERROR_CODE";
   case KILN_ERROR_TENSOR_MISMATCH: return "KILN_ERROR_TENSOR_MISMATCH";
   case KILN_ERROR_OUT_OF_MEMORY: return "KILN_ERROR_OUT_OF_MEMORY";
+  case KILN_ERROR_DEVICE: return "KILN_ERROR_DEVICE";
   }
   return "KILN_ERROR_UNKNOWN";
 }
@@ -273,8 +282,17 @@ struct kiln_model {
   std::vector<std::vector<const char *>> kernelNodes; // kernel_info's arrays
   std::vector<void *> weightPtrs;
   std::atomic<int64_t> refs{1};
+  // Target kind "cuda": the code's table setter and the CUDA half.
+  bool isCuda = false;
+  void (*setCudaRuntime)(const kiln_cuda_runtime_api *) = nullptr;
+#if KILN_WITH_CUDA_RUNTIME
+  std::unique_ptr<cuda::CudaModel> cuda;
+#endif
 
   ~kiln_model() {
+#if KILN_WITH_CUDA_RUNTIME
+    cuda.reset(); // uninstalls its table from the code: before dlclose
+#endif
     if (dl)
       dlclose(dl);
     if (map)
@@ -416,15 +434,28 @@ kiln_status findSymbols(kiln_model *m) {
     missing = m->header.entry.c_str();
   else if (!missing)
     m->entry = reinterpret_cast<void (*)(void **)>(p);
-  if (!missing && !sym("kiln_abi_set_hooks", p))
-    missing = "kiln_abi_set_hooks";
-  else if (!missing)
-    m->setHooks = reinterpret_cast<void (*)(void *(*)(size_t, size_t),
-                                            void (*)(void *))>(p);
-  if (!missing && !sym("kiln_abi_set_num_threads", p))
-    missing = "kiln_abi_set_num_threads";
-  else if (!missing)
-    m->setNumThreads = reinterpret_cast<void (*)(int32_t)>(p);
+  if (m->isCuda) {
+    // CUDA host code: the table setter; the host allocation hooks are
+    // optional there (host-side buffers, if the code has any).
+    if (!missing && !sym("kiln_abi_set_cuda_runtime", p))
+      missing = "kiln_abi_set_cuda_runtime";
+    else if (!missing)
+      m->setCudaRuntime =
+          reinterpret_cast<void (*)(const kiln_cuda_runtime_api *)>(p);
+    if (!missing && sym("kiln_abi_set_hooks", p))
+      m->setHooks = reinterpret_cast<void (*)(void *(*)(size_t, size_t),
+                                              void (*)(void *))>(p);
+  } else {
+    if (!missing && !sym("kiln_abi_set_hooks", p))
+      missing = "kiln_abi_set_hooks";
+    else if (!missing)
+      m->setHooks = reinterpret_cast<void (*)(void *(*)(size_t, size_t),
+                                              void (*)(void *))>(p);
+    if (!missing && !sym("kiln_abi_set_num_threads", p))
+      missing = "kiln_abi_set_num_threads";
+    else if (!missing)
+      m->setNumThreads = reinterpret_cast<void (*)(int32_t)>(p);
+  }
   if (!missing && sym("kiln_abi_set_profiler", p))
     m->setProfiler = reinterpret_cast<void (*)(void (*)(int32_t, int32_t))>(p);
   if (missing)
@@ -461,6 +492,14 @@ kiln_status loadModel(const char *path, kiln_model *m) {
   if (st != KILN_OK)
     return setError(st, m->path + ": " + err);
   const ArtifactHeader &h = m->header;
+  m->isCuda = h.targetKind == "cuda";
+#if !KILN_WITH_CUDA_RUNTIME
+  if (m->isCuda)
+    return setError(KILN_ERROR_UNSUPPORTED_TARGET,
+                    m->path + ": unsupported target: kind \"cuda\", this "
+                              "runtime was built without CUDA support "
+                              "(-DKILN_ENABLE_CUDA_RUNTIME=OFF)");
+#endif
 
   const unsigned char *weightsBase;
   if (!h.weightsFile.empty()) {
@@ -491,7 +530,37 @@ kiln_status loadModel(const char *path, kiln_model *m) {
   st = findSymbols(m);
   if (st != KILN_OK)
     return st;
-  m->setHooks(kilnHookAlloc, kilnHookFree);
+  if (m->setHooks)
+    m->setHooks(kilnHookAlloc, kilnHookFree);
+#if KILN_WITH_CUDA_RUNTIME
+  if (m->isCuda) {
+    // Needs no driver: a model loads (and --info works) on any machine.
+    cuda::ModelDesc d;
+    d.path = m->path;
+    d.chip = h.chip;
+    d.fatbin = data + h.dataOffset + h.fatbinOffset;
+    d.fatbinSize = h.fatbinSize;
+    for (const KernelDesc &k : h.kernels) {
+      d.kernels.push_back(k.name);
+      d.libraryKernels.push_back(k.library);
+    }
+    for (size_t i = 0; i < h.weights.size(); ++i) {
+      d.weights.push_back(m->weightPtrs[i]);
+      d.weightBytes.push_back(h.weights[i].bytes);
+    }
+    for (const TensorDesc &t : h.inputs)
+      d.inputBytes.push_back(t.bytes);
+    for (const TensorDesc &t : h.outputs)
+      d.outputBytes.push_back(t.bytes);
+    d.entry = m->entry;
+    m->cuda.reset(new cuda::CudaModel(std::move(d), m->setCudaRuntime));
+    // The CUDA callback stays set: it tells the runtime which kernel a
+    // failing call belongs to, and records events only in profiled runs.
+    // Its cost is a call per hook next to a kernel launch.
+    if (m->setProfiler)
+      m->setProfiler(cuda::profilerCallback);
+  }
+#endif
   for (const KernelDesc &k : h.kernels) {
     std::vector<const char *> nodes;
     for (const std::string &n : k.onnxNodes)
@@ -582,6 +651,9 @@ extern "C" uint64_t kiln_model_content_hash(const kiln_model *m) {
 
 struct kiln_session {
   kiln_model *model = nullptr;
+#if KILN_WITH_CUDA_RUNTIME
+  std::unique_ptr<cuda::CudaSession> cuda; // CUDA artifacts
+#endif
   std::atomic<bool> profiling{false};
   std::unique_ptr<Profile> profile;
   int32_t numThreads = 1;
@@ -589,13 +661,15 @@ struct kiln_session {
   std::atomic<uint64_t> numRuns{0};
   std::atomic<uint64_t> lastRunNs{0};
   std::atomic<uint64_t> totalRunNs{0};
+  std::string device = "cpu"; // kiln_session_device
 };
 
 extern "C" void kiln_session_options_init(kiln_session_options *options) {
   if (!options)
     return;
   options->num_threads = 0;
-  options->device = "cpu";
+  options->device = nullptr;
+  options->cuda_graphs = 1;
 }
 
 extern "C" kiln_status kiln_session_create(kiln_model *model,
@@ -609,10 +683,31 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
   kiln_session_options_init(&opts);
   if (options)
     opts = *options;
-  if (opts.device && std::strcmp(opts.device, "cpu") != 0)
+  // The device: the artifact's target kind, "cuda:N" picking a CUDA device.
+  std::string target = model->isCuda ? "cuda" : "cpu";
+  std::string device = opts.device ? opts.device : target;
+  int deviceIndex = 0;
+  if (device.compare(0, 5, "cuda:") == 0) {
+    std::string n = device.substr(5);
+    char *end = nullptr;
+    long v = n.empty() ? -1 : std::strtol(n.c_str(), &end, 10);
+    if (v < 0 || v > 1023 || !end || *end)
+      return setError(KILN_ERROR_INVALID_ARGUMENT,
+                      "device \"" + device + "\": expected cuda:N with N a "
+                                             "device index");
+    deviceIndex = int(v);
+    device = "cuda";
+  }
+  if (device != "cpu" && device != "cuda")
     return setError(KILN_ERROR_INVALID_ARGUMENT,
-                    std::string("device \"") + opts.device +
-                        "\" is not supported by this runtime (only \"cpu\")");
+                    "device \"" + device + "\" is not supported by this "
+                                           "runtime (\"cpu\", \"cuda\", "
+                                           "\"cuda:N\")");
+  if (device != target)
+    return setError(KILN_ERROR_UNSUPPORTED_TARGET,
+                    model->path + ": the artifact is compiled for target \"" +
+                        target + "\" and cannot run on device \"" +
+                        (opts.device ? opts.device : "") + "\"");
   if (opts.num_threads < 0)
     return setError(KILN_ERROR_INVALID_ARGUMENT,
                     "num_threads " + std::to_string(opts.num_threads) +
@@ -639,6 +734,30 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
     unsigned hw = std::thread::hardware_concurrency();
     s->numThreads = hw ? int32_t(hw) : 1;
   }
+#if KILN_WITH_CUDA_RUNTIME
+  if (model->isCuda) {
+    cuda::SessionOptions co;
+    co.device = deviceIndex;
+    co.graphs = opts.cuda_graphs != 0;
+    kiln_status st = KILN_OK;
+    std::string err;
+    try {
+      s->cuda = cuda::CudaSession::create(*model->cuda, co, st, err);
+    } catch (const std::bad_alloc &) {
+      st = KILN_ERROR_OUT_OF_MEMORY;
+      err = "kiln_session_create: out of memory";
+    }
+    if (!s->cuda) {
+      delete s;
+      delete c;
+      return setError(st, err);
+    }
+    s->device = "cuda:" + std::to_string(deviceIndex) + " " +
+                s->cuda->deviceDescription();
+  }
+#else
+  (void)deviceIndex;
+#endif
   model->refs.fetch_add(1, std::memory_order_relaxed);
   s->model = model;
   *session = s;
@@ -649,6 +768,9 @@ extern "C" void kiln_session_free(kiln_session *session) {
   if (!session)
     return;
   kiln_session_set_profiling(session, 0);
+#if KILN_WITH_CUDA_RUNTIME
+  session->cuda.reset(); // while the model (its fatbin, its code) lives
+#endif
   unref(session->counters);
   unrefModel(session->model);
   delete session;
@@ -656,6 +778,52 @@ extern "C" void kiln_session_free(kiln_session *session) {
 
 extern "C" const kiln_model *kiln_session_model(const kiln_session *session) {
   return session ? session->model : nullptr;
+}
+
+extern "C" const char *kiln_session_device(const kiln_session *session) {
+  return session ? session->device.c_str() : "";
+}
+
+extern "C" const char *kiln_session_cuda_graphs(const kiln_session *session) {
+  thread_local std::string text;
+  text.clear();
+#if KILN_WITH_CUDA_RUNTIME
+  if (session && session->cuda) {
+    const cuda::CudaSession &c = *session->cuda;
+    text = c.graphsOffReason().empty()
+               ? "on (" + std::to_string(c.graphCaptures()) + " capture" +
+                     (c.graphCaptures() == 1 ? "" : "s") + ", " +
+                     std::to_string(c.graphReplays()) + " replay" +
+                     (c.graphReplays() == 1 ? "" : "s") + ")"
+               : "off: " + c.graphsOffReason();
+  }
+#else
+  (void)session;
+#endif
+  return text.c_str();
+}
+
+extern "C" kiln_status kiln_list_cuda_devices(const char **text) {
+  if (!text)
+    return setError(KILN_ERROR_INVALID_ARGUMENT,
+                    "kiln_list_cuda_devices: text must not be NULL");
+  *text = "";
+#if KILN_WITH_CUDA_RUNTIME
+  thread_local std::string listed;
+  std::vector<std::string> lines;
+  std::string err;
+  if (!cuda::listDevices(lines, err))
+    return setError(KILN_ERROR_DEVICE, err);
+  listed.clear();
+  for (const std::string &l : lines)
+    listed += l + "\n";
+  *text = listed.c_str();
+  return KILN_OK;
+#else
+  return setError(KILN_ERROR_DEVICE,
+                  "no CUDA device: this runtime was built without CUDA "
+                  "support (-DKILN_ENABLE_CUDA_RUNTIME=OFF)");
+#endif
 }
 
 extern "C" int32_t kiln_session_num_threads(const kiln_session *session) {
@@ -790,6 +958,39 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
     buffers.push_back(t.data);
   }
 
+#if KILN_WITH_CUDA_RUNTIME
+  if (session->cuda) {
+    bool profiled = session->profiling.load(std::memory_order_acquire);
+    std::vector<const void *> in(numInputs);
+    std::vector<void *> out(numOutputs);
+    for (size_t i = 0; i < numInputs; ++i)
+      in[i] = inputs[i].data;
+    for (size_t i = 0; i < numOutputs; ++i)
+      out[i] = outputs[i].data;
+    cuda::RunProfile profile;
+    auto start = std::chrono::steady_clock::now();
+    std::string err = session->cuda->run(in.data(), out.data(),
+                                         profiled ? &profile : nullptr);
+    auto end = std::chrono::steady_clock::now();
+    if (!err.empty()) {
+      for (size_t j : allocated) {
+        freeBlock(outputs[j].data);
+        outputs[j].data = nullptr;
+      }
+      return setError(KILN_ERROR_DEVICE, m->path + ": " + err);
+    }
+    if (profiled)
+      session->profile->addRun(profile.events, profile.startNs, profile.endNs,
+                               threadNumber());
+    uint64_t ns = uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - start)
+            .count());
+    session->lastRunNs.store(ns, std::memory_order_relaxed);
+    session->totalRunNs.fetch_add(ns, std::memory_order_relaxed);
+    session->numRuns.fetch_add(1, std::memory_order_relaxed);
+    return KILN_OK;
+  }
+#endif
   m->setNumThreads(session->numThreads);
   // Profiled: the hooks record into this thread's recorder, added to the
   // session's profile after the run.
@@ -847,6 +1048,17 @@ extern "C" kiln_status kiln_session_get_stats(const kiln_session *session,
   stats->process_peak_bytes = gProcess.peak.load(std::memory_order_relaxed);
   stats->process_current_bytes =
       gProcess.current.load(std::memory_order_relaxed);
+  stats->device_peak_bytes = 0;
+  stats->device_current_bytes = 0;
+  stats->device_pool_peak_bytes = 0;
+#if KILN_WITH_CUDA_RUNTIME
+  if (session->cuda) {
+    const cuda::DeviceMemory &dm = session->cuda->memory();
+    stats->device_peak_bytes = dm.peak();
+    stats->device_current_bytes = dm.current();
+    stats->device_pool_peak_bytes = dm.poolPeak();
+  }
+#endif
   return KILN_OK;
 }
 
@@ -890,7 +1102,8 @@ extern "C" kiln_status kiln_session_set_profiling(kiln_session *session,
   // The code calls the runtime only while some session of the model
   // profiles: otherwise its hooks are a load and a branch.
   m->profilingSessions += on ? 1 : -1;
-  if (m->setProfiler)
+  // CUDA code keeps its callback (set at load); the session's flag decides.
+  if (m->setProfiler && !m->isCuda)
     m->setProfiler(m->profilingSessions > 0 ? kilnHookProfile : nullptr);
   session->profiling.store(on, std::memory_order_release);
   return KILN_OK;

@@ -11,6 +11,15 @@ const char *const kTestModelSo = KILN_TEST_MODEL_SO;
 const char *const kTestModelNoEntrySo = KILN_TEST_MODEL_NO_ENTRY_SO;
 const char *const kTestModelAbi2So = KILN_TEST_MODEL_ABI2_SO;
 const char *const kTestModelOmpSo = KILN_TEST_MODEL_OMP_SO;
+const char *const kTestCudaModelSo = KILN_TEST_CUDA_MODEL_SO;
+const char *const kTestCudaModelGemmSo = KILN_TEST_CUDA_MODEL_GEMM_SO;
+const char *const kFakeCudaSo = KILN_FAKE_CUDA_SO;
+const char *const kFakeCublasLtSo = KILN_FAKE_CUBLASLT_SO;
+const char *const kFakeFatbin = "FAKEBIN:k0_add,k1_relu";
+
+namespace {
+const float kCudaWeight[4] = {0.5f, -1.0f, 2.0f, -3.0f};
+} // namespace
 
 std::vector<float> testWeightW() {
   std::vector<float> w(32);
@@ -68,6 +77,49 @@ std::string writeTestArtifact(const std::string &path,
   ArtifactSpec spec = testModelSpec(code, w, b);
   spec.sideWeightsThreshold = sideThreshold;
   return writeArtifact(path, spec);
+}
+
+std::string writeTestCudaArtifact(const std::string &path,
+                                  const std::string &soPath,
+                                  const std::string &fatbin,
+                                  const std::string &chip, bool gemm) {
+  std::vector<char> code = readFile(soPath);
+  if (code.empty())
+    return soPath + ": cannot read";
+  ArtifactSpec spec;
+  spec.compilerVersion = "test";
+  spec.source = "test/Runtime/TestCudaModel.c";
+#if defined(__x86_64__)
+  spec.target = {"cuda", "x86_64-pc-linux-gnu", "", {}, chip};
+#elif defined(__aarch64__)
+  spec.target = {"cuda", "aarch64-unknown-linux-gnu", "", {}, chip};
+#endif
+  spec.setOption("opt_level", int64_t(0));
+  spec.setOption("kernels", gemm ? "library" : "codegen");
+  spec.pipeline = "none";
+  spec.inputs = {{"x", "float32", {2, 4}}};
+  spec.outputs = {{"y", "float32", {2, 4}}};
+  spec.weights = {{"w", "float32", {4}, kCudaWeight, sizeof(kCudaWeight)}};
+  spec.kernelsJson =
+      std::string(R"([{"id": 0, "name": "k0_add", "category": "elementwise", )"
+                  R"("onnx_nodes": ["Add"]},)"
+                  R"( {"id": 1, "name": "k1_relu", "category": "elementwise", )"
+                  R"("onnx_nodes": ["Relu"]})") +
+      (gemm ? R"(, {"id": 2, "name": "gemm_0", "category": "gemm", )"
+              R"("library": true, "onnx_nodes": ["MatMul"]}])"
+            : "]");
+  spec.code = code.data();
+  spec.codeSize = code.size();
+  spec.sections.push_back(
+      {"cuda-fatbin", "cuda-fatbin", fatbin.c_str(), fatbin.size() + 1});
+  return writeArtifact(path, spec);
+}
+
+void testCudaModelReference(const float *x, float *y) {
+  for (int i = 0; i < 8; ++i) {
+    float v = x[i] + kCudaWeight[i % 4];
+    y[i] = v > 0 ? v : 0;
+  }
 }
 
 void testModelReference(const float *x, const int32_t *s, float *y,

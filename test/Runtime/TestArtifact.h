@@ -42,6 +42,31 @@ std::string writeTestArtifact(const std::string &path,
                               uint64_t sideThreshold =
                                   KILN_ARTIFACT_SIDE_WEIGHTS_THRESHOLD);
 
+/// The CUDA stand-ins (TestCudaModel.c, FakeCuda.c; test/Runtime/
+/// CMakeLists.txt): the host code, its variant calling the library GEMM,
+/// and the fake libcuda.
+extern const char *const kTestCudaModelSo;
+extern const char *const kTestCudaModelGemmSo;
+extern const char *const kFakeCudaSo;
+/// A cuBLASLt computing on the host (FakeCublasLt.c).
+extern const char *const kFakeCublasLtSo;
+
+/// The fatbin FakeCuda.c accepts, with both kernels of TestCudaModel.c.
+extern const char *const kFakeFatbin;
+
+/// Packs TestCudaModel.c's code (from `soPath`) as a "cuda" artifact for
+/// `chip`, with `fatbin` as its cuda-fatbin section (text, NUL included)
+/// and the weight w = {0.5, -1, 2, -3}; "" or an error. With `gemm` the
+/// kernel table gets a third, library entry.
+std::string writeTestCudaArtifact(const std::string &path,
+                                  const std::string &soPath = kTestCudaModelSo,
+                                  const std::string &fatbin = kFakeFatbin,
+                                  const std::string &chip = "sm_80",
+                                  bool gemm = false);
+
+/// TestCudaModel.c's y = relu(x + w) for x of 8 floats.
+void testCudaModelReference(const float *x, float *y);
+
 /// The expected outputs for inputs x (32 floats) and s (8 ints).
 void testModelReference(const float *x, const int32_t *s, float *y,
                         int64_t *z);

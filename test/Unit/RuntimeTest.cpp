@@ -509,8 +509,12 @@ TEST(RuntimeBadArtifact, WrongTarget) {
 #endif
   expectLoadError(writeWithTarget("arch.kiln", {"cpu", other, "generic", {}}),
                   KILN_ERROR_UNSUPPORTED_TARGET, otherArch);
-  expectLoadError(writeWithTarget("kind.kiln", {"cuda", mine, "sm_90", {}}),
-                  KILN_ERROR_UNSUPPORTED_TARGET, "kind \"cuda\"");
+  expectLoadError(writeWithTarget("kind.kiln", {"rocm", mine, "gfx90a", {}}),
+                  KILN_ERROR_UNSUPPORTED_TARGET, "kind \"rocm\"");
+  // A CUDA target must carry its kernels (CudaRuntimeTest loads good ones).
+  expectLoadError(
+      writeWithTarget("nofatbin.kiln", {"cuda", mine, "", {}, "sm_90"}),
+      KILN_ERROR_BAD_HEADER, "without a 'cuda-fatbin' section");
   expectLoadError(
       writeWithTarget("os.kiln", {"cpu", std::string(mine).substr(0, 7) +
                                              "-apple-darwin",
@@ -800,10 +804,22 @@ TEST(RuntimeRun, SessionOptions) {
   ASSERT_EQ(kiln_session_create(model.get(), &o, &s), KILN_OK);
   EXPECT_GE(kiln_session_num_threads(s), 1);
   kiln_session_free(s);
+  o.device = "cpu";
+  ASSERT_EQ(kiln_session_create(model.get(), &o, &s), KILN_OK);
+  kiln_session_free(s);
+  // A CPU artifact runs on the CPU only.
   o.device = "cuda";
   EXPECT_EQ(kiln_session_create(model.get(), &o, &s),
-            KILN_ERROR_INVALID_ARGUMENT);
+            KILN_ERROR_UNSUPPORTED_TARGET);
   EXPECT_NE(std::string(kiln_last_error()).find("\"cuda\""), std::string::npos);
+  o.device = "gpu";
+  EXPECT_EQ(kiln_session_create(model.get(), &o, &s),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_last_error()).find("\"gpu\""), std::string::npos);
+  o.device = "cuda:x";
+  EXPECT_EQ(kiln_session_create(model.get(), &o, &s),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_last_error()).find("cuda:N"), std::string::npos);
   o.device = "cpu";
   o.num_threads = -3;
   EXPECT_EQ(kiln_session_create(model.get(), &o, &s),

@@ -5,6 +5,8 @@
 //                     [--warmup N] [--iterations N | --duration S]
 //                     [--reference OTHER.kiln] [--save-outputs DIR]
 //                     [--profile] [--trace FILE] [--json FILE] [--info]
+//                     [--device cpu|cuda[:N]] [--no-cuda-graphs]
+// kiln-run --list-devices
 //
 // Exit status: 0 every compared output passed (or nothing to compare), 1 an
 // output mismatched, 2 an error (usage, files, load, run). docs/kiln-run.md
@@ -38,7 +40,8 @@ namespace {
 
 const char *kUsage = R"(usage: kiln-run MODEL.kiln [options]
 
-Runs a Kiln model artifact on the CPU and compares its outputs.
+Runs a Kiln model artifact on the CPU or a CUDA GPU and compares its
+outputs.
 
 Inputs (in the model's input order; default: --seed 0):
   --inputs DIR         an ONNX test data folder: input_0.pb, input_1.pb, ...
@@ -59,6 +62,14 @@ Checking:
                        Quality (max abs/rel error, cosine similarity, top-1
                        agreement along the last axis) is printed as well.
 Running:
+  --device D           cpu, cuda or cuda:N (default: the artifact's target);
+                       without a CUDA device: "no CUDA device: <reason>",
+                       exit status 2
+  --no-cuda-graphs     CUDA: launch every kernel each run instead of
+                       capturing the first run into a CUDA graph and
+                       replaying it
+  --list-devices       print this machine's CUDA devices (or why there are
+                       none) and exit
   --threads N          threads of the model's parallel loops (0: all cores)
   --warmup N           untimed runs after the first (cold) run (default 0)
   --iterations N       timed runs after the warmup (default 0)
@@ -152,10 +163,15 @@ void printInfo(const std::string &path, kiln_model *model) {
     if (const json::Value *f = t->find("features"))
       for (const json::Value &x : f->getArray())
         features += (features.empty() ? "" : ",") + str(&x);
-    std::printf("target: %s %s cpu=%s features=%s\n",
-                str(t->find("kind")).c_str(), str(t->find("triple")).c_str(),
-                str(t->find("cpu")).c_str(),
-                features.empty() ? "(none)" : features.c_str());
+    if (str(t->find("kind")) == "cuda")
+      std::printf("target: cuda %s (host code %s)\n",
+                  str(t->find("chip")).c_str(),
+                  str(t->find("triple")).c_str());
+    else
+      std::printf("target: %s %s cpu=%s features=%s\n",
+                  str(t->find("kind")).c_str(),
+                  str(t->find("triple")).c_str(), str(t->find("cpu")).c_str(),
+                  features.empty() ? "(none)" : features.c_str());
   }
   if (const json::Value *o = root.find("options")) {
     std::string opts;
@@ -218,6 +234,9 @@ struct Options {
   bool info = false;
   bool profile = false;
   std::string tracePath;
+  std::string device; // "": the artifact's target
+  bool cudaGraphs = true;
+  bool listDevices = false;
 };
 
 bool parseNumber(const char *text, double &out) {
@@ -251,6 +270,12 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     } else if (a == "--info") {
       o.info = true;
+    } else if (a == "--device" && value(v)) {
+      o.device = v;
+    } else if (a == "--no-cuda-graphs") {
+      o.cudaGraphs = false;
+    } else if (a == "--list-devices") {
+      o.listDevices = true;
     } else if (a == "--inputs" && value(v)) {
       o.inputsDir = v;
     } else if (a == "--expected" && value(v)) {
@@ -316,6 +341,8 @@ int parseArgs(int argc, char **argv, Options &o) {
                   "')");
     }
   }
+  if (o.listDevices)
+    return -1; // needs no model
   if (o.model.empty()) {
     std::fputs(kUsage, stderr);
     return fail("no model given");
@@ -448,6 +475,17 @@ int main(int argc, char **argv) {
   if (st >= 0)
     return st;
 
+  if (o.listDevices) {
+    // Exit status 0 either way: "no CUDA device" is an answer here.
+    const char *text = nullptr;
+    std::printf("cpu\n");
+    if (kiln_list_cuda_devices(&text) == KILN_OK)
+      std::fputs(text, stdout);
+    else
+      std::printf("%s\n", kiln_last_error());
+    return 0;
+  }
+
   Model model;
   auto tLoad = std::chrono::steady_clock::now();
   if (kiln_model_load(o.model.c_str(), &model.m) != KILN_OK)
@@ -565,6 +603,8 @@ int main(int argc, char **argv) {
   kiln_session_options so;
   kiln_session_options_init(&so);
   so.num_threads = o.threads;
+  so.device = o.device.empty() ? nullptr : o.device.c_str();
+  so.cuda_graphs = o.cudaGraphs ? 1 : 0;
   auto tSession = std::chrono::steady_clock::now();
   if (kiln_session_create(model.m, &so, &model.s) != KILN_OK)
     return fail(kiln_last_error());
@@ -688,7 +728,14 @@ int main(int argc, char **argv) {
                         : "");
   if (!o.referenceModel.empty())
     std::printf("reference: %s\n", o.referenceModel.c_str());
-  std::printf("threads: %d\n", kiln_session_num_threads(model.s));
+  std::string device = kiln_session_device(model.s);
+  bool onCuda = device.compare(0, 4, "cuda") == 0;
+  std::string graphs = kiln_session_cuda_graphs(model.s);
+  if (onCuda)
+    std::printf("device: %s, CUDA graphs %s\n", device.c_str(),
+                graphs.c_str());
+  else
+    std::printf("threads: %d\n", kiln_session_num_threads(model.s));
 
   bool allPass = true;
   size_t compared = 0;
@@ -743,11 +790,17 @@ int main(int argc, char **argv) {
   } else {
     std::printf("time: no timed runs (give --iterations N or --duration S)\n");
   }
+  std::string deviceMemory =
+      onCuda ? "peak " + std::to_string(stats.device_peak_bytes) +
+                   " bytes (weights, inputs and outputs included; "
+                   "intermediates peak " +
+                   std::to_string(stats.device_pool_peak_bytes) + " bytes)"
+             : std::string("none (CPU)");
   std::printf("memory: peak %llu bytes (session), %llu bytes (process "
-              "allocator), peak RSS %llu bytes; device: none (CPU)\n",
+              "allocator), peak RSS %llu bytes; device: %s\n",
               (unsigned long long)stats.peak_bytes,
               (unsigned long long)stats.process_peak_bytes,
-              (unsigned long long)rssBytes);
+              (unsigned long long)rssBytes, deviceMemory.c_str());
   if (!rapl.available())
     std::printf("energy: unavailable (%s)\n", rapl.reason().c_str());
   else if (times.empty())
@@ -800,7 +853,11 @@ int main(int argc, char **argv) {
     j += "  \"model\": " + json::quote(o.model) + ",\n";
     j += "  \"content_hash\": " +
          json::quote(hexHash(kiln_model_content_hash(model.m))) + ",\n";
-    j += "  \"device\": \"cpu\",\n";
+    j += std::string("  \"device\": ") + (onCuda ? "\"cuda\"" : "\"cpu\"") +
+         ",\n";
+    if (onCuda)
+      j += "  \"device_name\": " + json::quote(device) +
+           ",\n  \"cuda_graphs\": " + json::quote(graphs) + ",\n";
     j += "  \"inputs\": {\"source\": " + json::quote(source);
     if (source == "dir")
       j += ", \"dir\": " + json::quote(o.inputsDir);
@@ -880,7 +937,11 @@ int main(int argc, char **argv) {
          ", \"process_peak_bytes\": " +
          std::to_string(stats.process_peak_bytes) +
          ", \"peak_rss_bytes\": " + std::to_string(rssBytes) +
-         ", \"device_peak_bytes\": null},\n";
+         ", \"device_pool_peak_bytes\": " +
+         (onCuda ? std::to_string(stats.device_pool_peak_bytes) : "null") +
+         ", \"device_peak_bytes\": " +
+         (onCuda ? std::to_string(stats.device_peak_bytes) : "null") +
+         "},\n";
     j += "  \"energy\": {\"available\": ";
     if (rapl.available() && !times.empty()) {
       j += "true, \"source\": \"rapl\", \"domains\": [";

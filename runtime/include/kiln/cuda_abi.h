@@ -13,8 +13,11 @@
  *     `gpu.module @kiln_kernels`, a fatbin for the target's chip. The runtime
  *     loads it once per session (cuModuleLoadData) and resolves every kernel
  *     of the kernel table there, so a fatbin the device cannot run fails at
- *     session creation with the chip named, before any run.
- *   - header "target": {"kind": "cuda", "chip": "sm_80", "triple": host}.
+ *     session creation with the chip named, before any run. Kernel-table
+ *     entries with "library": true (a kiln_rt_cuda_* call, not a function
+ *     of the fatbin) are not looked up there.
+ *   - header "target": {"kind": "cuda", "chip": "sm_80", "triple": host}
+ *     ("cpu" and "features" optional: the host code's).
  *
  * kiln_entry's buffers are DEVICE pointers, in the CPU order (inputs,
  * weights, outputs). The runtime uploads the weights once per session and
@@ -27,6 +30,17 @@
  * global to the loaded code; `ctx` lets the runtime find itself, and the
  * runtime finds the session of the run in progress through a thread-local
  * (as the profiler does), so concurrent sessions stay apart.
+ *
+ * The shim exports only kiln_abi_set_cuda_runtime; the mgpu* functions are
+ * hidden (bound at link time inside the host code's shared object). The
+ * table is version-checked (abi_version) and size-checked (struct_size:
+ * members past the end of an older runtime's table are never called).
+ *
+ * Profiling and kernel names: the runtime sets its callback with
+ * kiln_abi_set_profiler for the model's lifetime; the code's
+ * kiln_abi_prof_begin/end around each kernel (library calls included) tell
+ * it which kernel a failing call belongs to, and in profiled runs record
+ * CUDA events on the stream.
  *
  * mgpuModuleLoad may be called from a global constructor while the code is
  * being loaded, before any table is installed: the shim records (data,
@@ -52,7 +66,9 @@ extern "C" {
 
 #define KILN_CUDA_ABI_VERSION 1
 
-/* Epilogues of kiln_rt_cuda_gemm (cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS). */
+/* Epilogues of kiln_rt_cuda_gemm (cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS,
+ * or RELU / GELU without a bias). cuBLASLt's GELU is the tanh
+ * approximation, not ONNX Gelu's default erf form. */
 typedef enum kiln_cuda_epilogue {
   KILN_CUDA_EPILOGUE_NONE = 0,
   KILN_CUDA_EPILOGUE_RELU = 1,

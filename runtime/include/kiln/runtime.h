@@ -44,7 +44,8 @@ typedef enum kiln_status {
   KILN_ERROR_UNSUPPORTED_TARGET = 8, /* other arch/kind, missing CPU feature */
   KILN_ERROR_CODE = 9,       /* code section: dlopen, symbol, ABI version */
   KILN_ERROR_TENSOR_MISMATCH = 10, /* run: count, dtype, shape, alignment */
-  KILN_ERROR_OUT_OF_MEMORY = 11
+  KILN_ERROR_OUT_OF_MEMORY = 11,
+  KILN_ERROR_DEVICE = 12 /* no CUDA driver/device, or a device call failed */
 } kiln_status;
 
 /* A short name of a status ("KILN_ERROR_CORRUPTED", ...). */
@@ -87,10 +88,17 @@ uint64_t kiln_model_content_hash(const kiln_model *model);
 
 typedef struct kiln_session_options {
   int32_t num_threads; /* 0: the hardware concurrency */
-  const char *device;  /* NULL or "cpu" (the only device of this runtime) */
+  /* NULL: the artifact's target; "cpu" (cpu artifacts); "cuda" or "cuda:N"
+   * (cuda artifacts; N is the device index, default 0). */
+  const char *device;
+  /* CUDA sessions: capture the first run into a CUDA graph and replay it
+   * (nonzero, the default), or launch every kernel each run (0). Profiled
+   * runs are never captured. */
+  int32_t cuda_graphs;
 } kiln_session_options;
 
-/* Fills the defaults (num_threads 0, device "cpu"). */
+/* Fills the defaults (num_threads 0, device NULL, cuda_graphs 1). Always
+ * call it before setting fields: later versions add fields at the end. */
 void kiln_session_options_init(kiln_session_options *options);
 
 /* options may be NULL (the defaults). */
@@ -137,10 +145,32 @@ typedef struct kiln_session_stats {
   uint64_t current_bytes;        /* the session's live bytes now */
   uint64_t process_peak_bytes;   /* all sessions and threads together */
   uint64_t process_current_bytes;
+  /* CUDA sessions (0 for CPU ones): device memory held by the session, its
+   * weights, input/output buffers and library workspace included, and the
+   * peak of the intermediates from its memory pool. */
+  uint64_t device_peak_bytes;
+  uint64_t device_current_bytes;
+  uint64_t device_pool_peak_bytes;
 } kiln_session_stats;
 
 kiln_status kiln_session_get_stats(const kiln_session *session,
                                    kiln_session_stats *stats);
+
+/* The device a session runs on: "cpu", or "cuda:N <name> (sm_XY)". Valid
+ * while the session lives. */
+const char *kiln_session_device(const kiln_session *session);
+
+/* CUDA sessions: whether runs replay a CUDA graph, e.g. "on (1 capture, 41
+ * replays)", "off: turned off by the session options", "off: capture
+ * failed: ..." ("" for CPU sessions). Valid until the thread's next call. */
+const char *kiln_session_cuda_graphs(const kiln_session *session);
+
+/* The CUDA devices of this machine, one line each ("cuda:0 NVIDIA H200
+ * (sm_90, 143771 MiB)\n"); *text is valid until the calling thread's next
+ * call. Fails with KILN_ERROR_DEVICE and "no CUDA device: <reason>" (no
+ * libcuda, cuInit failed, zero devices) or where the runtime was built
+ * without CUDA support. */
+kiln_status kiln_list_cuda_devices(const char **text);
 
 /* The number of threads the session's runs use. */
 int32_t kiln_session_num_threads(const kiln_session *session);

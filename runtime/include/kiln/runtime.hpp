@@ -169,6 +169,11 @@ public:
     options.num_threads = numThreads;
     check(kiln_session_create(model.get(), &options, &session_));
   }
+  /// Any options (device "cuda:1", cuda_graphs 0, ...): fill them with
+  /// kiln_session_options_init first.
+  Session(const Model &model, const kiln_session_options &options) {
+    check(kiln_session_create(model.get(), &options, &session_));
+  }
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
   Session(Session &&o) noexcept : session_(o.session_) { o.session_ = nullptr; }

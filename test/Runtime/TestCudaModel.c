@@ -1,0 +1,83 @@
+/*===- TestCudaModel.c - A stand-in for the host code of a CUDA model -----===*
+ *
+ * Built as kiln-compile builds a CUDA artifact's code section (libkiln_abi
+ * and libkiln_abi_cuda linked in whole), and calling the mgpu* functions as
+ * the host code upstream's gpu-to-llvm lowers does: the module is loaded by
+ * a global constructor, each launch fetches its function by name, and the
+ * run allocates an intermediate from the stream, synchronizes and destroys
+ * its stream. Between the profiling hooks like compiled code.
+ *
+ * The model: x float32 [2, 4], weight w float32 [4] -> y float32 [2, 4],
+ * y = relu(x + w), as k0_add then k1_relu (FakeCuda.c runs them on the
+ * host). KILN_TEST_CUDA_GEMM adds a float16 call to kiln_rt_cuda_gemm
+ * after the kernels, for the library path's errors (the stand-in cuBLASLt
+ * refuses float16).
+ *
+ *===----------------------------------------------------------------------===*/
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+void *mgpuModuleLoad(void *data, size_t size);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz,
+                      intptr_t bx, intptr_t by, intptr_t bz, int32_t smem,
+                      void *stream, void **params, void **extra, size_t n);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void *mgpuMemAlloc(uint64_t size, void *stream, bool hostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
+                       int64_t batch, int64_t bBatch, int64_t m, int64_t n,
+                       int64_t k, const void *a, const void *b,
+                       const void *bias, void *c);
+void kiln_abi_prof_begin(int32_t id);
+void kiln_abi_prof_end(int32_t id);
+
+/* What the compiler embeds (the runtime loads the artifact's section). */
+static char embedded[] = "FAKEBIN:k0_add,k1_relu";
+static void *module;
+
+__attribute__((constructor)) static void loadModule(void) {
+  module = mgpuModuleLoad(embedded, sizeof(embedded));
+}
+
+__attribute__((destructor)) static void unloadModule(void) {
+  mgpuModuleUnload(module);
+}
+
+EXPORT void kiln_entry(void **buffers) {
+  float *x = buffers[0], *w = buffers[1], *y = buffers[2];
+  int64_t n = 8;
+  void *stream = mgpuStreamCreate();
+  float *tmp = mgpuMemAlloc(n * sizeof(float), stream, false);
+  mgpuMemset32(tmp, 0, (size_t)n, stream);
+
+  kiln_abi_prof_begin(0);
+  void *add = mgpuModuleGetFunction(module, "k0_add");
+  void *addParams[] = {&x, &w, &tmp, &n};
+  mgpuLaunchKernel(add, 1, 1, 1, 8, 1, 1, 0, stream, addParams, NULL, 4);
+  kiln_abi_prof_end(0);
+
+  kiln_abi_prof_begin(1);
+  void *relu = mgpuModuleGetFunction(module, "k1_relu");
+  void *reluParams[] = {&tmp, &y, &n};
+  mgpuLaunchKernel(relu, 1, 1, 1, 8, 1, 1, 0, stream, reluParams, NULL, 3);
+  kiln_abi_prof_end(1);
+
+#ifdef KILN_TEST_CUDA_GEMM
+  kiln_abi_prof_begin(2);
+  /* float16: FakeCublasLt.c refuses it (float32 only). */
+  kiln_rt_cuda_gemm(stream, 10, 0, 1, 1, 2, 4, 4, x, w, NULL, y);
+  kiln_abi_prof_end(2);
+#endif
+
+  mgpuMemFree(tmp, stream);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+}
