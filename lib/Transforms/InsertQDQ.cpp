@@ -228,6 +228,10 @@ std::vector<float> quantizeWeight(Operation *op, int64_t axis,
                  {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))})
                  .getResult();
   op->setOperand(1, dq);
+  // The float weight is dead unless another layer reads it: no fp32 copy
+  // stays in the graph (or in an exported QDQ model).
+  if (weight.use_empty())
+    weight.getDefiningOp()->erase();
   return scales;
 }
 
@@ -340,10 +344,17 @@ LogicalResult kiln::insertQDQ(func::FuncOp fn, const QDQOptions &options,
     std::vector<float> wScale = quantizeWeight(op, axis, layer.node);
     int64_t n = int64_t(wScale.size());
 
+    // The float bias goes when nothing else reads it.
+    auto replaceBias = [&](Operation *user, unsigned index) {
+      Value bias = user->getOperand(index);
+      user->setOperand(index, quantizeBias(user, bias, aScale, wScale,
+                                           layer.node));
+      if (bias.use_empty())
+        bias.getDefiningOp()->erase();
+    };
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       if (!isNone(gemm.getC()))
-        gemm->setOperand(2, quantizeBias(op, gemm.getC(), aScale, wScale,
-                                         layer.node));
+        replaceBias(op, 2);
       continue;
     }
     // A MatMul's bias: its single Add with a constant [N] vector, which
@@ -359,8 +370,7 @@ LogicalResult kiln::insertQDQ(func::FuncOp fn, const QDQOptions &options,
       Value bias = add->getOperand(other);
       if (bias == result || !readBias(bias, n))
         continue;
-      add->setOperand(other,
-                      quantizeBias(add, bias, aScale, wScale, layer.node));
+      replaceBias(add, other);
     }
   }
   return success();
