@@ -72,6 +72,16 @@ bool holdsSet(const std::filesystem::path &dir, const kiln_model *model) {
   return !findInput(dir, 0, firstInputName(model)).empty();
 }
 
+/// True when `dir` holds tensor files (.npy, .pb): a set, maybe incomplete.
+bool holdsTensors(const std::filesystem::path &dir) {
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".npy" || ext == ".pb"))
+      return true;
+  }
+  return false;
+}
+
 bool readSet(const std::filesystem::path &dir, const kiln_model *model,
              InputSet &set, std::string &error) {
   set.label = dir.string();
@@ -157,7 +167,9 @@ bool loadInputSets(const std::string &artifactPath,
   }
   std::vector<std::filesystem::path> subdirs;
   for (const auto &entry : std::filesystem::directory_iterator(dir))
-    if (entry.is_directory() && holdsSet(entry.path(), h.model))
+    // A folder with tensor files but not every input is an error that
+    // names the missing input (readSet), not a set silently left out.
+    if (entry.is_directory() && holdsTensors(entry.path()))
       subdirs.push_back(entry.path());
   std::sort(subdirs.begin(), subdirs.end());
   if (subdirs.empty()) {
