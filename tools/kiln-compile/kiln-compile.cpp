@@ -471,6 +471,8 @@ static bool compileCuda(ModuleOp module, StringRef chip,
 }
 #endif
 
+static std::string formatNumber(double v, const char *format);
+
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
                            const kiln::cpu::CpuOptions &options,
@@ -569,7 +571,7 @@ static bool compileBackend(ModuleOp module, Emit mode,
   if (precision == "int8") {
     spec.setOption("calibration_method", calibrationMethod);
     if (calibrationMethod == "percentile")
-      spec.setOption("percentile", std::to_string(percentileValue.getValue()));
+      spec.setOption("percentile", formatNumber(percentileValue, "%g"));
     spec.setOption("activation_type", activationType);
   }
   std::string backendPipeline;
@@ -694,7 +696,8 @@ static bool runAutoKeep(ModuleOp imported,
   std::string error;
   if (!kiln::autokeep::loadInputSets(refPath, calibration, autoKeepSeed,
                                      autoKeepSets, sets, error)) {
-    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    llvm::errs() << "kiln-compile: --auto-keep: --calibration: " << error
+                 << "\n";
     return false;
   }
   kiln::autokeep::Outputs reference;
