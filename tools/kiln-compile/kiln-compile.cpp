@@ -895,6 +895,16 @@ static bool quantizeToInt8(ModuleOp module,
     return false;
   }
   std::vector<kiln::QuantLayer> layers = kiln::findQuantLayers(fn, qdq);
+  // A keep list naming no layer is a typo, not a no-op.
+  for (const std::string &node : keepFp32Nodes)
+    if (llvm::none_of(layers, [&](const kiln::QuantLayer &l) {
+          return l.node == node;
+        })) {
+      llvm::errs() << "kiln-compile: --keep-fp32-nodes: no MatMul, Gemm or "
+                      "Conv node is named '"
+                   << node << "'\n";
+      return false;
+    }
 
   // The calibration graph: a copy that also returns every observed tensor
   // (the graph inputs among them are read from the input sets).
@@ -1369,6 +1379,15 @@ int main(int argc, char **argv) {
         !StringRef(op).equals_insensitive("Conv")) {
       llvm::errs() << "kiln-compile: --quantize-ops: '" << op
                    << "' is not quantized (MatMul, Gemm, Conv)\n";
+      return 1;
+    }
+  for (const std::string &op : keepFp32)
+    if (int8 && !StringRef(op).equals_insensitive("MatMul") &&
+        !StringRef(op).equals_insensitive("Gemm") &&
+        !StringRef(op).equals_insensitive("Conv")) {
+      llvm::errs() << "kiln-compile: --keep-fp32=" << op
+                   << ": with --precision=int8 only MatMul, Gemm and Conv "
+                      "are quantized (every other op stays float)\n";
       return 1;
     }
   if (int8 && calibration.empty()) {
