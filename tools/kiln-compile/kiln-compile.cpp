@@ -9,6 +9,13 @@
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
 //   kiln-compile model.onnx --emit=graph -O3 --disable-pass=kiln-fuse-attention
 //       --report=passes.json --print-pipeline -o f.mlir
+//   kiln-compile model.onnx --precision=fp16 [--auto-keep=T] -o model.kiln
+//   kiln-compile model.onnx --precision=int8 --calibration=DIR
+//       [--calibration-method=minmax|percentile|entropy]
+//       [--emit-qdq-onnx=q.onnx] -o model.kiln    post-training quantization
+//   kiln-compile model.onnx --precision=int8|fp16|bf16 ...
+//       --accuracy-report=r.json [--holdout=DIR2]  against fp32, per output
+//                                                   and per layer
 //
 // Output is written only when every step succeeded: a failed import leaves no
 // half-written file behind.
