@@ -74,3 +74,25 @@ func.func @gemm(%x: tensor<4x3xf32>, %w2: tensor<2x2xf32>) -> tensor<4x2xf32> {
   %m = kiln.matmul %g, %w2 : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc("act_x_act")
   return %m : tensor<4x2xf32>
 }
+
+// -----
+
+// Conv only with ops=Conv: the weight per output channel (axis 0 of
+// [M, C, kh, kw]), the float bias left as it is. Without ops=Conv it is
+// left alone.
+// RUN: kiln-opt %s -split-input-file -kiln-insert-qdq="ranges=c=-2:2 ops=Conv" | FileCheck %s --check-prefix=CONV
+// CONV-LABEL: func.func @conv
+// CONV: %[[Q:.+]] = kiln.quantize_linear %arg0
+// CONV: %[[DQ:.+]] = kiln.dequantize_linear %[[Q]]
+// CONV: %[[W:.+]] = kiln.constant dense<{{\[\[\[\[127\]\], \[\[-64\]\]\], \[\[\[32\]\], \[\[127\]\]\]\]}}> : tensor<2x2x1x1xi8>
+// CONV: %[[WS:.+]] = kiln.constant dense<[0.0157480314, 0.0314960629]> : tensor<2xf32>
+// CONV: %[[WDQ:.+]] = kiln.dequantize_linear %[[W]], %[[WS]], %{{.+}} {axis = 0 : i64} : (tensor<2x2x1x1xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2x1x1xf32>
+// CONV: kiln.conv %[[DQ]], %[[WDQ]], %{{.+}} {kernel_shape = array<i64: 1, 1>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>)
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: kiln.quantize_linear
+func.func @conv(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = kiln.constant dense<[[[[2.0]], [[-1.0]]], [[[1.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
+  %b = kiln.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %y = kiln.conv %x, %w, %b {kernel_shape = array<i64: 1, 1>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32> loc("c")
+  return %y : tensor<1x2x2x2xf32>
+}
