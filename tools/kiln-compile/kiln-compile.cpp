@@ -262,7 +262,9 @@ cl::opt<double> autoKeep(
              "alone, compiled and run on the CPU; a layer whose outputs' max "
              "abs error against fp32, relative to the largest |fp32 output|, "
              "is above THRESHOLD stays fp32. Prints the table of layers, "
-             "errors and decisions, then compiles the model with them"),
+             "errors and decisions, then compiles the model with them. With "
+             "--precision=int8: each quantized layer is quantized alone, "
+             "after calibration"),
     cl::value_desc("threshold"), cl::init(-1.0), cl::cat(category));
 cl::opt<std::string> calibration(
     "calibration",
@@ -886,6 +888,105 @@ static llvm::raw_ostream &reportStream() {
   return outputPath == "-" ? llvm::errs() : llvm::outs();
 }
 
+/// --precision=int8 --auto-keep=THRESHOLD: each layer quantized alone (the
+/// others kept float), compiled and run on the calibration sets; a layer
+/// whose outputs' max abs error against fp32, relative to the largest
+/// |fp32 output|, is above THRESHOLD stays float (added to qdq.keepNodes
+/// and autoKeptNodes). Prints the table, as for fp16/bf16.
+static bool runInt8AutoKeep(ModuleOp module, kiln::QDQOptions &qdq,
+                            const std::map<std::string, kiln::Range> &ranges,
+                            const std::vector<kiln::QuantLayer> &layers,
+                            const kiln::cpu::CpuOptions &cpuOptions) {
+  llvm::raw_ostream &os = reportStream();
+  TempDir dir;
+  if (!dir.create("kiln-auto-keep"))
+    return false;
+  kiln::GraphPipelineOptions options;
+  setPipelineOptions(options);
+  options.decomposeFused = true;
+  options.precision = "fp32";
+  std::string refPath = dir.file("fp32.kiln");
+  if (!compileVariant(module, options, cpuOptions, refPath))
+    return false;
+  std::vector<kiln::autokeep::InputSet> sets;
+  kiln::autokeep::Outputs reference;
+  std::string error;
+  if (!kiln::autokeep::loadInputSets(refPath, calibration, 0, 0, sets,
+                                     error) ||
+      !kiln::autokeep::runArtifact(refPath, sets, reference, error)) {
+    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    return false;
+  }
+  std::vector<std::string> quantizable;
+  for (const kiln::QuantLayer &layer : layers)
+    if (layer.skipReason.empty())
+      quantizable.push_back(layer.node);
+  // Compiles `module` with the layers of `keep` in float and measures it.
+  auto measureWith = [&](const std::vector<std::string> &keep,
+                         const std::string &name,
+                         kiln::autokeep::Error &e) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    kiln::QDQOptions o = qdq;
+    o.keepNodes.insert(o.keepNodes.end(), keep.begin(), keep.end());
+    std::string path = dir.file(name + ".kiln");
+    kiln::autokeep::Outputs outputs;
+    if (failed(kiln::insertQDQ(mainFunction(*copy), o, ranges)) ||
+        !compileVariant(*copy, options, cpuOptions, path))
+      return false;
+    if (!kiln::autokeep::runArtifact(path, sets, outputs, error)) {
+      llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+      return false;
+    }
+    llvm::sys::fs::remove(path);
+    e = kiln::autokeep::measure(reference, outputs);
+    return true;
+  };
+  os << "kiln-compile: --auto-keep=" << autoKeep << ": " << quantizable.size()
+     << " layers quantized to int8 one at a time, on " << sets.size()
+     << " input set" << (sets.size() == 1 ? "" : "s") << " from "
+     << calibration
+     << "; error of the outputs against fp32 (rel = max abs error / max "
+        "|fp32 output|)\n";
+  os << llvm::format("  %-40s %12s %12s %10s  %s\n", "layer", "max abs err",
+                     "rel err", "cosine", "decision");
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < quantizable.size(); ++i) {
+    std::vector<std::string> others;
+    for (const std::string &n : quantizable)
+      if (n != quantizable[i])
+        others.push_back(n);
+    kiln::autokeep::Error e;
+    if (!measureWith(others, "layer" + std::to_string(i), e))
+      return false;
+    bool keep = !(e.relative <= autoKeep);
+    if (keep)
+      kept.push_back(quantizable[i]);
+    os << llvm::format("  %-40s %12s %12s %10s  %s\n",
+                       quantizable[i].c_str(),
+                       formatNumber(e.maxAbs, "%.3e").c_str(),
+                       formatNumber(e.relative, "%.3e").c_str(),
+                       formatNumber(e.cosine, "%.6f").c_str(),
+                       keep ? "float (kept)" : "int8");
+  }
+  kiln::autokeep::Error e;
+  if (!measureWith(kept, "final", e))
+    return false;
+  os << "  final model (int8, " << kept.size() << " of " << quantizable.size()
+     << " layers kept in float): max abs err "
+     << formatNumber(e.maxAbs, "%.3e") << ", rel err "
+     << formatNumber(e.relative, "%.3e") << ", cosine "
+     << formatNumber(e.cosine, "%.6f") << "\n";
+  if (!kept.empty()) {
+    os << "  kept: --keep-fp32-nodes=";
+    for (size_t i = 0; i < kept.size(); ++i)
+      os << (i ? "," : "") << kept[i];
+    os << "\n";
+  }
+  qdq.keepNodes.insert(qdq.keepNodes.end(), kept.begin(), kept.end());
+  autoKeptNodes.insert(autoKeptNodes.end(), kept.begin(), kept.end());
+  return true;
+}
+
 /// --precision=int8: runs the float graph on the calibration inputs with
 /// every quantized layer's input as an extra output, takes each input's
 /// range with the chosen observer, and inserts the Q/DQ pairs into
@@ -1001,11 +1102,19 @@ static bool quantizeToInt8(ModuleOp module,
         ranges[layers[i].node] = {r.lo, r.hi};
       }
   }
+  if (autoKeep >= 0) {
+    if (!runInt8AutoKeep(module, qdq, ranges, layers, cpuOptions))
+      return false;
+    layers = kiln::findQuantLayers(fn, qdq);
+  }
   for (size_t i = 0; i < layers.size(); ++i) {
     QuantRow row;
     row.node = layers[i].node;
     row.opType = layers[i].opType;
     row.skipReason = layers[i].skipReason;
+    if (!row.skipReason.empty() &&
+        llvm::is_contained(autoKeptNodes, row.node))
+      row.skipReason = "kept in float (--auto-keep)";
     if (row.skipReason.empty()) {
       const kiln::Range &r = ranges[row.node];
       row.range.lo = r.min;
@@ -1413,11 +1522,10 @@ int main(int argc, char **argv) {
                     "--precision=int8\n";
     return 1;
   }
-  if (int8 && (keepFp32Classes.getNumOccurrences() || precisionIO ||
-               autoKeep.getNumOccurrences())) {
-    llvm::errs() << "kiln-compile: --keep-fp32-classes, --precision-io and "
-                    "--auto-keep are for --precision=fp16 or bf16 (int8 "
-                    "takes --keep-fp32 and --keep-fp32-nodes)\n";
+  if (int8 && (keepFp32Classes.getNumOccurrences() || precisionIO)) {
+    llvm::errs() << "kiln-compile: --keep-fp32-classes and --precision-io "
+                    "are for --precision=fp16 or bf16 (int8 takes "
+                    "--keep-fp32, --keep-fp32-nodes and --auto-keep)\n";
     return 1;
   }
   if (!accuracyReport.empty() && precision == "fp32") {
@@ -1434,7 +1542,8 @@ int main(int argc, char **argv) {
        keepFp32Classes.getNumOccurrences() || autoKeep.getNumOccurrences())) {
     llvm::errs() << "kiln-compile: --keep-fp32, --keep-fp32-nodes, "
                     "--keep-fp32-classes, --precision-io and --auto-keep "
-                    "need --precision=fp16 or bf16\n";
+                    "need --precision=fp16 or bf16 (--keep-fp32, "
+                    "--keep-fp32-nodes and --auto-keep also --precision=int8)\n";
     return 1;
   }
   if (autoKeep.getNumOccurrences() && (autoKeep < 0 || precisionIO)) {
@@ -1504,7 +1613,7 @@ int main(int argc, char **argv) {
     return 1;
   if (failed(verify(*module)))
     return 1;
-  if (autoKeep >= 0 && !runAutoKeep(*module, cpuOptions))
+  if (autoKeep >= 0 && !int8 && !runAutoKeep(*module, cpuOptions))
     return 1;
   // The float graph, for --accuracy-report.
   OwningOpRef<ModuleOp> fp32Module;
