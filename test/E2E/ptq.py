@@ -90,9 +90,10 @@ def entropy_bins(hist, n_q=128):
             start = j * merged
             stop = i if j == n_q - 1 else start + merged
             seg = hist[start:stop]
-            nz = np.count_nonzero(seg)
+            mask = p[start:stop] != 0
+            nz = np.count_nonzero(mask)
             if nz:
-                q[start:stop] = np.where(seg != 0, seg.sum() / nz, 0)
+                q[start:stop] = np.where(mask, seg.sum() / nz, 0)
         pn, qn = p / p.sum(), q / q.sum()
         mask = p > 0
         if np.any(q[mask] == 0):

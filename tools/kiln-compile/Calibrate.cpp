@@ -36,8 +36,10 @@ int entropyThresholdBins(const std::vector<int64_t> &hist) {
     // P: the first i bins, the outliers added to the last of them.
     p.assign(hist.begin(), hist.begin() + i);
     p[i - 1] += double(suffix[i]);
-    // Q: the first i bins merged into nQ groups (the last one takes the
-    // remainder), each group's count spread evenly over its non-empty bins.
+    // Q: the first i bins (without the outliers) merged into nQ groups (the
+    // last one takes the remainder), each group's count spread evenly over
+    // the bins where P is not empty (MXNet's and TVM's version of the
+    // search).
     q.assign(i, 0.0);
     int merged = i / nQ;
     for (int j = 0; j < nQ; ++j) {
@@ -46,11 +48,11 @@ int entropyThresholdBins(const std::vector<int64_t> &hist) {
       int nonZero = 0;
       for (int k = start; k < stop; ++k) {
         total += double(hist[k]);
-        nonZero += hist[k] != 0;
+        nonZero += p[k] != 0;
       }
       if (nonZero)
         for (int k = start; k < stop; ++k)
-          if (hist[k] != 0)
+          if (p[k] != 0)
             q[k] = total / double(nonZero);
     }
     double pSum = 0, qSum = 0;
@@ -62,7 +64,8 @@ int entropyThresholdBins(const std::vector<int64_t> &hist) {
     for (int k = 0; k < i; ++k) {
       if (p[k] == 0)
         continue;
-      if (q[k] == 0) { // outliers in an empty last bin: Q cannot express P
+      if (q[k] == 0) { // outliers after an empty last group: Q cannot
+                       // express P
         kl = std::numeric_limits<double>::infinity();
         break;
       }
