@@ -159,10 +159,9 @@ Value quantizeActivation(Value v, quant::Params p,
   auto scalarQ = RankedTensorType::get({}, element);
   Value scale = scalarConstant(b, loc("/input_scale"),
                                DenseElementsAttr::get(scalarF32, p.scale));
-  Value zp = scalarConstant(
-      b, loc("/input_zero_point"),
-      DenseElementsAttr::get(scalarQ, APInt(8, uint64_t(p.zeroPoint),
-                                            /*isSigned=*/!activation.isUnsigned)));
+  APInt zpValue(8, uint64_t(p.zeroPoint), /*isSigned=*/!activation.isUnsigned);
+  Value zp = scalarConstant(b, loc("/input_zero_point"),
+                            DenseElementsAttr::get(scalarQ, zpValue));
   auto vType = cast<RankedTensorType>(v.getType());
   auto qType = RankedTensorType::get(vType.getShape(), element);
   Value q = QuantizeLinearOp::create(b, loc("/input_QuantizeLinear"),

@@ -1,4 +1,4 @@
-//===- Calibrate.h - Activation range observers for int8 PTQ -----*- C++ -*-===//
+//===- Calibrate.h - Activation range observers for int8 PTQ ----*- C++ -*-===//
 //
 // The observers of kiln-compile --precision=int8 --calibration=DIR: the
 // range of one activation tensor from its values over every calibration

@@ -1543,7 +1543,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: --keep-fp32, --keep-fp32-nodes, "
                     "--keep-fp32-classes, --precision-io and --auto-keep "
                     "need --precision=fp16 or bf16 (--keep-fp32, "
-                    "--keep-fp32-nodes and --auto-keep also --precision=int8)\n";
+                    "--keep-fp32-nodes and --auto-keep also "
+                    "--precision=int8)\n";
     return 1;
   }
   if (autoKeep.getNumOccurrences() && (autoKeep < 0 || precisionIO)) {

@@ -1,4 +1,4 @@
-//===- Quantize.h - Post-training quantization: Q/DQ insertion ---*- C++ -*-===//
+//===- Quantize.h - Post-training quantization: Q/DQ insertion --*- C++ -*-===//
 //
 // The graph half of kiln-compile --precision=int8 (post-training static
 // quantization): which layers are quantized, the quantization parameters
