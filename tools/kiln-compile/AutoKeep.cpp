@@ -33,14 +33,53 @@ bool loadModel(const std::string &path, ModelHandle &h, std::string &error) {
   return true;
 }
 
-/// DIR/input_N.npy or DIR/input_N.pb, or "" when neither exists.
-std::string findInput(const std::filesystem::path &dir, size_t n) {
+/// The file name an input's .npy may have: its name with the characters
+/// a file name cannot hold ('/', and ':' for portability) as '_'.
+std::string fileNameOf(const std::string &inputName) {
+  std::string name = inputName;
+  for (char &c : name)
+    if (c == '/' || c == ':' || c == '\\')
+      c = '_';
+  return name;
+}
+
+/// DIR/input_N.npy, DIR/input_N.pb (ONNX's test_data_set layout) or
+/// DIR/<input name>.npy, or "" when none exists.
+std::string findInput(const std::filesystem::path &dir, size_t n,
+                      const std::string &inputName) {
   for (const char *ext : {".npy", ".pb"}) {
     std::filesystem::path p = dir / ("input_" + std::to_string(n) + ext);
     if (std::filesystem::exists(p))
       return p.string();
   }
+  std::filesystem::path p = dir / (fileNameOf(inputName) + ".npy");
+  if (!inputName.empty() && std::filesystem::exists(p))
+    return p.string();
   return "";
+}
+
+/// The model's first input's name ("" when it has none).
+std::string firstInputName(const kiln_model *model) {
+  if (kiln_model_num_inputs(model) == 0)
+    return "";
+  kiln_tensor_info info;
+  kiln_model_input_info(model, 0, &info);
+  return info.name;
+}
+
+/// True when `dir` holds the first input of a set.
+bool holdsSet(const std::filesystem::path &dir, const kiln_model *model) {
+  return !findInput(dir, 0, firstInputName(model)).empty();
+}
+
+/// True when `dir` holds tensor files (.npy, .pb): a set, maybe incomplete.
+bool holdsTensors(const std::filesystem::path &dir) {
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".npy" || ext == ".pb"))
+      return true;
+  }
+  return false;
 }
 
 bool readSet(const std::filesystem::path &dir, const kiln_model *model,
@@ -50,18 +89,22 @@ bool readSet(const std::filesystem::path &dir, const kiln_model *model,
   for (size_t i = 0; i < n; ++i) {
     kiln_tensor_info info;
     kiln_model_input_info(model, i, &info);
-    std::string path = findInput(dir, i);
+    std::string path = findInput(dir, i, info.name);
     if (path.empty()) {
       error = dir.string() + ": no input_" + std::to_string(i) +
-              ".npy or .pb for the model's input '" + info.name + "'";
+              ".npy, input_" + std::to_string(i) + ".pb or " +
+              fileNameOf(info.name) + ".npy for the model's input '" +
+              info.name + "'";
       return false;
     }
     run::HostTensor t;
     bool ok = path.size() > 4 && path.substr(path.size() - 4) == ".npy"
                   ? run::readNpy(path, t, error)
                   : run::readTensorProto(path, t, error);
-    if (!ok)
+    if (!ok) {
+      error = "the model's input '" + std::string(info.name) + "': " + error;
       return false;
+    }
     std::vector<int64_t> dims(info.dims, info.dims + info.rank);
     if (t.dtype != info.dtype || t.dims != dims) {
       error = path + ": " + run::dtypeString(t.dtype) + " " +
@@ -76,6 +119,11 @@ bool readSet(const std::filesystem::path &dir, const kiln_model *model,
   return true;
 }
 } // namespace
+
+static bool isFloatDtype(int32_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT16 ||
+         dtype == KILN_DTYPE_BFLOAT16 || dtype == KILN_DTYPE_FLOAT64;
+}
 
 bool loadInputSets(const std::string &artifactPath,
                    const std::string &calibrationDir, uint64_t seed,
@@ -107,10 +155,10 @@ bool loadInputSets(const std::string &artifactPath,
   }
   std::filesystem::path dir(calibrationDir);
   if (!std::filesystem::is_directory(dir)) {
-    error = "--calibration: '" + calibrationDir + "' is not a directory";
+    error = "'" + calibrationDir + "' is not a directory";
     return false;
   }
-  if (!findInput(dir, 0).empty()) {
+  if (holdsSet(dir, h.model)) {
     InputSet set;
     if (!readSet(dir, h.model, set, error))
       return false;
@@ -119,12 +167,17 @@ bool loadInputSets(const std::string &artifactPath,
   }
   std::vector<std::filesystem::path> subdirs;
   for (const auto &entry : std::filesystem::directory_iterator(dir))
-    if (entry.is_directory() && !findInput(entry.path(), 0).empty())
+    // A folder with tensor files but not every input is an error that
+    // names the missing input (readSet), not a set silently left out.
+    if (entry.is_directory() && holdsTensors(entry.path()))
       subdirs.push_back(entry.path());
   std::sort(subdirs.begin(), subdirs.end());
   if (subdirs.empty()) {
-    error = "--calibration: '" + calibrationDir +
-            "' holds neither input_0.npy/.pb nor folders that do";
+    std::string first = firstInputName(h.model);
+    error = "'" + calibrationDir + "' holds no input set: neither " +
+            "input_0.npy/.pb or " + fileNameOf(first) +
+            ".npy (the model's input '" + first +
+            "') nor folders that do";
     return false;
   }
   for (const auto &sub : subdirs) {
@@ -178,9 +231,32 @@ bool runArtifact(const std::string &artifactPath,
   return true;
 }
 
-static bool isFloatDtype(int32_t dtype) {
-  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT16 ||
-         dtype == KILN_DTYPE_BFLOAT16 || dtype == KILN_DTYPE_FLOAT64;
+
+run::Quality compareOutput(const Outputs &reference, const Outputs &actual,
+                           size_t index) {
+  // The sets stacked along a new leading axis: one comparison, so that the
+  // cosine is that of all sets together and top-1 counts every row.
+  auto stack = [&](const Outputs &outputs, run::HostTensor &t) {
+    for (size_t s = 0; s < outputs.size(); ++s) {
+      const run::HostTensor &x = outputs[s][index];
+      if (s == 0) {
+        t.dtype = x.dtype;
+        t.dims = x.dims;
+        t.dims.insert(t.dims.begin(), int64_t(outputs.size()));
+        t.allocate();
+      }
+      if (x.dtype != t.dtype || x.numBytes() * outputs.size() != t.numBytes())
+        return false;
+      std::memcpy(reinterpret_cast<char *>(t.data()) + s * x.numBytes(),
+                  x.data(), x.numBytes());
+    }
+    return !outputs.empty();
+  };
+  run::HostTensor ref, act;
+  if (reference.size() != actual.size() || !stack(reference, ref) ||
+      !stack(actual, act) || !isFloatDtype(ref.dtype))
+    return run::Quality();
+  return run::assessQuality(act, ref);
 }
 
 Error measure(const Outputs &reference, const Outputs &actual) {

@@ -10,6 +10,7 @@
 #ifndef KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
 #define KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
 
+#include "Measure.h"
 #include "TensorIO.h"
 
 #include <string>
@@ -28,9 +29,11 @@ struct InputSet {
 using Outputs = std::vector<std::vector<run::HostTensor>>;
 
 /// The input sets for the artifact at `artifactPath` (for the inputs' names,
-/// dtypes and static shapes): with `calibrationDir`, DIR/input_N.{npy,pb} as
-/// one set, or else every subfolder of DIR holding input_0.{npy,pb} (sorted
-/// by name) as one set each; without it, `numRandomSets` sets of seeded
+/// dtypes and static shapes): with `calibrationDir`, DIR/input_N.{npy,pb}
+/// or DIR/<input name>.npy as one set, or else every subfolder of DIR
+/// holding its first input so (sorted by name, e.g. test_data_set_N) as one
+/// set each; an input missing from a set, or of another dtype or shape, is
+/// an error naming it; without it, `numRandomSets` sets of seeded
 /// random numbers (kiln-run --seed's generator: set s uses seed + s).
 bool loadInputSets(const std::string &artifactPath,
                    const std::string &calibrationDir, uint64_t seed,
@@ -54,6 +57,13 @@ struct Error {
   double cosine = 1;
 };
 Error measure(const Outputs &reference, const Outputs &actual);
+
+/// Output `index` of every set against the reference's, the sets taken
+/// together (kiln-run's assessQuality: max abs/rel error, cosine, top-1
+/// agreement along the last axis); not comparable when the shapes or
+/// dtypes differ or it is not a float output.
+run::Quality compareOutput(const Outputs &reference, const Outputs &actual,
+                           size_t index);
 
 } // namespace autokeep
 } // namespace kiln

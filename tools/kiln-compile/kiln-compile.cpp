@@ -12,6 +12,13 @@
 //   kiln-compile model.onnx --emit=graph --summary -o f.mlir
 //   kiln-compile model.onnx --emit=graph -O3 --disable-pass=kiln-fuse-attention
 //       --report=passes.json --print-pipeline -o f.mlir
+//   kiln-compile model.onnx --precision=fp16 [--auto-keep=T] -o model.kiln
+//   kiln-compile model.onnx --precision=int8 --calibration=DIR
+//       [--calibration-method=minmax|percentile|entropy]
+//       [--emit-qdq-onnx=q.onnx] -o model.kiln    post-training quantization
+//   kiln-compile model.onnx --precision=int8|fp16|bf16 ...
+//       --accuracy-report=r.json [--holdout=DIR2]  against fp32, per output
+//                                                   and per layer
 //
 // Output is written only when every step succeeded: a failed import leaves no
 // half-written file behind.
@@ -19,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoKeep.h"
+#include "Calibrate.h"
 
 #include "kiln/Analysis/ModelStats.h"
 #include "kiln/Dialect/KilnDialect.h"
@@ -30,6 +38,7 @@
 #include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Target/ModelSignature.h"
 #include "kiln/ArtifactWriter.h"
+#include "kiln/Transforms/Quantize.h"
 #include "kiln/Transforms/Statistics.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -49,6 +58,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -226,7 +236,8 @@ cl::opt<std::string> precision(
              "weights and computation to the half type, keeping softmax, "
              "normalizations, accumulating reductions and residual adds in "
              "fp32 (kiln-convert-precision; docs/passes/"
-             "kiln-convert-precision.md)"),
+             "kiln-convert-precision.md); int8: post-training quantization "
+             "calibrated on --calibration=DIR (docs/quantization.md)"),
     cl::init("fp32"), cl::cat(category));
 cl::list<std::string> keepFp32(
     "keep-fp32",
@@ -258,13 +269,63 @@ cl::opt<double> autoKeep(
              "alone, compiled and run on the CPU; a layer whose outputs' max "
              "abs error against fp32, relative to the largest |fp32 output|, "
              "is above THRESHOLD stays fp32. Prints the table of layers, "
-             "errors and decisions, then compiles the model with them"),
+             "errors and decisions, then compiles the model with them. With "
+             "--precision=int8: each quantized layer is quantized alone, "
+             "after calibration"),
     cl::value_desc("threshold"), cl::init(-1.0), cl::cat(category));
 cl::opt<std::string> calibration(
     "calibration",
-    cl::desc("--auto-keep's inputs: DIR/input_N.npy or .pb (one set), or "
-             "subfolders of DIR holding them (one set each); default: "
-             "--auto-keep-sets sets of seeded random inputs"),
+    cl::desc("Representative inputs for --precision=int8 (required), "
+             "--auto-keep and --accuracy-report: DIR/input_N.npy or .pb, or "
+             "DIR/<input name>.npy (one set), or subfolders of DIR holding "
+             "them, e.g. test_data_set_N (one set each); default for "
+             "--auto-keep and --accuracy-report: --auto-keep-sets sets of "
+             "seeded random inputs"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> calibrationMethod(
+    "calibration-method",
+    cl::desc("--precision=int8: how an activation's range is taken from its "
+             "calibration values: minmax (default), percentile (of |x|, "
+             "--percentile) or entropy (TensorRT's KL-divergence threshold, "
+             "2048 bins)"),
+    cl::init("minmax"), cl::cat(category));
+cl::opt<double> percentileValue(
+    "percentile",
+    cl::desc("--calibration-method=percentile: the percentile of |x| that "
+             "clips the range (default 99.99)"),
+    cl::init(99.99), cl::cat(category));
+cl::opt<std::string> activationType(
+    "activation-type",
+    cl::desc("--precision=int8: int8 (default, asymmetric, as "
+             "onnxruntime's QDQ quantize_static) or uint8 activations"),
+    cl::init("int8"), cl::cat(category));
+cl::opt<bool> activationSymmetric(
+    "activation-symmetric",
+    cl::desc("--precision=int8: symmetric activation ranges (int8: zero "
+             "point 0 in [-127, 127]; uint8: zero point 128)"),
+    cl::cat(category));
+cl::list<std::string> quantizeOps(
+    "quantize-ops",
+    cl::desc("--precision=int8: the ONNX op types quantized (default "
+             "MatMul,Gemm; Conv is quantized through the generic Q/DQ "
+             "lowering, int8 numerics at float speed)"),
+    cl::CommaSeparated, cl::value_desc("op"), cl::cat(category));
+cl::opt<std::string> emitQdqOnnx(
+    "emit-qdq-onnx",
+    cl::desc("--precision=int8: also write the quantized graph as a QDQ "
+             "ONNX model (QuantizeLinear/DequantizeLinear, opset 21) that "
+             "another runtime can run"),
+    cl::value_desc("file.onnx"), cl::cat(category));
+cl::opt<std::string> accuracyReport(
+    "accuracy-report",
+    cl::desc("With --precision other than fp32: compare against fp32 per "
+             "output and per layer (max abs error, cosine similarity, top-1 "
+             "agreement) on the calibration inputs and --holdout; print the "
+             "table and write it as JSON"),
+    cl::value_desc("file.json"), cl::cat(category));
+cl::opt<std::string> holdout(
+    "holdout",
+    cl::desc("--accuracy-report: held-out inputs, laid out as --calibration"),
     cl::value_desc("dir"), cl::cat(category));
 cl::opt<uint64_t> autoKeepSeed(
     "auto-keep-seed",
@@ -353,7 +414,9 @@ static void setPipelineOptions(kiln::GraphPipelineOptions &options) {
   options.matmulWeightLayout = matmulWeightLayout;
   options.foldSizeLimit = foldSizeLimit;
   options.decomposeFused = decomposeFused;
-  options.precision = precision;
+  // int8 is quantized before the pipeline (Q/DQ pairs that kiln-fuse-qdq
+  // makes integer ops); the pipeline itself runs in fp32.
+  options.precision = precision == "int8" ? "fp32" : precision.getValue();
   options.keepClasses = keepFp32Classes;
   options.keepOps = std::vector<std::string>(keepFp32.begin(), keepFp32.end());
   options.keepNodes =
@@ -564,6 +627,8 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
 }
 #endif
 
+static std::string formatNumber(double v, const char *format);
+
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
                            const kiln::cpu::CpuOptions &options,
@@ -659,6 +724,12 @@ static bool compileBackend(ModuleOp module, Emit mode,
   spec.setOption("precision", precision);
   if (autoKeep >= 0)
     spec.setOption("auto_keep", std::to_string(autoKeep.getValue()));
+  if (precision == "int8") {
+    spec.setOption("calibration_method", calibrationMethod);
+    if (calibrationMethod == "percentile")
+      spec.setOption("percentile", formatNumber(percentileValue, "%g"));
+    spec.setOption("activation_type", activationType);
+  }
   std::string backendPipeline;
   llvm::raw_string_ostream pipelineOs(backendPipeline);
   pm.printAsTextualPipeline(pipelineOs);
@@ -781,7 +852,8 @@ static bool runAutoKeep(ModuleOp imported,
   std::string error;
   if (!kiln::autokeep::loadInputSets(refPath, calibration, autoKeepSeed,
                                      autoKeepSets, sets, error)) {
-    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    llvm::errs() << "kiln-compile: --auto-keep: --calibration: " << error
+                 << "\n";
     return false;
   }
   kiln::autokeep::Outputs reference;
@@ -865,6 +937,646 @@ static bool runAutoKeep(ModuleOp imported,
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// --precision=int8: post-training quantization, and --accuracy-report
+//===----------------------------------------------------------------------===//
+
+static func::FuncOp mainFunction(ModuleOp module) {
+  func::FuncOp entry;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isPrivate() || fn.isExternal())
+      continue;
+    if (fn.getName() == "main")
+      return fn;
+    if (!entry)
+      entry = fn;
+  }
+  return entry;
+}
+
+/// Appends `values` to `fn`'s results, named prefix + index: the tensors a
+/// calibration or report run reads besides the model's outputs.
+static void addOutputs(func::FuncOp fn, ArrayRef<Value> values,
+                       StringRef prefix) {
+  MLIRContext *context = fn.getContext();
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  SmallVector<Attribute> resultAttrs;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    DictionaryAttr dict = fn.getResultAttrDict(i);
+    resultAttrs.push_back(dict ? dict : DictionaryAttr::get(context));
+  }
+  SmallVector<Value> operands(ret.getOperands());
+  SmallVector<Type> types(fn.getResultTypes());
+  for (auto [i, v] : llvm::enumerate(values)) {
+    operands.push_back(v);
+    types.push_back(v.getType());
+    NamedAttribute name(StringAttr::get(context, "kiln.name"),
+                        StringAttr::get(context, prefix + Twine(i)));
+    resultAttrs.push_back(DictionaryAttr::get(context, {name}));
+  }
+  ret->setOperands(operands);
+  fn.setType(FunctionType::get(context, fn.getArgumentTypes(), types));
+  fn.setAllResultAttrs(resultAttrs);
+}
+
+/// A temporary directory whose files are removed with it.
+struct TempDir {
+  SmallString<128> path;
+  std::vector<std::string> files;
+  bool create(StringRef prefix) {
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory(prefix, path)) {
+      llvm::errs() << "kiln-compile: cannot create a temporary directory: "
+                   << ec.message() << "\n";
+      return false;
+    }
+    return true;
+  }
+  std::string file(const std::string &name) {
+    SmallString<128> p(path);
+    llvm::sys::path::append(p, name);
+    files.push_back(std::string(p));
+    return std::string(p);
+  }
+  ~TempDir() {
+    for (const std::string &f : files)
+      llvm::sys::fs::remove(f);
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+static kiln::QDQOptions qdqOptions() {
+  kiln::QDQOptions options;
+  if (!quantizeOps.empty())
+    options.opTypes.assign(quantizeOps.begin(), quantizeOps.end());
+  // --keep-fp32 by op type takes those types out of quantization.
+  llvm::erase_if(options.opTypes, [](const std::string &type) {
+    return llvm::any_of(keepFp32, [&](const std::string &keep) {
+      return StringRef(keep).equals_insensitive(type);
+    });
+  });
+  options.keepNodes.assign(keepFp32Nodes.begin(), keepFp32Nodes.end());
+  options.activation.isUnsigned = activationType == "uint8";
+  options.activation.symmetric = activationSymmetric;
+  return options;
+}
+
+/// One layer of the quantization table.
+struct QuantRow {
+  std::string node, opType, skipReason;
+  kiln::calib::Range range;
+  kiln::quant::Params params;
+};
+static std::vector<QuantRow> quantRows;
+static unsigned numCalibrationSets = 0;
+
+static llvm::raw_ostream &reportStream() {
+  return outputPath == "-" ? llvm::errs() : llvm::outs();
+}
+
+/// --precision=int8 --auto-keep=THRESHOLD: each layer quantized alone (the
+/// others kept float), compiled and run on the calibration sets; a layer
+/// whose outputs' max abs error against fp32, relative to the largest
+/// |fp32 output|, is above THRESHOLD stays float (added to qdq.keepNodes
+/// and autoKeptNodes). Prints the table, as for fp16/bf16.
+static bool runInt8AutoKeep(ModuleOp module, kiln::QDQOptions &qdq,
+                            const std::map<std::string, kiln::Range> &ranges,
+                            const std::vector<kiln::QuantLayer> &layers,
+                            const kiln::cpu::CpuOptions &cpuOptions) {
+  llvm::raw_ostream &os = reportStream();
+  TempDir dir;
+  if (!dir.create("kiln-auto-keep"))
+    return false;
+  kiln::GraphPipelineOptions options;
+  setPipelineOptions(options);
+  options.decomposeFused = true;
+  options.precision = "fp32";
+  std::string refPath = dir.file("fp32.kiln");
+  if (!compileVariant(module, options, cpuOptions, refPath))
+    return false;
+  std::vector<kiln::autokeep::InputSet> sets;
+  kiln::autokeep::Outputs reference;
+  std::string error;
+  if (!kiln::autokeep::loadInputSets(refPath, calibration, 0, 0, sets,
+                                     error) ||
+      !kiln::autokeep::runArtifact(refPath, sets, reference, error)) {
+    llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+    return false;
+  }
+  std::vector<std::string> quantizable;
+  for (const kiln::QuantLayer &layer : layers)
+    if (layer.skipReason.empty())
+      quantizable.push_back(layer.node);
+  // Compiles `module` with the layers of `keep` in float and measures it.
+  auto measureWith = [&](const std::vector<std::string> &keep,
+                         const std::string &name,
+                         kiln::autokeep::Error &e) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    kiln::QDQOptions o = qdq;
+    o.keepNodes.insert(o.keepNodes.end(), keep.begin(), keep.end());
+    std::string path = dir.file(name + ".kiln");
+    kiln::autokeep::Outputs outputs;
+    if (failed(kiln::insertQDQ(mainFunction(*copy), o, ranges)) ||
+        !compileVariant(*copy, options, cpuOptions, path))
+      return false;
+    if (!kiln::autokeep::runArtifact(path, sets, outputs, error)) {
+      llvm::errs() << "kiln-compile: --auto-keep: " << error << "\n";
+      return false;
+    }
+    llvm::sys::fs::remove(path);
+    e = kiln::autokeep::measure(reference, outputs);
+    return true;
+  };
+  os << "kiln-compile: --auto-keep=" << autoKeep << ": " << quantizable.size()
+     << " layers quantized to int8 one at a time, on " << sets.size()
+     << " input set" << (sets.size() == 1 ? "" : "s") << " from "
+     << calibration
+     << "; error of the outputs against fp32 (rel = max abs error / max "
+        "|fp32 output|)\n";
+  os << llvm::format("  %-40s %12s %12s %10s  %s\n", "layer", "max abs err",
+                     "rel err", "cosine", "decision");
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < quantizable.size(); ++i) {
+    std::vector<std::string> others;
+    for (const std::string &n : quantizable)
+      if (n != quantizable[i])
+        others.push_back(n);
+    kiln::autokeep::Error e;
+    if (!measureWith(others, "layer" + std::to_string(i), e))
+      return false;
+    bool keep = !(e.relative <= autoKeep);
+    if (keep)
+      kept.push_back(quantizable[i]);
+    os << llvm::format("  %-40s %12s %12s %10s  %s\n",
+                       quantizable[i].c_str(),
+                       formatNumber(e.maxAbs, "%.3e").c_str(),
+                       formatNumber(e.relative, "%.3e").c_str(),
+                       formatNumber(e.cosine, "%.6f").c_str(),
+                       keep ? "float (kept)" : "int8");
+  }
+  kiln::autokeep::Error e;
+  if (!measureWith(kept, "final", e))
+    return false;
+  os << "  final model (int8, " << kept.size() << " of " << quantizable.size()
+     << " layers kept in float): max abs err "
+     << formatNumber(e.maxAbs, "%.3e") << ", rel err "
+     << formatNumber(e.relative, "%.3e") << ", cosine "
+     << formatNumber(e.cosine, "%.6f") << "\n";
+  if (!kept.empty()) {
+    os << "  kept: --keep-fp32-nodes=";
+    for (size_t i = 0; i < kept.size(); ++i)
+      os << (i ? "," : "") << kept[i];
+    os << "\n";
+  }
+  qdq.keepNodes.insert(qdq.keepNodes.end(), kept.begin(), kept.end());
+  autoKeptNodes.insert(autoKeptNodes.end(), kept.begin(), kept.end());
+  return true;
+}
+
+/// --precision=int8: runs the float graph on the calibration inputs with
+/// every quantized layer's input as an extra output, takes each input's
+/// range with the chosen observer, and inserts the Q/DQ pairs into
+/// `module` (kiln::insertQDQ). Prints the table of layers, ranges, scales
+/// and zero points.
+static bool quantizeToInt8(ModuleOp module,
+                           const kiln::cpu::CpuOptions &cpuOptions) {
+  kiln::calib::Method method;
+  kiln::calib::parseMethod(calibrationMethod, method);
+  kiln::QDQOptions qdq = qdqOptions();
+  func::FuncOp fn = mainFunction(module);
+  if (!fn) {
+    llvm::errs() << "kiln-compile: --precision=int8: no public function\n";
+    return false;
+  }
+  std::vector<kiln::QuantLayer> layers = kiln::findQuantLayers(fn, qdq);
+  // A keep list naming no layer is a typo, not a no-op.
+  for (const std::string &node : keepFp32Nodes)
+    if (llvm::none_of(layers, [&](const kiln::QuantLayer &l) {
+          return l.node == node;
+        })) {
+      llvm::errs() << "kiln-compile: --keep-fp32-nodes: no MatMul, Gemm or "
+                      "Conv node is named '"
+                   << node << "'\n";
+      return false;
+    }
+
+  // The calibration graph: a copy that also returns every observed tensor
+  // (the graph inputs among them are read from the input sets).
+  OwningOpRef<ModuleOp> calibrated = module.clone();
+  func::FuncOp cfn = mainFunction(*calibrated);
+  std::vector<kiln::QuantLayer> clayers = kiln::findQuantLayers(cfn, qdq);
+  struct Source {
+    bool isInput;
+    unsigned index;
+  };
+  std::vector<int> sourceOf(layers.size(), -1);
+  std::vector<Source> sources;
+  std::vector<Value> observed;
+  llvm::DenseMap<Value, int> seen;
+  unsigned numOutputs = cfn.getNumResults();
+  for (size_t i = 0; i < clayers.size(); ++i) {
+    if (!clayers[i].skipReason.empty())
+      continue;
+    Value v = clayers[i].activation;
+    auto it = seen.find(v);
+    if (it != seen.end()) {
+      sourceOf[i] = it->second;
+      continue;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      sources.push_back({true, arg.getArgNumber()});
+    } else {
+      sources.push_back({false, numOutputs + unsigned(observed.size())});
+      observed.push_back(v);
+    }
+    sourceOf[i] = int(sources.size()) - 1;
+    seen[v] = sourceOf[i];
+  }
+  addOutputs(cfn, observed, "kiln.calibration.");
+
+  llvm::raw_ostream &os = reportStream();
+  std::map<std::string, kiln::Range> ranges;
+  quantRows.clear();
+  std::vector<kiln::autokeep::InputSet> sets;
+  if (!sources.empty()) {
+    TempDir dir;
+    if (!dir.create("kiln-ptq"))
+      return false;
+    kiln::GraphPipelineOptions options;
+    setPipelineOptions(options);
+    options.decomposeFused = true;
+    options.precision = "fp32";
+    std::string path = dir.file("calibration.kiln");
+    if (!compileVariant(*calibrated, options, cpuOptions, path))
+      return false;
+    std::string error;
+    kiln::autokeep::Outputs outputs;
+    if (!kiln::autokeep::loadInputSets(path, calibration, 0, 0, sets,
+                                       error)) {
+      llvm::errs() << "kiln-compile: --calibration: " << error << "\n";
+      return false;
+    }
+    if (!kiln::autokeep::runArtifact(path, sets, outputs, error)) {
+      llvm::errs() << "kiln-compile: --calibration: " << error << "\n";
+      return false;
+    }
+    numCalibrationSets = sets.size();
+    std::vector<kiln::calib::Range> sourceRanges(sources.size());
+    for (size_t k = 0; k < sources.size(); ++k) {
+      std::vector<const kiln::run::HostTensor *> values;
+      for (size_t s = 0; s < sets.size(); ++s)
+        values.push_back(sources[k].isInput
+                             ? &sets[s].tensors[sources[k].index]
+                             : &outputs[s][sources[k].index]);
+      if (!kiln::calib::observe(values, method, percentileValue,
+                                sourceRanges[k], error)) {
+        std::string node;
+        for (size_t i = 0; i < layers.size(); ++i)
+          if (sourceOf[i] == int(k)) {
+            node = layers[i].node;
+            break;
+          }
+        llvm::errs() << "kiln-compile: --calibration: the input of ONNX "
+                        "node '"
+                     << node << "': " << error << "\n";
+        return false;
+      }
+    }
+    for (size_t i = 0; i < layers.size(); ++i)
+      if (sourceOf[i] >= 0) {
+        const kiln::calib::Range &r = sourceRanges[sourceOf[i]];
+        ranges[layers[i].node] = {r.lo, r.hi};
+      }
+  }
+  if (autoKeep >= 0) {
+    if (!runInt8AutoKeep(module, qdq, ranges, layers, cpuOptions))
+      return false;
+    layers = kiln::findQuantLayers(fn, qdq);
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    QuantRow row;
+    row.node = layers[i].node;
+    row.opType = layers[i].opType;
+    row.skipReason = layers[i].skipReason;
+    if (!row.skipReason.empty() &&
+        llvm::is_contained(autoKeptNodes, row.node))
+      row.skipReason = "kept in float (--auto-keep)";
+    if (row.skipReason.empty()) {
+      const kiln::Range &r = ranges[row.node];
+      row.range.lo = r.min;
+      row.range.hi = r.max;
+      row.params = kiln::quant::activationParams(r.min, r.max, qdq.activation);
+    }
+    quantRows.push_back(row);
+  }
+
+  os << "kiln-compile: --precision=int8: " << layers.size() << " layer"
+     << (layers.size() == 1 ? "" : "s") << ", calibrated on " << sets.size()
+     << " input set" << (sets.size() == 1 ? "" : "s") << " from "
+     << calibration << " (" << calibrationMethod;
+  if (method == kiln::calib::Method::Percentile)
+    os << " " << percentileValue;
+  os << "; activations " << activationType
+     << (activationSymmetric ? " symmetric" : " asymmetric")
+     << " per tensor, weights int8 symmetric per output channel)\n";
+  os << llvm::format("  %-32s %-7s %12s %12s %12s %5s  %s\n", "layer", "op",
+                     "range lo", "range hi", "scale", "zp", "precision");
+  for (const QuantRow &row : quantRows) {
+    if (!row.skipReason.empty()) {
+      os << llvm::format("  %-32s %-7s %12s %12s %12s %5s  float (%s)\n",
+                         row.node.c_str(), row.opType.c_str(), "-", "-", "-",
+                         "-", row.skipReason.c_str());
+      continue;
+    }
+    os << llvm::format("  %-32s %-7s %12.5g %12.5g %12.5g %5lld  int8\n",
+                       row.node.c_str(), row.opType.c_str(), row.range.lo,
+                       row.range.hi, row.params.scale,
+                       (long long)row.params.zeroPoint);
+  }
+  if (failed(kiln::insertQDQ(fn, qdq, ranges)))
+    return false;
+
+  if (!emitQdqOnnx.empty()) {
+    std::string bytes;
+    llvm::raw_string_ostream bytesOs(bytes);
+    if (failed(kiln::exportOnnxModel(module, bytesOs)))
+      return false;
+    std::string error;
+    auto file = openOutputFile(emitQdqOnnx, &error);
+    if (!file) {
+      llvm::errs() << "kiln-compile: " << error << "\n";
+      return false;
+    }
+    file->os() << bytes;
+    file->keep();
+  }
+  return true;
+}
+
+/// The layers an accuracy report measures: int8, every MatMul/Gemm/Conv
+/// of the quantization table; fp16/bf16, those --auto-keep demotes.
+static std::vector<std::pair<std::string, std::string>>
+reportLayers(ModuleOp fp32) {
+  std::vector<std::pair<std::string, std::string>> layers; // node, status
+  if (precision == "int8") {
+    for (const QuantRow &row : quantRows)
+      layers.push_back({row.node, row.skipReason.empty()
+                                      ? std::string("int8")
+                                      : "float (" + row.skipReason + ")"});
+    return layers;
+  }
+  for (const std::string &node : findLayers(fp32)) {
+    bool kept = llvm::is_contained(keepFp32Nodes, node) ||
+                llvm::is_contained(autoKeptNodes, node);
+    layers.push_back({node, kept ? std::string("fp32 (kept)")
+                                 : std::string(precision)});
+  }
+  return layers;
+}
+
+/// The result of the layer op named `node` (a MatMul, Gemm, Conv,
+/// ConvTranspose or Einsum), or null.
+static Value layerOutput(ModuleOp module, StringRef node) {
+  Value result;
+  module.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (result || op->getNumResults() != 1 ||
+        (name != "kiln.matmul" && name != "kiln.gemm" && name != "kiln.conv" &&
+         name != "kiln.conv_transpose" && name != "kiln.einsum"))
+      return;
+    auto loc = op->getLoc()->findInstanceOf<NameLoc>();
+    if (loc && loc.getName() == node)
+      result = op->getResult(0);
+  });
+  return result;
+}
+
+static llvm::json::Value jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return nullptr;
+  return v;
+}
+
+static llvm::json::Object qualityJson(const kiln::run::Quality &q) {
+  llvm::json::Object o;
+  if (!q.comparable) {
+    o["comparable"] = false;
+    return o;
+  }
+  o["max_abs_error"] = jsonNumber(q.maxAbsError);
+  o["max_rel_error"] = jsonNumber(q.maxRelError);
+  o["cosine_similarity"] = jsonNumber(q.cosineSimilarity);
+  o["elements"] = int64_t(q.count);
+  o["non_finite"] = int64_t(q.nonFinite);
+  if (q.top1Rows) {
+    o["top1_agreement"] = jsonNumber(q.top1Agreement());
+    o["top1_rows"] = int64_t(q.top1Rows);
+  } else {
+    o["top1_agreement"] = nullptr;
+  }
+  return o;
+}
+
+/// --accuracy-report: `fp32` (the imported graph) and `variant` (int8: the
+/// QDQ graph; fp16/bf16: the imported graph, converted by the pipeline)
+/// compiled twice each: once as they are (the outputs) and once also
+/// returning every layer's output (the layers; an extra use keeps some
+/// epilogues out of the layer's op, the arithmetic is the same), and run
+/// on the calibration sets and the held-out sets.
+static bool writeAccuracyReport(ModuleOp fp32, ModuleOp variant,
+                                const kiln::cpu::CpuOptions &cpuOptions) {
+  TempDir dir;
+  if (!dir.create("kiln-accuracy"))
+    return false;
+  std::vector<std::pair<std::string, std::string>> layers = reportLayers(fp32);
+  // Probed copies: the layers' outputs appended to the results.
+  auto probed = [&](ModuleOp m, std::vector<std::string> &found) {
+    OwningOpRef<ModuleOp> copy = m.clone();
+    std::vector<Value> values;
+    for (const auto &layer : layers) {
+      Value v = layerOutput(*copy, layer.first);
+      if (!v)
+        continue;
+      values.push_back(v);
+      found.push_back(layer.first);
+    }
+    addOutputs(mainFunction(*copy), values, "kiln.layer.");
+    return copy;
+  };
+  std::vector<std::string> refLayers, varLayers;
+  OwningOpRef<ModuleOp> refProbed = probed(fp32, refLayers);
+  OwningOpRef<ModuleOp> varProbed = probed(variant, varLayers);
+  unsigned numOutputs = mainFunction(fp32).getNumResults();
+
+  kiln::GraphPipelineOptions refOptions, varOptions;
+  setPipelineOptions(refOptions);
+  refOptions.decomposeFused = true;
+  refOptions.precision = "fp32";
+  setPipelineOptions(varOptions);
+  varOptions.decomposeFused = true;
+  std::string refPath = dir.file("fp32.kiln");
+  std::string varProbedPath = dir.file("variant-layers.kiln");
+  std::string varPath = dir.file("variant.kiln");
+  if (!compileVariant(*refProbed, refOptions, cpuOptions, refPath) ||
+      !compileVariant(*varProbed, varOptions, cpuOptions, varProbedPath) ||
+      !compileVariant(variant, varOptions, cpuOptions, varPath))
+    return false;
+
+  struct Group {
+    std::string name, source;
+    std::vector<kiln::autokeep::InputSet> sets;
+    kiln::autokeep::Outputs ref, probedOut, out;
+  };
+  std::vector<Group> groups(1);
+  groups[0].name = "calibration";
+  groups[0].source = calibration.empty() ? "random (seed " +
+                                               std::to_string(autoKeepSeed) +
+                                               ")"
+                                         : calibration.getValue();
+  if (!holdout.empty()) {
+    groups.emplace_back();
+    groups.back().name = "holdout";
+    groups.back().source = holdout;
+  }
+  std::string error;
+  for (Group &g : groups) {
+    std::string dirName = g.name == "holdout" ? holdout.getValue()
+                                              : calibration.getValue();
+    if (!kiln::autokeep::loadInputSets(refPath, dirName, autoKeepSeed,
+                                       autoKeepSets, g.sets, error) ||
+        !kiln::autokeep::runArtifact(refPath, g.sets, g.ref, error) ||
+        !kiln::autokeep::runArtifact(varProbedPath, g.sets, g.probedOut,
+                                     error) ||
+        !kiln::autokeep::runArtifact(varPath, g.sets, g.out, error)) {
+      llvm::errs() << "kiln-compile: --accuracy-report ("
+                   << (g.name == "holdout" ? "--holdout" : "--calibration")
+                   << "): " << error << "\n";
+      return false;
+    }
+  }
+
+  llvm::raw_ostream &os = reportStream();
+  os << "kiln-compile: --accuracy-report: " << precision
+     << " against fp32 on";
+  for (const Group &g : groups)
+    os << (&g == &groups[0] ? " " : " and ") << g.name << " ("
+       << g.sets.size() << " set" << (g.sets.size() == 1 ? "" : "s")
+       << " from " << g.source << ")";
+  os << "\n";
+  os << llvm::format("  %-32s %-12s %-11s %12s %10s %8s  %s\n",
+                     "output / layer", "precision", "inputs", "max abs err",
+                     "cosine", "top-1", "");
+  auto printRow = [&](const std::string &name, const std::string &status,
+                      const std::string &group, const kiln::run::Quality &q) {
+    os << llvm::format("  %-32s %-12s %-11s %12s %10s %8s\n", name.c_str(),
+                       status.c_str(), group.c_str(),
+                       q.comparable
+                           ? formatNumber(q.maxAbsError, "%.3e").c_str()
+                           : "-",
+                       q.comparable
+                           ? formatNumber(q.cosineSimilarity, "%.6f").c_str()
+                           : "-",
+                       q.top1Rows
+                           ? formatNumber(q.top1Agreement(), "%.4f").c_str()
+                           : "-");
+  };
+
+  llvm::json::Object root;
+  root["model"] = inputPath.getValue();
+  root["precision"] = precision.getValue();
+  root["reference"] = "fp32";
+  llvm::json::Array setsJson;
+  for (const Group &g : groups)
+    setsJson.push_back(llvm::json::Object{
+        {"name", g.name}, {"source", g.source},
+        {"sets", int64_t(g.sets.size())}});
+  root["input_sets"] = std::move(setsJson);
+  if (precision == "int8") {
+    llvm::json::Object q;
+    q["method"] = calibrationMethod.getValue();
+    if (calibrationMethod == "percentile")
+      q["percentile"] = percentileValue.getValue();
+    q["activation_type"] = activationType.getValue();
+    q["activation_symmetric"] = bool(activationSymmetric);
+    llvm::json::Array rows;
+    for (const QuantRow &row : quantRows) {
+      llvm::json::Object r{{"node", row.node}, {"op", row.opType}};
+      if (row.skipReason.empty()) {
+        r["range"] = llvm::json::Array{double(row.range.lo),
+                                       double(row.range.hi)};
+        r["scale"] = double(row.params.scale);
+        r["zero_point"] = row.params.zeroPoint;
+      } else {
+        r["skipped"] = row.skipReason;
+      }
+      rows.push_back(std::move(r));
+    }
+    q["layers"] = std::move(rows);
+    root["quantization"] = std::move(q);
+  }
+
+  func::FuncOp fn = mainFunction(fp32);
+  llvm::json::Array outputsJson;
+  for (unsigned i = 0; i < numOutputs; ++i) {
+    auto nameAttr = fn.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    std::string name =
+        nameAttr ? nameAttr.str() : "output_" + std::to_string(i);
+    llvm::json::Object o{{"name", name}};
+    for (const Group &g : groups) {
+      kiln::run::Quality q = kiln::autokeep::compareOutput(g.ref, g.out, i);
+      printRow(&g == &groups[0] ? name : "", &g == &groups[0] ? "output" : "",
+               g.name, q);
+      o[g.name] = qualityJson(q);
+    }
+    outputsJson.push_back(std::move(o));
+  }
+  root["outputs"] = std::move(outputsJson);
+
+  llvm::json::Array layersJson;
+  for (const auto &[node, status] : layers) {
+    auto r = llvm::find(refLayers, node), v = llvm::find(varLayers, node);
+    llvm::json::Object o{{"node", node}, {"precision", status}};
+    if (r == refLayers.end() || v == varLayers.end()) {
+      o["comparable"] = false;
+      layersJson.push_back(std::move(o));
+      continue;
+    }
+    size_t ri = numOutputs + (r - refLayers.begin());
+    size_t vi = numOutputs + (v - varLayers.begin());
+    for (const Group &g : groups) {
+      // Reference and variant hold the layer at their own index; compare
+      // through one-output views.
+      kiln::autokeep::Outputs a(g.sets.size()), b(g.sets.size());
+      for (size_t s = 0; s < g.sets.size(); ++s) {
+        a[s].push_back(g.ref[s][ri]);
+        b[s].push_back(g.probedOut[s][vi]);
+      }
+      kiln::run::Quality q = kiln::autokeep::compareOutput(a, b, 0);
+      std::string shown = status.size() > 12 ? status.substr(0, 5) : status;
+      printRow(&g == &groups[0] ? node : "", &g == &groups[0] ? shown : "",
+               g.name, q);
+      o[g.name] = qualityJson(q);
+    }
+    layersJson.push_back(std::move(o));
+  }
+  root["layers"] = std::move(layersJson);
+
+  std::string text;
+  llvm::raw_string_ostream textOs(text);
+  textOs << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+         << "\n";
+  auto file = openOutputFile(accuracyReport, &error);
+  if (!file) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  file->os() << text;
+  file->keep();
+  os << "  written to " << accuracyReport << "\n";
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -899,10 +1611,77 @@ int main(int argc, char **argv) {
   }
   if (!checkDisabledPasses())
     return 1;
-  if (precision != "fp32" && precision != "fp16" && precision != "bf16") {
-    llvm::errs() << "kiln-compile: --precision must be fp32, fp16 or bf16, "
-                    "got '"
+  if (precision != "fp32" && precision != "fp16" && precision != "bf16" &&
+      precision != "int8") {
+    llvm::errs() << "kiln-compile: --precision must be fp32, fp16, bf16 or "
+                    "int8, got '"
                  << precision << "'\n";
+    return 1;
+  }
+  bool int8 = precision == "int8";
+  kiln::calib::Method method;
+  if (!kiln::calib::parseMethod(calibrationMethod, method)) {
+    llvm::errs() << "kiln-compile: --calibration-method must be minmax, "
+                    "percentile or entropy, got '"
+                 << calibrationMethod << "'\n";
+    return 1;
+  }
+  if (activationType != "int8" && activationType != "uint8") {
+    llvm::errs() << "kiln-compile: --activation-type must be int8 or uint8, "
+                    "got '"
+                 << activationType << "'\n";
+    return 1;
+  }
+  if (!(percentileValue > 0 && percentileValue <= 100)) {
+    llvm::errs() << "kiln-compile: --percentile must be in (0, 100]\n";
+    return 1;
+  }
+  for (const std::string &op : quantizeOps)
+    if (!StringRef(op).equals_insensitive("MatMul") &&
+        !StringRef(op).equals_insensitive("Gemm") &&
+        !StringRef(op).equals_insensitive("Conv")) {
+      llvm::errs() << "kiln-compile: --quantize-ops: '" << op
+                   << "' is not quantized (MatMul, Gemm, Conv)\n";
+      return 1;
+    }
+  for (const std::string &op : keepFp32)
+    if (int8 && !StringRef(op).equals_insensitive("MatMul") &&
+        !StringRef(op).equals_insensitive("Gemm") &&
+        !StringRef(op).equals_insensitive("Conv")) {
+      llvm::errs() << "kiln-compile: --keep-fp32=" << op
+                   << ": with --precision=int8 only MatMul, Gemm and Conv "
+                      "are quantized (every other op stays float)\n";
+      return 1;
+    }
+  if (int8 && calibration.empty()) {
+    llvm::errs() << "kiln-compile: --precision=int8 needs --calibration=DIR "
+                    "(representative inputs; docs/quantization.md)\n";
+    return 1;
+  }
+  if (!int8 && (calibrationMethod.getNumOccurrences() ||
+                percentileValue.getNumOccurrences() ||
+                activationType.getNumOccurrences() ||
+                activationSymmetric.getNumOccurrences() ||
+                !quantizeOps.empty() || !emitQdqOnnx.empty())) {
+    llvm::errs() << "kiln-compile: --calibration-method, --percentile, "
+                    "--activation-type, --activation-symmetric, "
+                    "--quantize-ops and --emit-qdq-onnx need "
+                    "--precision=int8\n";
+    return 1;
+  }
+  if (int8 && (keepFp32Classes.getNumOccurrences() || precisionIO)) {
+    llvm::errs() << "kiln-compile: --keep-fp32-classes and --precision-io "
+                    "are for --precision=fp16 or bf16 (int8 takes "
+                    "--keep-fp32, --keep-fp32-nodes and --auto-keep)\n";
+    return 1;
+  }
+  if (!accuracyReport.empty() && precision == "fp32") {
+    llvm::errs() << "kiln-compile: --accuracy-report compares a "
+                    "--precision (fp16, bf16, int8) against fp32\n";
+    return 1;
+  }
+  if (!holdout.empty() && accuracyReport.empty()) {
+    llvm::errs() << "kiln-compile: --holdout is for --accuracy-report\n";
     return 1;
   }
   if (precision == "fp32" &&
@@ -910,7 +1689,9 @@ int main(int argc, char **argv) {
        keepFp32Classes.getNumOccurrences() || autoKeep.getNumOccurrences())) {
     llvm::errs() << "kiln-compile: --keep-fp32, --keep-fp32-nodes, "
                     "--keep-fp32-classes, --precision-io and --auto-keep "
-                    "need --precision=fp16 or bf16\n";
+                    "need --precision=fp16 or bf16 (--keep-fp32, "
+                    "--keep-fp32-nodes and --auto-keep also "
+                    "--precision=int8)\n";
     return 1;
   }
   if (autoKeep.getNumOccurrences() && (autoKeep < 0 || precisionIO)) {
@@ -919,8 +1700,10 @@ int main(int argc, char **argv) {
                     "--precision-io)\n";
     return 1;
   }
-  if (calibration.getNumOccurrences() && autoKeep < 0) {
-    llvm::errs() << "kiln-compile: --calibration is for --auto-keep\n";
+  if (calibration.getNumOccurrences() && autoKeep < 0 && !int8 &&
+      accuracyReport.empty()) {
+    llvm::errs() << "kiln-compile: --calibration is for --precision=int8, "
+                    "--auto-keep and --accuracy-report\n";
     return 1;
   }
   // `-o model.kiln` compiles all the way; '-' and *.mlir keep the IR.
@@ -983,8 +1766,26 @@ int main(int argc, char **argv) {
     return 1;
   if (failed(verify(*module)))
     return 1;
-  if (autoKeep >= 0 && !runAutoKeep(*module, cpuOptions))
+  if (autoKeep >= 0 && !int8 && !runAutoKeep(*module, cpuOptions))
     return 1;
+  // The float graph, for --accuracy-report.
+  OwningOpRef<ModuleOp> fp32Module;
+  if (!accuracyReport.empty())
+    fp32Module = module->clone();
+  if (int8 && !quantizeToInt8(*module, cpuOptions))
+    return 1;
+  if (!accuracyReport.empty() &&
+      !writeAccuracyReport(*fp32Module, *module, cpuOptions))
+    return 1;
+  // --emit=onnx with --precision=int8: the QDQ graph, as --emit-qdq-onnx
+  // writes it (the pipeline's integer ops have no ONNX form).
+  if (int8 && mode == Emit::Onnx) {
+    std::string bytes;
+    llvm::raw_string_ostream bytesOs(bytes);
+    if (failed(kiln::exportOnnxModel(*module, bytesOs)))
+      return 1;
+    return writeOutput(bytes) ? 0 : 1;
+  }
 
   kiln::ModelStats before = kiln::collectModelStats(*module);
   bool runPipeline = mode != Emit::Kiln || summary || !reportPath.empty();

@@ -24,7 +24,9 @@ double percentileSorted(const std::vector<double> &sorted, double q) {
   if (lo >= n - 1)
     return sorted[n - 1];
   double frac = rank - double(lo);
-  return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
+  // numpy's _lerp, to the bit: from the upper neighbour when frac >= 0.5.
+  double a = sorted[lo], b = sorted[lo + 1], diff = b - a;
+  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
 }
 
 TimingSummary summarize(std::vector<double> samples) {

@@ -211,6 +211,37 @@ def KilnFuseQDQ : Pass<"kiln-fuse-qdq", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnInsertQDQ : Pass<"kiln-insert-qdq", "mlir::func::FuncOp"> {
+  let summary = "Post-training quantization: Q/DQ pairs around MatMul/Gemm/Conv inputs";
+  let description = [{
+    For each MatMul, Gemm (and, with ops=Conv, Conv) whose weight is a
+    float constant, and that is not in keep-nodes: its input goes through
+    QuantizeLinear/DequantizeLinear with per-tensor parameters computed
+    from the calibrated range given in `ranges` (as onnxruntime's
+    compute_scale_zp; int8 asymmetric by default), its weight becomes an
+    int8 constant quantized per output channel (symmetric, [-127, 127])
+    behind a DequantizeLinear, and a Gemm's constant bias (or the constant
+    bias Add after a MatMul) an i32 constant in units of a_scale *
+    w_scale[n]. kiln-fuse-qdq then makes the MatMul/Gemm layers integer ops.
+    kiln-compile --precision=int8 --calibration=DIR calibrates the ranges
+    and calls the same code. See docs/quantization.md.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+  let options = [
+    ListOption<"ranges", "ranges", "std::string",
+               "Calibrated input ranges, node=min:max per layer">,
+    ListOption<"ops", "ops", "std::string",
+               "ONNX op types to quantize (default MatMul,Gemm)">,
+    ListOption<"keepNodes", "keep-nodes", "std::string",
+               "ONNX node names left in float">,
+    Option<"activationType", "activation-type", "std::string",
+           /*default=*/"\"int8\"", "int8 or uint8">,
+    Option<"activationSymmetric", "activation-symmetric", "bool",
+           /*default=*/"false",
+           "Symmetric activations (zero point 0 for int8, 128 for uint8)">,
+  ];
+}
+
 def KilnFuseEpilogues : Pass<"kiln-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Bias add, activation and residual add folded into MatMul/Gemm/Conv";
   let description = [{
