@@ -28,7 +28,7 @@ config.substitutions.append(("%testdata", "/usr/share/libonnx-testdata/data"))
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["kiln-opt", "kiln-compile", "kiln-run", "kiln-test-artifact",
-     "kiln-c-api-example"], tool_dirs)
+     "kiln-c-api-example", "kiln-cuda-bench"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 
@@ -57,6 +57,9 @@ if config.kiln_cuda_runtime:
 config.substitutions.append(
     ("%fake_libcuda",
      os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cuda.so")))
+config.substitutions.append(
+    ("%fake_libcublaslt",
+     os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cublaslt.so")))
 if config.kiln_test_cuda_fatbin:
     config.available_features.add("cuda-test-fatbin")
     config.substitutions.append(("%cuda_test_fatbin",
