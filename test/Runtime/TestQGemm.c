@@ -56,7 +56,7 @@ int main(void) {
     free(c);
   }
   printf("qgemm (%s): %d mismatches\n",
-         kiln_abi_qgemm_has_amx()    ? "AMX for M >= 16, AVX-512 VNNI below"
+         kiln_abi_qgemm_has_amx()    ? "AMX for M >= 4, AVX-512 VNNI below"
          : kiln_abi_qgemm_has_vnni() ? "AVX-512 VNNI"
                                      : "portable",
          bad);
