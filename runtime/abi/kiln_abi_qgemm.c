@@ -233,9 +233,10 @@ shiftedA(const uint8_t *a, int64_t lda, uint8_t shiftByte, int64_t m,
   __m512i shift = _mm512_set1_epi8((char)shiftByte);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t p = 0; p < ldab; p += 64) {
-      __mmask64 mask = i >= m || p >= k ? 0
-                       : k - p >= 64    ? ~(__mmask64)0
-                                        : _cvtu64_mask64(~0ULL >> (64 - (k - p)));
+      __mmask64 mask =
+          i >= m || p >= k ? 0
+          : k - p >= 64    ? ~(__mmask64)0
+                           : _cvtu64_mask64(~0ULL >> (64 - (k - p)));
       __m512i x = _mm512_maskz_loadu_epi8(mask, a + i * lda + p);
       _mm512_store_si512(abuf + i * ldab + p,
                          _mm512_maskz_mov_epi8(mask,
@@ -296,8 +297,8 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
  * M >= 4 (rows padded to 16: below 4 the VNNI dot products win, at 4-15 the
  * tiles still beat them 1.3-2.5x). Eight tile registers of 16 rows x 64
  * bytes: C in tmm0-3 (a 32 x 32 block of int32), A in tmm4-5 (16 rows x
- * 64 bytes of K each), W in tmm6-7 (16 groups of 4 k-steps x 16 columns, the packed layout above);
- * one tdpbusd does 16 x 16 x 64 multiply-adds. A and W are padded with
+ * 64 bytes of K each), W in tmm6-7 (16 groups of 4 k-steps x 16 columns,
+ * the packed layout above); one tdpbusd does 16 x 16 x 64 multiply-adds. A and W are padded with
  * zeros to whole tiles (16 rows, 64 bytes of K, 16 columns), so every tile
  * is full-sized; the block's result is stored to a buffer and added into C
  * with masks at the edges. The tile configuration is per thread: each call
