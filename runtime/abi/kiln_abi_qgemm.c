@@ -299,9 +299,9 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
  * bytes: C in tmm0-3 (a 32 x 32 block of int32), A in tmm4-5 (16 rows x
  * 64 bytes of K each), W in tmm6-7 (16 groups of 4 k-steps x 16 columns,
  * the packed layout above); one tdpbusd does 16 x 16 x 64 multiply-adds.
- * A and W are padded with zeros to whole tiles (16 rows, 64 bytes of K, 16 columns), so every tile
- * is full-sized; the block's result is stored to a buffer and added into C
- * with masks at the edges. The tile configuration is per thread: each call
+ * A and W are padded with zeros to whole tiles (16 rows, 64 bytes of K,
+ * 16 columns), so every tile is full-sized; the block's result is stored to
+ * a buffer and added into C with masks at the edges. The tile configuration is per thread: each call
  * loads it and releases the tiles at the end. */
 #define AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
 
