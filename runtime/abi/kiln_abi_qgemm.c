@@ -303,7 +303,8 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
  * 16 columns), so every tile is full-sized; the block's result is stored to
  * a buffer and added into C with masks at the edges. The tile configuration is per thread: each call
  * loads it and releases the tiles at the end. */
-#define AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
+#define AMX_TARGET                                                             \
+  __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
 
 typedef struct {
   uint8_t palette, startRow, reserved[14];
