@@ -301,8 +301,9 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
  * the packed layout above); one tdpbusd does 16 x 16 x 64 multiply-adds.
  * A and W are padded with zeros to whole tiles (16 rows, 64 bytes of K,
  * 16 columns), so every tile is full-sized; the block's result is stored to
- * a buffer and added into C with masks at the edges. The tile configuration is per thread: each call
- * loads it and releases the tiles at the end. */
+ * a buffer and added into C with masks at the edges. The tile
+ * configuration is per thread: each call loads it and releases the tiles at
+ * the end. */
 #define AMX_TARGET                                                             \
   __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
 
