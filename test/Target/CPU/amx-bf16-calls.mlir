@@ -43,3 +43,12 @@ func.func @transposed(%a: memref<8x32xbf16>, %b: memref<64x32xbf16>, %c: memref<
       ins(%a, %b : memref<8x32xbf16>, memref<64x32xbf16>) outs(%c : memref<8x64xf32>)
   return
 }
+
+// Fewer than 4 rows (a GEMV): left to the vectorized codegen kernel.
+// CHECK-LABEL: func.func @gemv
+// CHECK-NOT: func.call
+// CHECK: linalg.matmul
+func.func @gemv(%a: memref<2x32xbf16>, %b: memref<32x64xbf16>, %c: memref<2x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<2x32xbf16>, memref<32x64xbf16>) outs(%c : memref<2x64xf32>)
+  return
+}
