@@ -51,6 +51,9 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 
 import generate_demo_models as demo  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import quantize_demo  # noqa: E402
+
 # Tolerances of a GPU output against the CPU backend's, per model precision:
 # fp32 kernels differ in summation order (and FMA contraction) only; fp16
 # models round each intermediate to half on both sides but at different
@@ -135,6 +138,18 @@ def demo_model(name, sizes, seed):
     return model, inputs
 
 
+def int8_model(name, sizes, seed, work):
+    """The demo model as the QDQ model onnxruntime's quantize_static makes
+    of it (scripts/quantize_demo.py: per-channel int8 weights, int8
+    activations): Kiln's integer matmuls (kiln-fuse-qdq) on the GPU."""
+    model, inputs = demo_model(name, sizes, seed)
+    fp32 = os.path.join(work, f"{name}.fp32.onnx")
+    qdq = os.path.join(work, f"{name}.qdq.onnx")
+    onnx.save(model, fp32)
+    quantize_demo.quantize(fp32, qdq, name)
+    return onnx.load(qdq), inputs
+
+
 def save_npy_set(folder, kind, arrays):
     os.makedirs(folder, exist_ok=True)
     for n, array in enumerate(arrays):
@@ -213,6 +228,8 @@ def main():
         ew = 1 << 18
         models.append(("elementwise", elementwise_model(ew), None, "fp32"))
         models.append(("gemm_f16", gemm_model(256, 256, 256), None, "fp16"))
+        q, q_in = int8_model("mlp", {"batch": 4}, 1, work)
+        models.append(("mlp_int8", q, q_in, "int8"))
     else:
         for name, sizes in (("mlp", {"batch": 64}),
                             ("transformer_block", {"batch": 8, "seq": 128}),
@@ -224,6 +241,10 @@ def main():
                        "fp32"))
         models.append(("gemm_f16", gemm_model(4096, 4096, 4096), None,
                        "fp16"))
+        for name, sizes in (("mlp", {"batch": 64}),
+                            ("transformer_block", {"batch": 8, "seq": 128})):
+            q, q_in = int8_model(name, sizes, 1, work)
+            models.append((name + "_int8", q, q_in, "int8"))
 
     checks = []
     for name, model, inputs, precision in models:

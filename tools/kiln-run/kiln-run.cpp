@@ -86,7 +86,8 @@ Running:
                        --profile
 Output:
   --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
-  --json FILE          machine-readable results (schema kiln.run-result v1)
+  --json FILE          machine-readable results (schema kiln.run-result v2:
+                       docs/schemas/kiln.run-result.v2.schema.json)
   --info               print the artifact's metadata and exit
   --help               this text
 
