@@ -388,6 +388,7 @@ static bool compileCuda(ModuleOp module, StringRef chip,
   kiln::cuda::CudaOptions cudaOptions;
   cudaOptions.chip = chip.str();
   cudaOptions.format = "isa";
+  cudaOptions.kernels = options.kernels;
   if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
     return false;
   if (printPipeline) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CUDA/CudaBackend.h"
+#include "GemmMatch.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +32,9 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -103,7 +107,31 @@ struct NameKernelsPass
           failed = true;
         }
       });
-      func.walk([&](gpu::LaunchOp launch) {
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        // Library calls (--kernels=library, LibraryCalls.cpp) are numbered
+        // with the kernels and listed in the table as GEMMs.
+        if (auto library = op->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+          SmallVector<std::string> nodes, origins;
+          collectLocationInfo(op->getLoc(), nodes, origins);
+          std::string name =
+              "k" + std::to_string(index++) + "_" + library.getValue().str();
+          op->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
+          SmallVector<Attribute> nodeAttrs;
+          for (const std::string &n : nodes)
+            nodeAttrs.push_back(StringAttr::get(ctx, n));
+          NamedAttribute entries[] = {
+              NamedAttribute(StringAttr::get(ctx, "kernel"),
+                             StringAttr::get(ctx, name)),
+              NamedAttribute(StringAttr::get(ctx, "nodes"),
+                             ArrayAttr::get(ctx, nodeAttrs)),
+              NamedAttribute(StringAttr::get(ctx, "category"),
+                             StringAttr::get(ctx, "gemm"))};
+          table.push_back(DictionaryAttr::get(ctx, entries));
+          return WalkResult::advance();
+        }
+        auto launch = dyn_cast<gpu::LaunchOp>(op);
+        if (!launch)
+          return WalkResult::advance();
         SmallVector<std::string> nodes, origins;
         // Elementwise fusion gives a fused op the location fused[consumer,
         // producer]: read each op's origins innermost first, so the names
@@ -153,6 +181,7 @@ struct NameKernelsPass
             NamedAttribute(StringAttr::get(ctx, "nodes"),
                            ArrayAttr::get(ctx, nodeAttrs))};
         table.push_back(DictionaryAttr::get(ctx, entries));
+        return WalkResult::skip();
       });
     });
     if (failed)
@@ -192,18 +221,23 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
   std::string pipeline =
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
+      "function-boundary-type-conversion=identity-layout-map}," +
+      // Matmuls first: library calls (--kernels=library), then tensor-core
+      // kernels for the fp16/bf16 ones left (MatmulTensorCore.cpp).
+      std::string(o.kernels == "library" ? "kiln-cuda-library-calls," : "") +
+      "func.func(kiln-cuda-tensor-core-matmul,"
+      "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "kiln-cuda-name-kernels,gpu-kernel-outlining,canonicalize,lower-affine,"
+      "kiln-cuda-name-kernels,gpu-kernel-outlining,"
+      "gpu.module(kiln-cuda-align-workgroup),canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
       // math.exp & co. become calls to libdevice's __nv_* functions, which
       // ptxas cannot resolve: link libdevice into each kernel module.
       " l=" KILN_CUDA_LIBDEVICE "},"
-      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+      "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
       "reconcile-unrealized-casts),"
       "gpu-module-to-binary{format=" +
       o.format + "}";
@@ -211,7 +245,8 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
 }
 
 void registerCudaBackendDialects(DialectRegistry &registry) {
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // convert-gpu-to-nvvm finds the patterns of the dialects inside kernels
   // through these interfaces (mlir-opt registers them all).
@@ -224,6 +259,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
   registerConvertNVVMToLLVMInterface(registry);
   NVVM::registerConvertGpuToNVVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
@@ -233,6 +269,9 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
+  registerMatmulTensorCorePasses();
+  registerLibraryCallsPasses();
+  registerConvertNVGPUToNVVMPass();
   registerTransformsPasses();
   registerGPUPasses();
   registerSCFPasses();
@@ -260,6 +299,14 @@ void registerCudaBackendPasses() {
       [](OpPassManager &pm) {
         CudaOptions o;
         o.format = "fatbin";
+        (void)buildCudaPipeline(pm, o);
+      });
+  PassPipelineRegistration<>(
+      "kiln-cuda-pipeline-library",
+      "the same for sm_80 with --kernels=library (GEMMs as runtime calls)",
+      [](OpPassManager &pm) {
+        CudaOptions o;
+        o.kernels = "library";
         (void)buildCudaPipeline(pm, o);
       });
 }

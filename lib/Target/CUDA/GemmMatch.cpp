@@ -1,0 +1,298 @@
+//===- GemmMatch.cpp - Contractions of the CUDA pipeline seen as GEMMs ----===//
+//
+// See GemmMatch.h. Everything here reads bufferized IR: which buffer a value
+// is (through expand/collapse views), who else touches it, and whether the
+// zero fill before a contraction and the elementwise op after it can be
+// folded into one GEMM (a kernel or a library call) without changing what
+// any other op sees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmMatch.h"
+#include "kiln/Transforms/Origin.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace kiln::cuda {
+namespace {
+
+/// The buffer `v` is a view of (through any view-like op).
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// The root of `v` and every view of it, transitively.
+llvm::SetVector<Value> aliasesOf(Value v) {
+  llvm::SetVector<Value> set;
+  set.insert(rootOf(v));
+  for (unsigned i = 0; i < set.size(); ++i)
+    for (Operation *user : set[i].getUsers())
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == set[i])
+          for (Value result : user->getResults())
+            set.insert(result);
+  return set;
+}
+
+/// Whether `op` or an op nested in it has an operand in `set`.
+bool touches(Operation *op, const llvm::SetVector<Value> &set) {
+  bool found = false;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (set.contains(operand))
+        found = true;
+  });
+  return found;
+}
+
+bool isZeroFloat(Value value) {
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  return attr && attr.getValue().isZero();
+}
+
+bool isStaticIdentity(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// `v`, or what an arith.extf extended.
+Value skipExt(Value v) {
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    return ext.getIn();
+  return v;
+}
+
+/// The body is `yield out + ext(a) * ext(b)` (exts optional, either order).
+bool isMulAddBody(Block &body) {
+  if (body.getNumArguments() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value out = body.getArgument(2);
+  if (add.getLhs() != out && add.getRhs() != out)
+    return false;
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value x = skipExt(mul.getLhs()), y = skipExt(mul.getRhs());
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return false;
+  // Nothing else in the body (the ops above and at most two extensions).
+  return body.getOperations().size() <= 6;
+}
+
+/// Whether `map`'s results are exactly the loop dims `dims`, in order.
+bool resultsAre(AffineMap map, ArrayRef<unsigned> dims) {
+  if (map.getNumResults() != dims.size())
+    return false;
+  for (auto [expr, dim] : llvm::zip(map.getResults(), dims)) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    if (!d || d.getPosition() != dim)
+      return false;
+  }
+  return true;
+}
+
+/// The zero fill of C that is the last op before `op` to touch it.
+Operation *matchFill(Operation *op, const llvm::SetVector<Value> &cAliases) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (!touches(prev, cAliases))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics() &&
+        cAliases.contains(fill.getOutputs()[0]) &&
+        isZeroFloat(fill.getInputs()[0]))
+      return prev;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// The elementwise consumer of C that can be applied in the GEMM's store
+/// (see GemmMatch::epilogue); fills `match.epilogue*` and `deadWithC`.
+void matchEpilogue(GemmMatch &match) {
+  Operation *op = match.op;
+  Value root = rootOf(match.c);
+  auto alloc = root.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != op->getBlock())
+    return;
+  llvm::SetVector<Value> cAliases = aliasesOf(match.c);
+  linalg::GenericOp candidate;
+  SmallVector<Operation *> deallocs, views;
+  for (Value v : cAliases)
+    for (Operation *user : v.getUsers()) {
+      if (user == op || user == match.fill)
+        continue;
+      if (isa<memref::DeallocOp>(user)) {
+        deallocs.push_back(user);
+        continue;
+      }
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == v) {
+          views.push_back(user);
+          continue;
+        }
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || (candidate && candidate != generic))
+        return;
+      candidate = generic;
+    }
+  if (!candidate || candidate->getBlock() != op->getBlock() ||
+      !op->isBeforeInBlock(candidate) || !candidate.hasPureBufferSemantics() ||
+      candidate.getNumDpsInits() != 1 ||
+      candidate.getNumLoops() != candidate.getNumParallelLoops())
+    return;
+  auto cType = cast<MemRefType>(match.c.getType());
+  if (candidate.getStaticLoopRanges() != cType.getShape())
+    return;
+  OpOperand *init = candidate.getDpsInitOperand(0);
+  Value out = init->get();
+  if (!isStaticIdentity(out) ||
+      !candidate.getMatchingIndexingMap(init).isIdentity() ||
+      !candidate.getMatchingBlockArgument(init).use_empty())
+    return;
+  int accArg = -1;
+  for (OpOperand *input : candidate.getDpsInputOperands()) {
+    if (!cAliases.contains(input->get()))
+      continue;
+    if (accArg >= 0 || input->get().getType() != cType ||
+        !candidate.getMatchingIndexingMap(input).isIdentity())
+      return;
+    accArg = input->getOperandNumber();
+  }
+  if (accArg < 0)
+    return;
+  // The kernel or call replaces the epilogue where it is: the operands of
+  // the contraction must not change in between, and its output must not be
+  // an input (other blocks still read the inputs while one stores).
+  llvm::SetVector<Value> guarded = aliasesOf(match.a);
+  guarded.insert_range(aliasesOf(match.b));
+  guarded.insert_range(cAliases);
+  for (Operation *between = op->getNextNode(); between != candidate;
+       between = between->getNextNode())
+    if (!isa<memref::AllocOp>(between) && touches(between, guarded))
+      return;
+  llvm::SetVector<Value> outAliases = aliasesOf(out);
+  if (llvm::any_of(guarded, [&](Value v) { return outAliases.contains(v); }))
+    return;
+  for (OpOperand *input : candidate.getDpsInputOperands())
+    if (input->getOperandNumber() != static_cast<unsigned>(accArg) &&
+        outAliases.contains(input->get()))
+      return;
+  match.epilogue = candidate;
+  match.epilogueArg = accArg;
+  match.deadWithC = deallocs;
+  // Views in reverse order of discovery: a view of a view dies first.
+  for (Operation *view : llvm::reverse(views))
+    match.deadWithC.push_back(view);
+  match.deadWithC.push_back(alloc);
+}
+
+} // namespace
+
+std::string onnxNodeOf(Operation *op) {
+  std::string node = findOnnxNode(op->getLoc());
+  return node.empty() ? "?" : node;
+}
+
+FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
+  why.clear();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
+      op->getNumRegions() != 1 || !isMulAddBody(*op.getBlock()))
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return failure();
+  GemmMatch match;
+  match.op = op;
+  match.a = op.getDpsInputOperand(0)->get();
+  match.b = op.getDpsInputOperand(1)->get();
+  match.c = op.getDpsInitOperand(0)->get();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (dims->k.size() != 1 || dims->n.size() != 1 || dims->m.empty()) {
+    why = "not one k and one n dimension";
+    return failure();
+  }
+  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+  SmallVector<unsigned> mDims(dims->m.begin(), dims->m.end());
+  llvm::sort(batch);
+  llvm::sort(mDims);
+  unsigned k = dims->k[0], n = dims->n[0];
+  SmallVector<unsigned> aDims(batch), bDims(batch), cDims(batch);
+  aDims.append(mDims.begin(), mDims.end());
+  aDims.push_back(k);
+  bDims.append({k, n});
+  cDims.append(mDims.begin(), mDims.end());
+  cDims.push_back(n);
+  // A operand order other than A x B (B first) is not a row-major GEMM.
+  if (!resultsAre(maps[0], aDims) || !resultsAre(maps[1], bDims) ||
+      !resultsAre(maps[2], cDims)) {
+    why = "operands are not row-major [batch, m, k] x [batch, k, n] "
+          "(transposed operand)";
+    return failure();
+  }
+  for (Value v : {match.a, match.b, match.c})
+    if (!isStaticIdentity(v)) {
+      why = "dynamic shape or strided operand";
+      return failure();
+    }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  match.numBatchDims = batch.size();
+  match.numMDims = mDims.size();
+  for (unsigned d : batch) {
+    match.batch *= ranges[d];
+    match.batchSizes.push_back(ranges[d]);
+  }
+  match.m = 1;
+  for (unsigned d : mDims) {
+    match.m *= ranges[d];
+    match.mSizes.push_back(ranges[d]);
+  }
+  match.n = ranges[n];
+  match.k = ranges[k];
+  match.inType = cast<MemRefType>(match.a.getType()).getElementType();
+  match.accType = cast<MemRefType>(match.c.getType()).getElementType();
+  if (match.inType != cast<MemRefType>(match.b.getType()).getElementType()) {
+    why = "A and B have different element types";
+    return failure();
+  }
+  match.fill = matchFill(op, aliasesOf(match.c));
+  matchEpilogue(match);
+  return match;
+}
+
+Value collapseGroups(OpBuilder &b, Location loc, Value memref,
+                     ArrayRef<unsigned> groupSizes) {
+  SmallVector<ReassociationIndices> groups;
+  int64_t dim = 0;
+  bool trivial = true;
+  for (unsigned size : groupSizes) {
+    if (size == 0)
+      continue;
+    ReassociationIndices group;
+    for (unsigned i = 0; i < size; ++i)
+      group.push_back(dim++);
+    trivial &= size == 1;
+    groups.push_back(group);
+  }
+  if (trivial)
+    return memref;
+  return memref::CollapseShapeOp::create(b, loc, memref, groups);
+}
+
+} // namespace kiln::cuda

@@ -1,0 +1,78 @@
+//===- GemmMatch.h - Contractions of the CUDA pipeline seen as GEMMs -*- C++ -*-===//
+//
+// What the tensor-core kernels (MatmulTensorCore.cpp) and library mode
+// (LibraryCalls.cpp) both need to know about a matmul on bufferized IR: its
+// operands as a (batched) row-major GEMM, the zero fill of its accumulator
+// and the elementwise op that consumes the accumulator (its epilogue), when
+// the buffers show that both can be folded into the GEMM.
+//
+// Kiln's matmuls reach the CUDA pipeline as linalg.matmul/batch_matmul or,
+// once linalg-fuse-elementwise-ops has propagated the reshapes around them,
+// as linalg.generic contractions whose row dimension is split (a [B, S, K] x
+// [K, N] MatMul is a 4-loop generic with two "m" loops). Both are taken.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_TARGET_CUDA_GEMMMATCH_H
+#define KILN_LIB_TARGET_CUDA_GEMMMATCH_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <string>
+
+namespace kiln::cuda {
+
+/// A contraction C[batch.., m.., n] += A[batch.., m.., k] * B[batch.., k, n]
+/// on identity-layout static memrefs, with multiply-add body (the inputs
+/// possibly extended with arith.extf first).
+struct GemmMatch {
+  mlir::linalg::LinalgOp op;
+  mlir::Value a, b, c;
+  unsigned numBatchDims = 0, numMDims = 0;
+  /// The GEMM sizes: the batch and m loops folded.
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  /// Sizes of the m loops (their product is m): the row index of the folded
+  /// GEMM splits into these for operands indexed by the original loops.
+  llvm::SmallVector<int64_t> mSizes;
+  /// Sizes of the batch loops (their product is batch).
+  llvm::SmallVector<int64_t> batchSizes;
+  mlir::Type inType, accType;
+  /// The zero linalg.fill of C right before the contraction, or null (then
+  /// the contraction accumulates into what C holds).
+  mlir::Operation *fill = nullptr;
+  /// The all-parallel generic after the contraction that reads C (identity
+  /// map, input `epilogueArg`) and is C's last reader: its body can be
+  /// applied to each accumulator before the store, to its output. Null when
+  /// it cannot be folded (then C is written and the epilogue stays a kernel
+  /// of its own).
+  mlir::linalg::GenericOp epilogue;
+  unsigned epilogueArg = 0;
+  /// Ops that die with the contraction when the epilogue is folded: C's
+  /// allocation and its views.
+  llvm::SmallVector<mlir::Operation *> deadWithC;
+};
+
+/// Matches `op` as a GEMM. On failure `why` says what did not fit (for
+/// remarks), empty when `op` is no contraction at all.
+mlir::FailureOr<GemmMatch> matchGemm(mlir::linalg::LinalgOp op,
+                                     std::string &why);
+
+/// `memref` with its dims grouped by `groupSizes` (consecutive), e.g. a
+/// [2, 64, 32] buffer grouped {2, 1} is its [128, 32] view. Identity
+/// layouts only.
+mlir::Value collapseGroups(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value memref,
+                           llvm::ArrayRef<unsigned> groupSizes);
+
+/// The ONNX node of an op for messages ("?" when unknown).
+std::string onnxNodeOf(mlir::Operation *op);
+
+/// kiln-cuda-tensor-core-matmul, kiln-cuda-align-workgroup
+/// (MatmulTensorCore.cpp) and kiln-cuda-library-calls (LibraryCalls.cpp).
+void registerMatmulTensorCorePasses();
+void registerLibraryCallsPasses();
+
+} // namespace kiln::cuda
+
+#endif // KILN_LIB_TARGET_CUDA_GEMMMATCH_H

@@ -1,0 +1,447 @@
+//===- MatmulTensorCore.cpp - fp16/bf16 matmul kernels on tensor cores ----===//
+//
+// Codegen mode, sm_80+: each fp16/bf16 contraction with f32 accumulation
+// (linalg.matmul, batch_matmul, or the generic contraction that reshape
+// propagation leaves; GemmMatch.h) becomes one gpu.launch of its own:
+//
+//   - a block computes a 64x64 tile of C (grid: N/64 x M/64 x batch) with 4
+//     warps, each a 32x32 sub-tile = 2x4 mma tiles of 16x8;
+//   - per 32-wide k step, the block stages A[64x32] and B[32x64] in shared
+//     memory (workgroup attributions, rows padded by 8 elements so that the
+//     8 rows one ldmatrix reads fall in different banks), each thread
+//     copying two 16-byte vector<8xT> chunks of each with one load and one
+//     store; loads outside the matrix (M, N, K not multiples of the tile)
+//     are zeros, so no tail code;
+//   - the warps read their fragments with ldmatrix (x4 for A, x2.trans for
+//     B, which is row-major [k][n] in shared memory) and multiply with
+//     mma.sync m16n8k16: nvgpu.mma.sync for f16, nvvm.mma.sync for bf16
+//     (upstream's nvgpu lowering has no bf16 case); the 8 accumulators of
+//     vector<2x2xf32> are loop-carried, in registers;
+//   - the epilogue: each thread applies the elementwise consumer of C (the
+//     bias add, relu, the truncation to f16...: the generic that fusion
+//     left after the matmul) to its accumulators and stores them, guarded
+//     by the bounds. When that consumer cannot be folded (GemmMatch), C is
+//     stored and the consumer stays a kernel of its own.
+//
+// The 16-byte vector loads need K and N to be multiples of 8 (a chunk is
+// then inside the matrix or outside, and aligned); other shapes, and
+// half-precision contractions in another layout, keep the scalar kernel
+// with a remark saying why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmMatch.h"
+#include "kiln/Transforms/Origin.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace kiln::cuda {
+namespace {
+
+// The block tile, the warp grid and the shared-memory padding.
+constexpr int64_t kBM = 64, kBN = 64, kBK = 32;
+constexpr int64_t kWarpsM = 2, kWarpsN = 2, kThreads = 32 * kWarpsM * kWarpsN;
+constexpr int64_t kWM = kBM / kWarpsM, kWN = kBN / kWarpsN; // 32 x 32
+constexpr int64_t kMTiles = kWM / 16, kNTiles = kWN / 8;    // 2 x 4
+constexpr int64_t kPad = 8;
+constexpr int64_t kVec = 8; // elements per 16-byte chunk
+
+/// Index arithmetic and constants at one location.
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value lt(Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 c(bound));
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+};
+
+/// `v` split into indices of `sizes` (row-major), the first unbounded.
+SmallVector<Value> delinearize(Builder &ib, Value v, ArrayRef<int64_t> sizes) {
+  SmallVector<Value> out(sizes.size());
+  for (int64_t i = sizes.size() - 1; i > 0; --i) {
+    out[i] = ib.rem(v, sizes[i]);
+    v = ib.div(v, sizes[i]);
+  }
+  if (!sizes.empty())
+    out[0] = v;
+  return out;
+}
+
+/// One mma.sync m16n8k16 with f32 accumulation.
+Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
+          Type inType) {
+  if (inType.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  // bf16: the NVVM op on the packed registers (i32 = two bf16).
+  MLIRContext *ctx = b.getContext();
+  auto regs = [&](Value frag, int64_t count) {
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < count; ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, frag, i);
+      Value packed = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      out.push_back(vector::ExtractOp::create(b, loc, packed, 0));
+    }
+    return out;
+  };
+  SmallVector<Value> cRegs;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      cRegs.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
+  Type f32 = b.getF32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, structType, regs(a, 4), regs(bFrag, 2), cRegs,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < 4; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({2, 2}, f32), elements);
+}
+
+/// Replaces the contraction of `match` (and its fill and epilogue) by the
+/// tensor-core kernel; see the file comment.
+void buildKernel(GemmMatch &match) {
+  Operation *op = match.op;
+  Operation *anchor = match.epilogue ? match.epilogue.getOperation() : op;
+  OpBuilder b(anchor);
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Builder hb{b, loc};
+  Type t = match.inType;
+  Type f32 = b.getF32Type();
+  bool hasBatch = match.numBatchDims > 0;
+  int64_t M = match.m, N = match.n, K = match.k;
+
+  // The operands as [batch,] rows, cols: the views are made on the host.
+  Value A = collapseGroups(b, loc, match.a,
+                           {match.numBatchDims, match.numMDims, 1});
+  Value B = collapseGroups(b, loc, match.b, {match.numBatchDims, 1, 1});
+  Value C;
+  if (!match.epilogue || !match.fill)
+    C = collapseGroups(b, loc, match.c,
+                       {match.numBatchDims, match.numMDims, 1});
+
+  auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto aTileType = MemRefType::get({kBM, kBK + kPad}, t, AffineMap(), shared);
+  auto bTileType = MemRefType::get({kBK, kBN + kPad}, t, AffineMap(), shared);
+  Value one = hb.c(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, hb.c(llvm::divideCeil(N, kBN)), hb.c(llvm::divideCeil(M, kBM)),
+      hb.c(match.batch), hb.c(kThreads), one, one, /*dynamicSharedMemory=*/
+      nullptr, /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+      TypeRange{aTileType, bTileType});
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+
+  Value blockN = launch.getBlockIds().x, blockM = launch.getBlockIds().y;
+  Value batchIdx = launch.getBlockIds().z, tid = launch.getThreadIds().x;
+  Value aTile = launch.getWorkgroupAttributions()[0];
+  Value bTile = launch.getWorkgroupAttributions()[1];
+  Value warp = hb.div(tid, 32), lane = hb.rem(tid, 32);
+  Value warpRow = hb.add(hb.mul(blockM, kBM), hb.mul(hb.div(warp, kWarpsN), kWM));
+  Value warpCol = hb.add(hb.mul(blockN, kBN), hb.mul(hb.rem(warp, kWarpsN), kWN));
+  auto withBatch = [&](ValueRange indices) {
+    SmallVector<Value> out;
+    if (hasBatch)
+      out.push_back(batchIdx);
+    out.append(indices.begin(), indices.end());
+    return out;
+  };
+
+  // The accumulator element (h, j) of mma tile (mt, nt) of this thread.
+  auto accRow = [&](int64_t mt, int64_t h) {
+    return hb.add(hb.add(warpRow, mt * 16 + h * 8), hb.div(lane, 4));
+  };
+  auto accCol = [&](int64_t nt, int64_t j) {
+    return hb.add(hb.add(warpCol, nt * 8 + j), hb.mul(hb.rem(lane, 4), 2));
+  };
+  auto inBounds = [&](Value row, Value col) {
+    return hb.both(hb.lt(row, M), hb.lt(col, N));
+  };
+  auto accType = VectorType::get({2, 2}, f32);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+
+  // Initial accumulators: zeros when C was zero-filled, else C.
+  SmallVector<Value> init;
+  for (int64_t mt = 0; mt < kMTiles; ++mt)
+    for (int64_t nt = 0; nt < kNTiles; ++nt) {
+      if (match.fill) {
+        init.push_back(arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0))));
+        continue;
+      }
+      SmallVector<Value> elements;
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value row = accRow(mt, h), col = accCol(nt, j);
+          auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32},
+                                        inBounds(row, col), true, true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value v = memref::LoadOp::create(b, loc, C, withBatch({row, col}));
+          scf::YieldOp::create(b, loc, v);
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(b, loc, zero);
+          elements.push_back(ifOp.getResult(0));
+        }
+      init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
+    }
+
+  auto chunkType = VectorType::get({kVec}, t);
+  Value zeroChunk = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(chunkType, b.getZeroAttr(t)));
+  auto loop = scf::ForOp::create(b, loc, hb.c(0), hb.c(K), hb.c(kBK), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    // One 16-byte chunk global -> shared, zeros outside the matrix.
+    auto stage = [&](Value global, Value tile, Value row, Value col,
+                     Value valid, Value tileRow, Value tileCol) {
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{chunkType}, valid,
+                                    true, true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value v = vector::LoadOp::create(b, loc, chunkType, global,
+                                         withBatch({row, col}),
+                                         /*nontemporal=*/false,
+                                         llvm::MaybeAlign(16));
+        scf::YieldOp::create(b, loc, v);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, zeroChunk);
+      }
+      vector::StoreOp::create(b, loc, ifOp.getResult(0), tile,
+                              ValueRange{tileRow, tileCol},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    };
+    constexpr int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
+    for (int64_t i = 0; i < kBM * aChunksPerRow / kThreads; ++i) {
+      Value chunk = hb.add(tid, i * kThreads);
+      Value r = hb.div(chunk, aChunksPerRow);
+      Value kc = hb.mul(hb.rem(chunk, aChunksPerRow), kVec);
+      Value row = hb.add(hb.mul(blockM, kBM), r), col = hb.add(k0, kc);
+      stage(A, aTile, row, col, hb.both(hb.lt(row, M), hb.lt(col, K)), r, kc);
+    }
+    for (int64_t i = 0; i < kBK * bChunksPerRow / kThreads; ++i) {
+      Value chunk = hb.add(tid, i * kThreads);
+      Value r = hb.div(chunk, bChunksPerRow);
+      Value nc = hb.mul(hb.rem(chunk, bChunksPerRow), kVec);
+      Value row = hb.add(k0, r), col = hb.add(hb.mul(blockN, kBN), nc);
+      stage(B, bTile, row, col, hb.both(hb.lt(row, K), hb.lt(col, N)), r, nc);
+    }
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> accs(loop.getRegionIterArgs().begin(),
+                            loop.getRegionIterArgs().end());
+    // Fragment addresses: ldmatrix.x4 takes row addresses from all 32
+    // lanes (rows 0-15 at k 0, then at k 8); x2 from lanes 0-15.
+    Value warpTileRow = hb.mul(hb.div(warp, kWarpsN), kWM);
+    Value warpTileCol = hb.mul(hb.rem(warp, kWarpsN), kWN);
+    Value laneRow = hb.rem(lane, 16), laneHalf = hb.mul(hb.div(lane, 16), 8);
+    for (int64_t kk = 0; kk < kBK; kk += 16) {
+      SmallVector<Value> aFrags, bFrags;
+      for (int64_t mt = 0; mt < kMTiles; ++mt)
+        aFrags.push_back(nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({4, 2}, t), aTile,
+            ValueRange{hb.add(hb.add(warpTileRow, mt * 16), laneRow),
+                       hb.add(laneHalf, kk)},
+            b.getBoolAttr(false), b.getI32IntegerAttr(4)));
+      for (int64_t nt = 0; nt < kNTiles; ++nt)
+        bFrags.push_back(nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({2, 2}, t), bTile,
+            ValueRange{hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)},
+            b.getBoolAttr(true), b.getI32IntegerAttr(2)));
+      for (int64_t mt = 0; mt < kMTiles; ++mt)
+        for (int64_t nt = 0; nt < kNTiles; ++nt) {
+          Value &acc = accs[mt * kNTiles + nt];
+          acc = mma(b, loc, aFrags[mt], bFrags[nt], acc, t);
+        }
+    }
+    // The next iteration overwrites the tiles the slowest warp may still
+    // read.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, accs);
+  }
+
+  // The epilogue, one accumulator element at a time.
+  linalg::GenericOp epilogue = match.fill ? match.epilogue : nullptr;
+  for (int64_t mt = 0; mt < kMTiles; ++mt)
+    for (int64_t nt = 0; nt < kNTiles; ++nt)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value row = accRow(mt, h), col = accCol(nt, j);
+          Value acc = vector::ExtractOp::create(
+              b, loc, loop.getResult(mt * kNTiles + nt),
+              ArrayRef<int64_t>{h, j});
+          auto ifOp = scf::IfOp::create(b, loc, inBounds(row, col),
+                                        /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          if (!epilogue) {
+            memref::StoreOp::create(b, loc, acc, C, withBatch({row, col}));
+            continue;
+          }
+          // The epilogue's loops are C's: batch..., m..., n.
+          SmallVector<Value> loops =
+              delinearize(hb, batchIdx, match.batchSizes);
+          if (!hasBatch)
+            loops.clear();
+          llvm::append_range(loops, delinearize(hb, row, match.mSizes));
+          loops.push_back(col);
+          IRMapping map;
+          Block *eb = epilogue.getBlock();
+          for (OpOperand *input : epilogue.getDpsInputOperands()) {
+            BlockArgument arg = epilogue.getMatchingBlockArgument(input);
+            if (input->getOperandNumber() == match.epilogueArg) {
+              map.map(arg, acc);
+              continue;
+            }
+            if (arg.use_empty())
+              continue;
+            AffineMap m = epilogue.getMatchingIndexingMap(input);
+            SmallVector<Value> indices;
+            for (unsigned r = 0; r < m.getNumResults(); ++r)
+              indices.push_back(affine::AffineApplyOp::create(
+                  b, input->get().getLoc(), m.getSubMap({r}), loops));
+            map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(),
+                                                input->get(), indices));
+          }
+          for (Operation &inner : eb->without_terminator())
+            b.clone(inner, map);
+          Value result = map.lookupOrDefault(
+              cast<linalg::YieldOp>(eb->getTerminator()).getOperand(0));
+          memref::StoreOp::create(b, epilogue.getLoc(), result,
+                                  epilogue.getDpsInitOperand(0)->get(), loops);
+        }
+
+  // What the kernel replaces.
+  if (epilogue)
+    epilogue->erase();
+  op->erase();
+  if (match.fill)
+    match.fill->erase();
+  if (epilogue)
+    for (Operation *dead : match.deadWithC)
+      if (dead->use_empty())
+        dead->erase();
+}
+
+struct TensorCoreMatmulPass
+    : PassWrapper<TensorCoreMatmulPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TensorCoreMatmulPass)
+  StringRef getArgument() const override {
+    return "kiln-cuda-tensor-core-matmul";
+  }
+  StringRef getDescription() const override {
+    return "fp16/bf16 contractions (f32 accumulation) -> gpu.launch kernels "
+           "on tensor cores (shared-memory tiles, ldmatrix, mma.sync "
+           "m16n8k16, fused elementwise epilogue); bufferized IR, sm_80+";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<affine::AffineDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                    NVVM::NVVMDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.getNumReductionLoops() == 1 && op.hasPureBufferSemantics())
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates) {
+      std::string why;
+      FailureOr<GemmMatch> match = matchGemm(op, why);
+      Type inType = op.getNumDpsInputs() > 0
+                        ? getElementTypeOrSelf(op.getDpsInputs()[0].getType())
+                        : Type();
+      bool half = inType && (inType.isF16() || inType.isBF16());
+      if (!half)
+        continue;
+      if (succeeded(match) && !match->accType.isF32())
+        why = "the accumulator is not f32";
+      else if (succeeded(match) && (match->k % kVec || match->n % kVec))
+        why = "K and N must be multiples of 8 (K = " +
+              std::to_string(match->k) + ", N = " + std::to_string(match->n) +
+              ")";
+      if (!why.empty()) {
+        emitRemark(stripOrigins(op.getLoc()))
+            << "CUDA: the contraction of ONNX node '" << onnxNodeOf(op)
+            << "' is not on tensor cores (" << why
+            << "); it keeps the scalar kernel";
+        continue;
+      }
+      if (failed(match))
+        continue;
+      buildKernel(*match);
+    }
+  }
+};
+
+/// Shared-memory tiles are read and written 16 bytes at a time (vector
+/// chunks, ldmatrix rows): align the workgroup buffers of the outlined
+/// kernels to 16 bytes (convert-gpu-to-nvvm aligns them to the element
+/// otherwise).
+struct AlignWorkgroupPass
+    : PassWrapper<AlignWorkgroupPass, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AlignWorkgroupPass)
+  StringRef getArgument() const override {
+    return "kiln-cuda-align-workgroup";
+  }
+  StringRef getDescription() const override {
+    return "Align the workgroup (shared-memory) buffers of kernels to 16 "
+           "bytes";
+  }
+  void runOnOperation() override {
+    getOperation().walk([&](gpu::GPUFuncOp func) {
+      for (unsigned i = 0; i < func.getWorkgroupAttributions().size(); ++i)
+        func.setWorkgroupAttributionAttr(
+            i, LLVM::LLVMDialect::getAlignAttrName(),
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), 16));
+    });
+  }
+};
+
+} // namespace
+
+void registerMatmulTensorCorePasses() {
+  PassRegistration<TensorCoreMatmulPass>();
+  PassRegistration<AlignWorkgroupPass>();
+}
+
+} // namespace kiln::cuda
