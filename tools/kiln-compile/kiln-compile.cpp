@@ -389,6 +389,15 @@ static bool compileCuda(ModuleOp module, StringRef chip,
   cudaOptions.chip = chip.str();
   cudaOptions.format = "isa";
   cudaOptions.kernels = options.kernels;
+  // The CUDA passes say with remarks what stays off the fast paths (a
+  // matmul not on tensor cores, not a library call): print them; errors go
+  // on to the default handler.
+  ScopedDiagnosticHandler remarks(module->getContext(), [](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    llvm::errs() << diag.getLocation() << ": remark: " << diag.str() << "\n";
+    return success();
+  });
   if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
     return false;
   if (printPipeline) {

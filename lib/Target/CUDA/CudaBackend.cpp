@@ -118,7 +118,8 @@ struct NameKernelsPass
           op->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
           SmallVector<Attribute> nodeAttrs;
           for (const std::string &n : nodes)
-            nodeAttrs.push_back(StringAttr::get(ctx, n));
+            if (!llvm::is_contained(nodeAttrs, StringAttr::get(ctx, n)))
+              nodeAttrs.push_back(StringAttr::get(ctx, n));
           NamedAttribute entries[] = {
               NamedAttribute(StringAttr::get(ctx, "kernel"),
                              StringAttr::get(ctx, name)),

@@ -130,8 +130,7 @@ void matchEpilogue(GemmMatch &match) {
   if (!alloc || alloc->getBlock() != op->getBlock())
     return;
   llvm::SetVector<Value> cAliases = aliasesOf(match.c);
-  linalg::GenericOp candidate;
-  SmallVector<Operation *> deallocs, views;
+  SmallVector<Operation *> deallocs, views, others;
   for (Value v : cAliases)
     for (Operation *user : v.getUsers()) {
       if (user == op || user == match.fill)
@@ -145,11 +144,37 @@ void matchEpilogue(GemmMatch &match) {
           views.push_back(user);
           continue;
         }
-      auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || (candidate && candidate != generic))
+      if (user->getBlock() != op->getBlock() || !op->isBeforeInBlock(user))
         return;
-      candidate = generic;
+      if (!llvm::is_contained(others, user))
+        others.push_back(user);
     }
+  if (others.empty())
+    return;
+  llvm::sort(others, [](Operation *x, Operation *y) {
+    return x->isBeforeInBlock(y);
+  });
+  // The first reader after the contraction is the epilogue. Bufferization
+  // may reuse C's buffer for a later result: that is fine when the next op
+  // to touch it overwrites all of it without reading it.
+  auto candidate = dyn_cast<linalg::GenericOp>(others.front());
+  bool cLivesOn = others.size() > 1;
+  if (cLivesOn) {
+    auto next = dyn_cast<linalg::LinalgOp>(others[1]);
+    if (!next || !next.hasPureBufferSemantics() ||
+        next.getNumLoops() != next.getNumParallelLoops())
+      return;
+    for (OpOperand &operand : next->getOpOperands()) {
+      if (!cAliases.contains(operand.get()))
+        continue;
+      if (!next.isDpsInit(&operand) ||
+          !next.getMatchingIndexingMap(&operand).isIdentity() ||
+          !next.getMatchingBlockArgument(&operand).use_empty() ||
+          next.getStaticLoopRanges() !=
+              cast<MemRefType>(operand.get().getType()).getShape())
+        return;
+    }
+  }
   if (!candidate || candidate->getBlock() != op->getBlock() ||
       !op->isBeforeInBlock(candidate) || !candidate.hasPureBufferSemantics() ||
       candidate.getNumDpsInits() != 1 ||
@@ -194,6 +219,8 @@ void matchEpilogue(GemmMatch &match) {
       return;
   match.epilogue = candidate;
   match.epilogueArg = accArg;
+  if (cLivesOn)
+    return;
   match.deadWithC = deallocs;
   // Views in reverse order of discovery: a view of a view dies first.
   for (Operation *view : llvm::reverse(views))

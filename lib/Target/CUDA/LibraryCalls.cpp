@@ -18,10 +18,13 @@
 // an f32 accumulator nothing truncates has no call. What cannot be called
 // keeps its codegen kernel (tensor cores for f16/bf16) with a remark.
 //
-// The stream is the one a `gpu.wait async` creates, as for a synchronous
-// gpu.launch_func: gpu-to-llvm makes it mgpuStreamCreate (the runtime
-// returns the session's stream), then mgpuStreamSynchronize/Destroy at the
-// `gpu.wait` after the call. Pointers are the buffers' aligned pointers: the
+// The stream: the call is bracketed as gpu-to-llvm brackets a synchronous
+// gpu.launch_func, mgpuStreamCreate (the runtime returns the session's
+// stream), then mgpuStreamSynchronize and mgpuStreamDestroy (deferred / no-op
+// for the session's stream, cuda_abi.h). They are llvm.call to llvm.func
+// declarations of the type gpu-to-llvm uses, which it then reuses. (A
+// `gpu.wait async` token as the stream would not do: the canonicalizer drops
+// the wait on a token no GPU op depends on.) Pointers are the buffers' aligned pointers: the
 // operands have identity layouts (offset 0).
 //
 // The call is tagged `kiln.cuda.library = "cublaslt_matmul_bias_relu"`;
@@ -131,6 +134,18 @@ func::FuncOp declareGemm(ModuleOp module) {
   return fn;
 }
 
+/// The declaration of an MLIR GPU runtime function (CudaRuntimeWrappers,
+/// implemented by Kiln's runtime) as upstream's gpu-to-llvm declares it, so
+/// that its own calls (launches, streams) reuse it.
+LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
+                                ArrayRef<Type> params) {
+  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return fn;
+  OpBuilder b(module.getBodyRegion());
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
+                                  LLVM::LLVMFunctionType::get(result, params));
+}
+
 Value pointerOf(OpBuilder &b, Location loc, Value memref) {
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
@@ -208,9 +223,14 @@ struct LibraryCallsPass
       linalg::GenericOp folded = epilogue >= 0 ? match->epilogue : nullptr;
       Operation *anchor = folded ? folded.getOperation() : op.getOperation();
       OpBuilder b(anchor);
+      // The locations of everything the call computes, in program order:
+      // they name the ONNX nodes in the kernel table.
       SmallVector<Location> locs{op.getLoc()};
-      if (folded)
+      if (folded) {
+        for (Operation &inner : folded.getBlock()->without_terminator())
+          locs.push_back(inner.getLoc());
         locs.push_back(folded.getLoc());
+      }
       Location loc = FusedLoc::get(ctx, locs);
       Value c = folded ? folded.getDpsInitOperand(0)->get() : match->c;
       Type t = match->inType;
@@ -221,12 +241,12 @@ struct LibraryCallsPass
       auto i64 = [&](int64_t v) {
         return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
       };
-      auto wait = gpu::WaitOp::create(
-          b, loc, gpu::AsyncTokenType::get(ctx), ValueRange{});
-      Value stream = UnrealizedConversionCastOp::create(
-                         b, loc, LLVM::LLVMPointerType::get(ctx),
-                         wait.getAsyncToken())
-                         .getResult(0);
+      Type ptr = LLVM::LLVMPointerType::get(ctx);
+      Value stream =
+          LLVM::CallOp::create(b, loc, declareRuntime(module, "mgpuStreamCreate",
+                                                      ptr, {}),
+                               ValueRange{})
+              .getResult();
       Value biasPtr = bias ? pointerOf(b, loc, bias)
                            : LLVM::ZeroOp::create(
                                  b, loc, LLVM::LLVMPointerType::get(ctx))
@@ -244,7 +264,10 @@ struct LibraryCallsPass
                               biasPtr,
                               pointerOf(b, loc, c)};
       auto call = func::CallOp::create(b, loc, declareGemm(module), args);
-      gpu::WaitOp::create(b, loc, Type(), ValueRange{wait.getAsyncToken()});
+      for (StringRef fn : {"mgpuStreamSynchronize", "mgpuStreamDestroy"})
+        LLVM::CallOp::create(
+            b, loc, declareRuntime(module, fn, LLVM::LLVMVoidType::get(ctx), {ptr}),
+            ValueRange{stream});
       // The kernel table's name: cublaslt_<matmul|gemm>[_bias][_relu].
       SmallVector<std::string> nodes, origins;
       collectLocationInfo(op.getLoc(), nodes, origins);
