@@ -231,7 +231,11 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "scf-parallel-loop-fusion,"
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "kiln-cuda-name-kernels,gpu-kernel-outlining,"
+      "kiln-cuda-name-kernels,"
+      // Constants into the kernels: conversions fold them to the function's
+      // entry, and as kernel parameters they turn index math by constants
+      // into divisions by parameters.
+      "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
       "gpu.module(kiln-cuda-align-workgroup),canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
