@@ -106,16 +106,44 @@ bool resultsAre(AffineMap map, ArrayRef<unsigned> dims) {
   return true;
 }
 
-/// The zero fill of C that is the last op before `op` to touch it.
-Operation *matchFill(Operation *op, const llvm::SetVector<Value> &cAliases) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (!touches(prev, cAliases))
+int64_t numElements(Value v) {
+  return cast<MemRefType>(v.getType()).getNumElements();
+}
+
+/// The zero linalg.fill of all of `buffer` that is the last op before
+/// `before` to touch it.
+linalg::FillOp lastZeroFill(Operation *before, Value buffer) {
+  llvm::SetVector<Value> aliases = aliasesOf(buffer);
+  for (Operation *prev = before->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    if (!touches(prev, aliases))
       continue;
     auto fill = dyn_cast<linalg::FillOp>(prev);
     if (fill && fill.hasPureBufferSemantics() &&
-        cAliases.contains(fill.getOutputs()[0]) &&
+        aliases.contains(fill.getOutputs()[0]) &&
+        numElements(fill.getOutputs()[0]) == numElements(buffer) &&
         isZeroFloat(fill.getInputs()[0]))
-      return prev;
+      return fill;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// What zeroes C before `op` (the last op to touch it): a zero fill, or a
+/// copy of a zero-filled buffer (CSE merges the identical zero tensors of
+/// two matmuls, and bufferization gives the second a copy of the first's).
+Operation *matchFill(Operation *op, Value c) {
+  llvm::SetVector<Value> cAliases = aliasesOf(c);
+  if (linalg::FillOp fill = lastZeroFill(op, c))
+    return fill;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (!touches(prev, cAliases))
+      continue;
+    auto copy = dyn_cast<memref::CopyOp>(prev);
+    if (copy && cAliases.contains(copy.getTarget()) &&
+        numElements(copy.getTarget()) == numElements(c) &&
+        lastZeroFill(copy, copy.getSource()))
+      return copy;
     return nullptr;
   }
   return nullptr;
@@ -298,7 +326,7 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
     why = "A and B have different element types";
     return failure();
   }
-  match.fill = matchFill(op, aliasesOf(match.c));
+  match.fill = matchFill(op, match.c);
   matchEpilogue(match);
   return match;
 }

@@ -38,8 +38,9 @@ struct GemmMatch {
   /// Sizes of the batch loops (their product is batch).
   llvm::SmallVector<int64_t> batchSizes;
   mlir::Type inType, accType;
-  /// The zero linalg.fill of C right before the contraction, or null (then
-  /// the contraction accumulates into what C holds).
+  /// What zeroes C right before the contraction (a zero linalg.fill, or a
+  /// memref.copy from a zero-filled buffer), or null (then the contraction
+  /// accumulates into what C holds). Erased with the contraction.
   mlir::Operation *fill = nullptr;
   /// The all-parallel generic after the contraction that reads C (identity
   /// map, input `epilogueArg`) and is C's last reader: its body can be
