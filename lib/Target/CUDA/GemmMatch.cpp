@@ -279,21 +279,24 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   match.b = op.getDpsInputOperand(1)->get();
   match.c = op.getDpsInitOperand(0)->get();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (dims->k.size() != 1 || dims->n.size() != 1 || dims->m.empty()) {
-    why = "not one k and one n dimension";
+  if (dims->k.size() != 1 || dims->n.empty() || dims->m.empty()) {
+    why = "not one k dimension";
     return failure();
   }
   SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
   SmallVector<unsigned> mDims(dims->m.begin(), dims->m.end());
+  SmallVector<unsigned> nDims(dims->n.begin(), dims->n.end());
   llvm::sort(batch);
   llvm::sort(mDims);
-  unsigned k = dims->k[0], n = dims->n[0];
+  llvm::sort(nDims);
+  unsigned k = dims->k[0];
   SmallVector<unsigned> aDims(batch), bDims(batch), cDims(batch);
   aDims.append(mDims.begin(), mDims.end());
   aDims.push_back(k);
-  bDims.append({k, n});
+  bDims.push_back(k);
+  bDims.append(nDims.begin(), nDims.end());
   cDims.append(mDims.begin(), mDims.end());
-  cDims.push_back(n);
+  cDims.append(nDims.begin(), nDims.end());
   // A operand order other than A x B (B first) is not a row-major GEMM.
   if (!resultsAre(maps[0], aDims) || !resultsAre(maps[1], bDims) ||
       !resultsAre(maps[2], cDims)) {
@@ -318,7 +321,12 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
     match.m *= ranges[d];
     match.mSizes.push_back(ranges[d]);
   }
-  match.n = ranges[n];
+  match.numNDims = nDims.size();
+  match.n = 1;
+  for (unsigned d : nDims) {
+    match.n *= ranges[d];
+    match.nSizes.push_back(ranges[d]);
+  }
   match.k = ranges[k];
   match.inType = cast<MemRefType>(match.a.getType()).getElementType();
   match.accType = cast<MemRefType>(match.c.getType()).getElementType();

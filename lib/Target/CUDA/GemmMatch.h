@@ -23,18 +23,21 @@
 
 namespace kiln::cuda {
 
-/// A contraction C[batch.., m.., n] += A[batch.., m.., k] * B[batch.., k, n]
+/// A contraction C[batch.., m.., n..] += A[batch.., m.., k] * B[batch.., k, n..]
 /// on identity-layout static memrefs, with multiply-add body (the inputs
 /// possibly extended with arith.extf first).
 struct GemmMatch {
   mlir::linalg::LinalgOp op;
   mlir::Value a, b, c;
-  unsigned numBatchDims = 0, numMDims = 0;
+  unsigned numBatchDims = 0, numMDims = 0, numNDims = 0;
   /// The GEMM sizes: the batch and m loops folded.
   int64_t batch = 1, m = 0, n = 0, k = 0;
   /// Sizes of the m loops (their product is m): the row index of the folded
   /// GEMM splits into these for operands indexed by the original loops.
   llvm::SmallVector<int64_t> mSizes;
+  /// Sizes of the n loops (their product is n): a projection whose result
+  /// is reshaped into heads has two.
+  llvm::SmallVector<int64_t> nSizes;
   /// Sizes of the batch loops (their product is batch).
   llvm::SmallVector<int64_t> batchSizes;
   mlir::Type inType, accType;

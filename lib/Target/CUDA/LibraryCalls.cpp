@@ -107,7 +107,8 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
     auto type = dyn_cast<MemRefType>(input->get().getType());
     AffineMap map = generic.getMatchingIndexingMap(input);
     // A [n] vector along the last loop (the n dimension).
-    if (!type || type.getRank() != 1 || type.getDimSize(0) != match.n ||
+    if (match.numNDims != 1 || !type || type.getRank() != 1 ||
+        type.getDimSize(0) != match.n ||
         !type.getLayout().isIdentity() ||
         type.getElementType() != match.inType || map.getNumResults() != 1 ||
         map.getResult(0) != getAffineDimExpr(generic.getNumLoops() - 1,

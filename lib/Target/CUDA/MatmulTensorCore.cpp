@@ -149,11 +149,12 @@ void buildKernel(GemmMatch &match) {
   // The operands as [batch,] rows, cols: the views are made on the host.
   Value A = collapseGroups(b, loc, match.a,
                            {match.numBatchDims, match.numMDims, 1});
-  Value B = collapseGroups(b, loc, match.b, {match.numBatchDims, 1, 1});
+  Value B = collapseGroups(b, loc, match.b,
+                           {match.numBatchDims, 1, match.numNDims});
   Value C;
   if (!match.epilogue || !match.fill)
     C = collapseGroups(b, loc, match.c,
-                       {match.numBatchDims, match.numMDims, 1});
+                       {match.numBatchDims, match.numMDims, match.numNDims});
 
   auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto aTileType = MemRefType::get({kBM, kBK + kPad}, t, AffineMap(), shared);
@@ -317,13 +318,11 @@ void buildKernel(GemmMatch &match) {
             memref::StoreOp::create(b, loc, acc, C, withBatch({row, col}));
             continue;
           }
-          // The epilogue's loops are C's: batch..., m..., n.
+          // The epilogue's loops are C's: batch..., m..., n....
           SmallVector<Value> loops =
               delinearize(hb, batchIdx, match.batchSizes);
-          if (!hasBatch)
-            loops.clear();
           llvm::append_range(loops, delinearize(hb, row, match.mSizes));
-          loops.push_back(col);
+          llvm::append_range(loops, delinearize(hb, col, match.nSizes));
           IRMapping map;
           Block *eb = epilogue.getBlock();
           for (OpOperand *input : epilogue.getDpsInputOperands()) {
