@@ -90,8 +90,17 @@ bool isMulAddBody(Block &body) {
   Value a = body.getArgument(0), b = body.getArgument(1);
   if (!((x == a && y == b) || (x == b && y == a)))
     return false;
-  // Nothing else in the body (the ops above and at most two extensions).
-  return body.getOperations().size() <= 6;
+  // Nothing else in the body: the add, the multiply, extensions of the
+  // inputs and the yield.
+  for (Operation &op : body) {
+    if (&op == add.getOperation() || &op == mul.getOperation() ||
+        &op == yield.getOperation())
+      continue;
+    auto ext = dyn_cast<arith::ExtFOp>(op);
+    if (!ext || (ext.getIn() != a && ext.getIn() != b))
+      return false;
+  }
+  return true;
 }
 
 /// Whether `map`'s results are exactly the loop dims `dims`, in order.

@@ -341,8 +341,14 @@ void buildKernel(GemmMatch &match) {
             map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(),
                                                 input->get(), indices));
           }
-          for (Operation &inner : eb->without_terminator())
+          for (Operation &inner : eb->without_terminator()) {
+            // linalg.index of the epilogue: its loop's index.
+            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+              map.map(index.getResult(), loops[index.getDim()]);
+              continue;
+            }
             b.clone(inner, map);
+          }
           Value result = map.lookupOrDefault(
               cast<linalg::YieldOp>(eb->getTerminator()).getOperand(0));
           memref::StoreOp::create(b, epilogue.getLoc(), result,
