@@ -229,7 +229,7 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "func.func(kiln-cuda-tensor-core-matmul,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32},"
+      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 no-min-max-bounds=true},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
       "kiln-cuda-name-kernels,"
       // Constants into the kernels: conversions fold them to the function's

@@ -40,8 +40,11 @@ llvm::SetVector<Value> aliasesOf(Value v) {
   return set;
 }
 
-/// Whether `op` or an op nested in it has an operand in `set`.
+/// Whether `op` or an op nested in it has an operand in `set`. Views and
+/// allocations read and write nothing.
 bool touches(Operation *op, const llvm::SetVector<Value> &set) {
+  if (isa<ViewLikeOpInterface, memref::AllocOp>(op))
+    return false;
   bool found = false;
   op->walk([&](Operation *nested) {
     for (Value operand : nested->getOperands())
@@ -119,43 +122,67 @@ int64_t numElements(Value v) {
   return cast<MemRefType>(v.getType()).getNumElements();
 }
 
-/// The zero linalg.fill of all of `buffer` that is the last op before
-/// `before` to touch it.
-linalg::FillOp lastZeroFill(Operation *before, Value buffer) {
-  llvm::SetVector<Value> aliases = aliasesOf(buffer);
-  for (Operation *prev = before->getPrevNode(); prev;
-       prev = prev->getPrevNode()) {
-    if (!touches(prev, aliases))
-      continue;
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.hasPureBufferSemantics() &&
-        aliases.contains(fill.getOutputs()[0]) &&
-        numElements(fill.getOutputs()[0]) == numElements(buffer) &&
-        isZeroFloat(fill.getInputs()[0]))
-      return fill;
-    return nullptr;
-  }
-  return nullptr;
+/// Whether `op` may write a buffer of `aliases`: a copy into it, a linalg
+/// op with it as an output; any other op touching it, conservatively.
+bool writes(Operation *op, const llvm::SetVector<Value> &aliases) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return aliases.contains(copy.getTarget());
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    if (linalgOp.hasPureBufferSemantics())
+      return llvm::any_of(linalgOp.getDpsInits(),
+                          [&](Value v) { return aliases.contains(v); });
+  return touches(op, aliases);
 }
 
-/// What zeroes C before `op` (the last op to touch it): a zero fill, or a
-/// copy of a zero-filled buffer (CSE merges the identical zero tensors of
-/// two matmuls, and bufferization gives the second a copy of the first's).
-Operation *matchFill(Operation *op, Value c) {
+bool isZeroFillOf(Operation *op, Value buffer,
+                  const llvm::SetVector<Value> &aliases) {
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  return fill && fill.hasPureBufferSemantics() &&
+         aliases.contains(fill.getOutputs()[0]) &&
+         numElements(fill.getOutputs()[0]) == numElements(buffer) &&
+         isZeroFloat(fill.getInputs()[0]);
+}
+
+/// Whether the last op before `before` to write `buffer` zero-fills all of
+/// it (readers in between are fine: they do not change it).
+bool lastWriterIsZeroFill(Operation *before, Value buffer) {
+  llvm::SetVector<Value> aliases = aliasesOf(buffer);
+  for (Operation *prev = before->getPrevNode(); prev;
+       prev = prev->getPrevNode())
+    if (writes(prev, aliases))
+      return isZeroFillOf(prev, buffer, aliases);
+  return false;
+}
+
+/// Sets match.zeroStart/zeroOp: what zeroes C before `op`. A zero fill, or
+/// a copy of a zero-filled buffer (CSE merges the identical zero tensors of
+/// two matmuls, and bufferization gives the second a copy of the first's
+/// buffer). The op is erased with the contraction, unless something reads
+/// C between it and the contraction (then it stays, and the GEMM still
+/// starts from zero).
+void matchZeroStart(GemmMatch &match) {
+  Operation *op = match.op;
+  Value c = match.c;
   llvm::SetVector<Value> cAliases = aliasesOf(c);
-  if (linalg::FillOp fill = lastZeroFill(op, c))
-    return fill;
+  bool readers = false;
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (!touches(prev, cAliases))
       continue;
+    if (!writes(prev, cAliases)) {
+      readers = true;
+      continue;
+    }
     auto copy = dyn_cast<memref::CopyOp>(prev);
-    if (copy && cAliases.contains(copy.getTarget()) &&
-        numElements(copy.getTarget()) == numElements(c) &&
-        lastZeroFill(copy, copy.getSource()))
-      return copy;
-    return nullptr;
+    bool zero = isZeroFillOf(prev, c, cAliases) ||
+                (copy && numElements(copy.getTarget()) == numElements(c) &&
+                 lastWriterIsZeroFill(copy, copy.getSource()));
+    if (!zero)
+      return;
+    match.zeroStart = true;
+    if (!readers)
+      match.zeroOp = prev;
+    return;
   }
-  return nullptr;
 }
 
 /// The elementwise consumer of C that can be applied in the GEMM's store
@@ -170,7 +197,10 @@ void matchEpilogue(GemmMatch &match) {
   SmallVector<Operation *> deallocs, views, others;
   for (Value v : cAliases)
     for (Operation *user : v.getUsers()) {
-      if (user == op || user == match.fill)
+      // Users before the contraction (its zero start, readers of that)
+      // are done when the GEMM runs.
+      if (user == op || (user->getBlock() == op->getBlock() &&
+                         user->isBeforeInBlock(op)))
         continue;
       if (isa<memref::DeallocOp>(user)) {
         deallocs.push_back(user);
@@ -245,7 +275,7 @@ void matchEpilogue(GemmMatch &match) {
   guarded.insert_range(cAliases);
   for (Operation *between = op->getNextNode(); between != candidate;
        between = between->getNextNode())
-    if (!isa<memref::AllocOp>(between) && touches(between, guarded))
+    if (touches(between, guarded))
       return;
   llvm::SetVector<Value> outAliases = aliasesOf(out);
   if (llvm::any_of(guarded, [&](Value v) { return outAliases.contains(v); }))
@@ -275,8 +305,13 @@ std::string onnxNodeOf(Operation *op) {
 FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   why.clear();
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() < 1 ||
       op->getNumRegions() != 1 || !isMulAddBody(*op.getBlock()))
+    return failure();
+  // Each operand indexed by loops (a convolution's window sums are not).
+  if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      }))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
@@ -288,8 +323,8 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   match.b = op.getDpsInputOperand(1)->get();
   match.c = op.getDpsInitOperand(0)->get();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (dims->k.size() != 1 || dims->n.empty() || dims->m.empty()) {
-    why = "not one k dimension";
+  if (dims->k.empty() || dims->n.empty() || dims->m.empty()) {
+    why = "no m, n or k dimension";
     return failure();
   }
   SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
@@ -298,11 +333,12 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   llvm::sort(batch);
   llvm::sort(mDims);
   llvm::sort(nDims);
-  unsigned k = dims->k[0];
+  SmallVector<unsigned> kDims(dims->k.begin(), dims->k.end());
+  llvm::sort(kDims);
   SmallVector<unsigned> aDims(batch), bDims(batch), cDims(batch);
   aDims.append(mDims.begin(), mDims.end());
-  aDims.push_back(k);
-  bDims.push_back(k);
+  aDims.append(kDims.begin(), kDims.end());
+  bDims.append(kDims.begin(), kDims.end());
   bDims.append(nDims.begin(), nDims.end());
   cDims.append(mDims.begin(), mDims.end());
   cDims.append(nDims.begin(), nDims.end());
@@ -310,7 +346,7 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   if (!resultsAre(maps[0], aDims) || !resultsAre(maps[1], bDims) ||
       !resultsAre(maps[2], cDims)) {
     why = "operands are not row-major [batch, m, k] x [batch, k, n] "
-          "(transposed operand)";
+          "(a transposed operand)";
     return failure();
   }
   for (Value v : {match.a, match.b, match.c})
@@ -336,16 +372,62 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
     match.n *= ranges[d];
     match.nSizes.push_back(ranges[d]);
   }
-  match.k = ranges[k];
+  match.numKDims = kDims.size();
+  match.k = 1;
+  for (unsigned d : kDims)
+    match.k *= ranges[d];
   match.inType = cast<MemRefType>(match.a.getType()).getElementType();
   match.accType = cast<MemRefType>(match.c.getType()).getElementType();
   if (match.inType != cast<MemRefType>(match.b.getType()).getElementType()) {
     why = "A and B have different element types";
     return failure();
   }
-  match.fill = matchFill(op, match.c);
+  matchZeroStart(match);
   matchEpilogue(match);
   return match;
+}
+
+void eraseFolded(GemmMatch &match, Operation *epilogue) {
+  Value copySource;
+  if (auto copy = dyn_cast_or_null<memref::CopyOp>(match.zeroOp))
+    copySource = copy.getSource();
+  if (epilogue)
+    epilogue->erase();
+  match.op->erase();
+  if (match.zeroOp)
+    match.zeroOp->erase();
+  if (epilogue)
+    for (Operation *dead : match.deadWithC)
+      if (dead->use_empty())
+        dead->erase();
+  // The buffer the copy read its zeros from may have no reader left: then
+  // its fills (a kernel each) and the allocation go too.
+  if (!copySource)
+    return;
+  llvm::SetVector<Value> aliases = aliasesOf(copySource);
+  SmallVector<Operation *> users;
+  for (Value v : aliases)
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::DeallocOp, linalg::FillOp>(user) ||
+          (isa<ViewLikeOpInterface>(user) && aliases.contains(user->getResult(0))))
+        users.push_back(user);
+      else
+        return;
+    }
+  // Fills and deallocations first, then the views (latest first), then the
+  // allocation.
+  llvm::sort(users, [](Operation *x, Operation *y) {
+    bool xv = isa<ViewLikeOpInterface>(x), yv = isa<ViewLikeOpInterface>(y);
+    if (xv != yv)
+      return yv;
+    return y->isBeforeInBlock(x);
+  });
+  for (Operation *user : users)
+    if (user->use_empty())
+      user->erase();
+  if (Operation *root = aliases[0].getDefiningOp<memref::AllocOp>())
+    if (root->use_empty())
+      root->erase();
 }
 
 Value collapseGroups(OpBuilder &b, Location loc, Value memref,

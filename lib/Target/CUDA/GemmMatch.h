@@ -23,14 +23,16 @@
 
 namespace kiln::cuda {
 
-/// A contraction C[batch.., m.., n..] += A[batch.., m.., k] * B[batch.., k, n..]
+/// A contraction C[batch.., m.., n..] += A[batch.., m.., k..] *
+/// B[batch.., k.., n..]
 /// on identity-layout static memrefs, with multiply-add body (the inputs
 /// possibly extended with arith.extf first).
 struct GemmMatch {
   mlir::linalg::LinalgOp op;
   mlir::Value a, b, c;
-  unsigned numBatchDims = 0, numMDims = 0, numNDims = 0;
-  /// The GEMM sizes: the batch and m loops folded.
+  unsigned numBatchDims = 0, numMDims = 0, numNDims = 0, numKDims = 0;
+  /// The GEMM sizes: the batch, m, n and k loops folded (an output
+  /// projection over heads reduces over two or three loops).
   int64_t batch = 1, m = 0, n = 0, k = 0;
   /// Sizes of the m loops (their product is m): the row index of the folded
   /// GEMM splits into these for operands indexed by the original loops.
@@ -41,10 +43,13 @@ struct GemmMatch {
   /// Sizes of the batch loops (their product is batch).
   llvm::SmallVector<int64_t> batchSizes;
   mlir::Type inType, accType;
-  /// What zeroes C right before the contraction (a zero linalg.fill, or a
-  /// memref.copy from a zero-filled buffer), or null (then the contraction
-  /// accumulates into what C holds). Erased with the contraction.
-  mlir::Operation *fill = nullptr;
+  /// Whether C is all zeros when the contraction starts (a zero
+  /// linalg.fill, or a memref.copy from a zero-filled buffer), and the op
+  /// that zeroes it, erased with the contraction (null when something reads
+  /// the zeros before the contraction: then it stays). Without a zero
+  /// start the contraction accumulates into what C holds.
+  bool zeroStart = false;
+  mlir::Operation *zeroOp = nullptr;
   /// The all-parallel generic after the contraction that reads C (identity
   /// map, input `epilogueArg`) and is C's last reader: its body can be
   /// applied to each accumulator before the store, to its output. Null when
@@ -61,6 +66,12 @@ struct GemmMatch {
 /// remarks), empty when `op` is no contraction at all.
 mlir::FailureOr<GemmMatch> matchGemm(mlir::linalg::LinalgOp op,
                                      std::string &why);
+
+/// Erases what the GEMM replaces: `epilogue` (the folded one, or null),
+/// the contraction, its zero start and, with the epilogue, C's dead buffer;
+/// and the zero fills a copied zero start came from when nothing else
+/// reads them.
+void eraseFolded(GemmMatch &match, mlir::Operation *epilogue);
 
 /// `memref` with its dims grouped by `groupSizes` (consecutive), e.g. a
 /// [2, 64, 32] buffer grouped {2, 1} is its [128, 32] view. Identity

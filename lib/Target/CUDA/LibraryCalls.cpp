@@ -174,7 +174,7 @@ struct LibraryCallsPass
       return "inputs are not f32, f16 or bf16";
     if (!match.accType.isF32())
       return "the accumulator is not f32";
-    if (!match.fill)
+    if (!match.zeroStart)
       return "it accumulates into an existing result (no zero fill)";
     if (!t.isF32() && epilogue < 0)
       return "no elementwise consumer that is a cuBLASLt epilogue (bias, "
@@ -188,7 +188,7 @@ struct LibraryCallsPass
     MLIRContext *ctx = &getContext();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) {
-      if (op.getNumReductionLoops() == 1 && op.hasPureBufferSemantics())
+      if (op.getNumReductionLoops() >= 1 && op.hasPureBufferSemantics())
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
@@ -282,14 +282,7 @@ struct LibraryCallsPass
         name += "_relu";
       call->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
 
-      if (folded)
-        folded->erase();
-      op->erase();
-      match->fill->erase();
-      if (folded)
-        for (Operation *dead : match->deadWithC)
-          if (dead->use_empty())
-            dead->erase();
+      eraseFolded(*match, folded);
     }
   }
 };

@@ -148,11 +148,11 @@ void buildKernel(GemmMatch &match) {
 
   // The operands as [batch,] rows, cols: the views are made on the host.
   Value A = collapseGroups(b, loc, match.a,
-                           {match.numBatchDims, match.numMDims, 1});
+                           {match.numBatchDims, match.numMDims, match.numKDims});
   Value B = collapseGroups(b, loc, match.b,
-                           {match.numBatchDims, 1, match.numNDims});
+                           {match.numBatchDims, match.numKDims, match.numNDims});
   Value C;
-  if (!match.epilogue || !match.fill)
+  if (!match.epilogue || !match.zeroStart)
     C = collapseGroups(b, loc, match.c,
                        {match.numBatchDims, match.numMDims, match.numNDims});
 
@@ -202,7 +202,7 @@ void buildKernel(GemmMatch &match) {
   SmallVector<Value> init;
   for (int64_t mt = 0; mt < kMTiles; ++mt)
     for (int64_t nt = 0; nt < kNTiles; ++nt) {
-      if (match.fill) {
+      if (match.zeroStart) {
         init.push_back(arith::ConstantOp::create(
             b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0))));
         continue;
@@ -301,7 +301,7 @@ void buildKernel(GemmMatch &match) {
   }
 
   // The epilogue, one accumulator element at a time.
-  linalg::GenericOp epilogue = match.fill ? match.epilogue : nullptr;
+  linalg::GenericOp epilogue = match.zeroStart ? match.epilogue : nullptr;
   for (int64_t mt = 0; mt < kMTiles; ++mt)
     for (int64_t nt = 0; nt < kNTiles; ++nt)
       for (int64_t h = 0; h < 2; ++h)
@@ -356,15 +356,7 @@ void buildKernel(GemmMatch &match) {
         }
 
   // What the kernel replaces.
-  if (epilogue)
-    epilogue->erase();
-  op->erase();
-  if (match.fill)
-    match.fill->erase();
-  if (epilogue)
-    for (Operation *dead : match.deadWithC)
-      if (dead->use_empty())
-        dead->erase();
+  eraseFolded(match, epilogue);
 }
 
 struct TensorCoreMatmulPass
@@ -386,7 +378,7 @@ struct TensorCoreMatmulPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.getNumReductionLoops() == 1 && op.hasPureBufferSemantics())
+      if (op.getNumReductionLoops() >= 1 && op.hasPureBufferSemantics())
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
