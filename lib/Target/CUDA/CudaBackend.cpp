@@ -224,9 +224,9 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map}," +
       // Matmuls first: library calls (--kernels=library), then tensor-core
-      // kernels for the fp16/bf16 ones left (MatmulTensorCore.cpp).
+      // kernels for the fp16/bf16 ones left (MatmulKernels.cpp).
       std::string(o.kernels == "library" ? "kiln-cuda-library-calls," : "") +
-      "func.func(kiln-cuda-tensor-core-matmul,"
+      "func.func(kiln-cuda-matmul-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 no-min-max-bounds=true},"
@@ -274,7 +274,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
-  registerMatmulTensorCorePasses();
+  registerMatmulKernelsPasses();
   registerLibraryCallsPasses();
   registerConvertNVGPUToNVVMPass();
   registerTransformsPasses();

@@ -221,12 +221,17 @@ void matchEpilogue(GemmMatch &match) {
   llvm::sort(others, [](Operation *x, Operation *y) {
     return x->isBeforeInBlock(y);
   });
-  // The first reader after the contraction is the epilogue. Bufferization
+  // The first reader after the contraction is the epilogue. It may write
+  // C itself (in place: bufferization's choice when C has no other use);
+  // then C is the result and later users read it. Otherwise bufferization
   // may reuse C's buffer for a later result: that is fine when the next op
   // to touch it overwrites all of it without reading it.
   auto candidate = dyn_cast<linalg::GenericOp>(others.front());
-  bool cLivesOn = others.size() > 1;
-  if (cLivesOn) {
+  if (!candidate || candidate.getNumDpsInits() != 1)
+    return;
+  bool inPlace = cAliases.contains(candidate.getDpsInitOperand(0)->get());
+  bool cLivesOn = others.size() > 1 || inPlace;
+  if (others.size() > 1 && !inPlace) {
     auto next = dyn_cast<linalg::LinalgOp>(others[1]);
     if (!next || !next.hasPureBufferSemantics() ||
         next.getNumLoops() != next.getNumParallelLoops())
@@ -278,7 +283,9 @@ void matchEpilogue(GemmMatch &match) {
     if (touches(between, guarded))
       return;
   llvm::SetVector<Value> outAliases = aliasesOf(out);
-  if (llvm::any_of(guarded, [&](Value v) { return outAliases.contains(v); }))
+  if (llvm::any_of(guarded, [&](Value v) {
+        return outAliases.contains(v) && !(inPlace && cAliases.contains(v));
+      }))
     return;
   for (OpOperand *input : candidate.getDpsInputOperands())
     if (input->getOperandNumber() != static_cast<unsigned>(accArg) &&

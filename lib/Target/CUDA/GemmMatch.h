@@ -1,6 +1,6 @@
 //===- GemmMatch.h - Contractions of the CUDA pipeline seen as GEMMs -*- C++ -*-===//
 //
-// What the tensor-core kernels (MatmulTensorCore.cpp) and library mode
+// What the tensor-core kernels (MatmulKernels.cpp) and library mode
 // (LibraryCalls.cpp) both need to know about a matmul on bufferized IR: its
 // operands as a (batched) row-major GEMM, the zero fill of its accumulator
 // and the elementwise op that consumes the accumulator (its epilogue), when
@@ -83,9 +83,9 @@ mlir::Value collapseGroups(mlir::OpBuilder &b, mlir::Location loc,
 /// The ONNX node of an op for messages ("?" when unknown).
 std::string onnxNodeOf(mlir::Operation *op);
 
-/// kiln-cuda-tensor-core-matmul, kiln-cuda-align-workgroup
-/// (MatmulTensorCore.cpp) and kiln-cuda-library-calls (LibraryCalls.cpp).
-void registerMatmulTensorCorePasses();
+/// kiln-cuda-matmul-kernels, kiln-cuda-align-workgroup
+/// (MatmulKernels.cpp) and kiln-cuda-library-calls (LibraryCalls.cpp).
+void registerMatmulKernelsPasses();
 void registerLibraryCallsPasses();
 
 } // namespace kiln::cuda

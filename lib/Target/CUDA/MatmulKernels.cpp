@@ -1,32 +1,37 @@
-//===- MatmulTensorCore.cpp - fp16/bf16 matmul kernels on tensor cores ----===//
+//===- MatmulKernels.cpp - Tiled matmul kernels, fp16/bf16 on tensor cores -===//
 //
-// Codegen mode, sm_80+: each fp16/bf16 contraction with f32 accumulation
+// Codegen mode, sm_80+: each contraction with f32 accumulation
 // (linalg.matmul, batch_matmul, or the generic contraction that reshape
 // propagation leaves; GemmMatch.h) becomes one gpu.launch of its own:
 //
-//   - a block computes a 64x64 tile of C (grid: N/64 x M/64 x batch) with 4
-//     warps, each a 32x32 sub-tile = 2x4 mma tiles of 16x8;
+//   - a block of 128 threads computes a 64x64 tile of C (grid: N/64 x M/64
+//     x batch);
 //   - per 32-wide k step, the block stages A[64x32] and B[32x64] in shared
-//     memory (workgroup attributions, rows padded by 8 elements so that the
-//     8 rows one ldmatrix reads fall in different banks), each thread
-//     copying two 16-byte vector<8xT> chunks of each with one load and one
-//     store; loads outside the matrix (M, N, K not multiples of the tile)
-//     are zeros, so no tail code;
-//   - the warps read their fragments with ldmatrix (x4 for A, x2.trans for
+//     memory (workgroup attributions, rows padded by one 16-byte chunk so
+//     that the rows read together fall in different banks), each thread
+//     copying 16-byte chunks (vector<8xf16>, vector<4xf32>) with one load
+//     and one store; chunks outside the matrix (M, N, K not multiples of the
+//     tile) are zeros, so no tail code;
+//   - fp16/bf16: 4 warps, each a 32x32 sub-tile = 2x4 mma tiles of 16x8.
+//     The warps read their fragments with ldmatrix (x4 for A, x2.trans for
 //     B, which is row-major [k][n] in shared memory) and multiply with
 //     mma.sync m16n8k16: nvgpu.mma.sync for f16, nvvm.mma.sync for bf16
 //     (upstream's nvgpu lowering has no bf16 case); the 8 accumulators of
 //     vector<2x2xf32> are loop-carried, in registers;
+//   - f32: each thread computes 8 rows (8 apart) x 4 adjacent columns with
+//     vector<4xf32> FMAs: per k, one 16-byte B read and 8 broadcast A
+//     values from shared memory (no TF32: the results stay f32-exact up to
+//     the FMA contraction);
 //   - the epilogue: each thread applies the elementwise consumer of C (the
 //     bias add, relu, the truncation to f16...: the generic that fusion
 //     left after the matmul) to its accumulators and stores them, guarded
 //     by the bounds. When that consumer cannot be folded (GemmMatch), C is
 //     stored and the consumer stays a kernel of its own.
 //
-// The 16-byte vector loads need K and N to be multiples of 8 (a chunk is
-// then inside the matrix or outside, and aligned); other shapes, and
-// half-precision contractions in another layout, keep the scalar kernel
-// with a remark saying why.
+// The 16-byte vector loads need K and N to be multiples of the chunk (8
+// half, 4 f32 elements: a chunk is then inside the matrix or outside, and
+// aligned); other shapes, and contractions in another layout, keep the
+// scalar kernel with a remark saying why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,13 +55,16 @@ using namespace mlir;
 namespace kiln::cuda {
 namespace {
 
-// The block tile, the warp grid and the shared-memory padding.
+// The block tile, the warp grid (tensor cores) and the thread grid (f32).
 constexpr int64_t kBM = 64, kBN = 64, kBK = 32;
 constexpr int64_t kWarpsM = 2, kWarpsN = 2, kThreads = 32 * kWarpsM * kWarpsN;
 constexpr int64_t kWM = kBM / kWarpsM, kWN = kBN / kWarpsN; // 32 x 32
 constexpr int64_t kMTiles = kWM / 16, kNTiles = kWN / 8;    // 2 x 4
-constexpr int64_t kPad = 8;
-constexpr int64_t kVec = 8; // elements per 16-byte chunk
+// f32: 8 x 16 threads, each 8 rows (8 apart) x 4 adjacent columns.
+constexpr int64_t kThreadRows = 8, kThreadCols = 16;
+constexpr int64_t kRowsPerThread = kBM / kThreadRows;      // 8
+constexpr int64_t kColsPerThread = kBN / kThreadCols;      // 4
+static_assert(kThreadRows * kThreadCols == kThreads, "one tile per block");
 
 /// Index arithmetic and constants at one location.
 struct Builder {
@@ -135,6 +143,11 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
 /// Replaces the contraction of `match` (and its fill and epilogue) by the
 /// tensor-core kernel; see the file comment.
 void buildKernel(GemmMatch &match) {
+  // f16/bf16 on tensor cores, f32 on CUDA cores (SIMT) from the same shared
+  // tiles. A chunk is 16 bytes, rows are padded by one chunk.
+  bool simt = match.inType.isF32();
+  const int64_t kVec = simt ? 4 : 8;
+  const int64_t kPad = kVec;
   Operation *op = match.op;
   Operation *anchor = match.epilogue ? match.epilogue.getOperation() : op;
   OpBuilder b(anchor);
@@ -185,44 +198,66 @@ void buildKernel(GemmMatch &match) {
     return out;
   };
 
-  // The accumulator element (h, j) of mma tile (mt, nt) of this thread.
-  auto accRow = [&](int64_t mt, int64_t h) {
-    return hb.add(hb.add(warpRow, mt * 16 + h * 8), hb.div(lane, 4));
-  };
-  auto accCol = [&](int64_t nt, int64_t j) {
-    return hb.add(hb.add(warpCol, nt * 8 + j), hb.mul(hb.rem(lane, 4), 2));
-  };
   auto inBounds = [&](Value row, Value col) {
     return hb.both(hb.lt(row, M), hb.lt(col, N));
   };
-  auto accType = VectorType::get({2, 2}, f32);
+  // The thread's accumulators and where each element goes in C:
+  // tensor cores: 2 x 4 mma tiles of vector<2x2xf32>, element (h, j) of
+  // tile (mt, nt) at row 16 mt + 8 h + lane / 4, column 8 nt + 2 (lane % 4)
+  // + j of the warp's tile; f32: 8 vector<4xf32>, element j of vector i at
+  // row ty + 8 i, column 4 tx + j of the block's tile.
+  Value ty = hb.div(tid, kThreadCols), tx = hb.rem(tid, kThreadCols);
+  int64_t numAccs = simt ? kRowsPerThread : kMTiles * kNTiles;
+  auto accType = simt ? VectorType::get({kColsPerThread}, f32)
+                      : VectorType::get({2, 2}, f32);
+  struct Element {
+    int64_t acc;
+    SmallVector<int64_t, 2> pos;
+    Value row, col;
+  };
+  auto elementsOf = [&](int64_t acc) {
+    SmallVector<Element> out;
+    if (simt) {
+      Value row = hb.add(hb.add(hb.mul(blockM, kBM), ty), acc * kThreadRows);
+      for (int64_t j = 0; j < kColsPerThread; ++j)
+        out.push_back({acc, {j}, row,
+                       hb.add(hb.add(hb.mul(blockN, kBN), hb.mul(tx, 4)), j)});
+      return out;
+    }
+    int64_t mt = acc / kNTiles, nt = acc % kNTiles;
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < 2; ++j)
+        out.push_back(
+            {acc,
+             {h, j},
+             hb.add(hb.add(warpRow, mt * 16 + h * 8), hb.div(lane, 4)),
+             hb.add(hb.add(warpCol, nt * 8 + j), hb.mul(hb.rem(lane, 4), 2))});
+    return out;
+  };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
 
   // Initial accumulators: zeros when C was zero-filled, else C.
   SmallVector<Value> init;
-  for (int64_t mt = 0; mt < kMTiles; ++mt)
-    for (int64_t nt = 0; nt < kNTiles; ++nt) {
-      if (match.zeroStart) {
-        init.push_back(arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0))));
-        continue;
-      }
-      SmallVector<Value> elements;
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value row = accRow(mt, h), col = accCol(nt, j);
-          auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32},
-                                        inBounds(row, col), true, true);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOp.thenBlock());
-          Value v = memref::LoadOp::create(b, loc, C, withBatch({row, col}));
-          scf::YieldOp::create(b, loc, v);
-          b.setInsertionPointToStart(ifOp.elseBlock());
-          scf::YieldOp::create(b, loc, zero);
-          elements.push_back(ifOp.getResult(0));
-        }
-      init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
+  for (int64_t acc = 0; acc < numAccs; ++acc) {
+    if (match.zeroStart) {
+      init.push_back(arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0))));
+      continue;
     }
+    SmallVector<Value> elements;
+    for (Element &e : elementsOf(acc)) {
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32},
+                                    inBounds(e.row, e.col), true, true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value v = memref::LoadOp::create(b, loc, C, withBatch({e.row, e.col}));
+      scf::YieldOp::create(b, loc, v);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, zero);
+      elements.push_back(ifOp.getResult(0));
+    }
+    init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
+  }
 
   auto chunkType = VectorType::get({kVec}, t);
   Value zeroChunk = arith::ConstantOp::create(
@@ -252,7 +287,7 @@ void buildKernel(GemmMatch &match) {
                               ValueRange{tileRow, tileCol},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     };
-    constexpr int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
+    const int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
     for (int64_t i = 0; i < kBM * aChunksPerRow / kThreads; ++i) {
       Value chunk = hb.add(tid, i * kThreads);
       Value r = hb.div(chunk, aChunksPerRow);
@@ -270,29 +305,47 @@ void buildKernel(GemmMatch &match) {
     gpu::BarrierOp::create(b, loc);
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(),
                             loop.getRegionIterArgs().end());
-    // Fragment addresses: ldmatrix.x4 takes row addresses from all 32
-    // lanes (rows 0-15 at k 0, then at k 8); x2 from lanes 0-15.
-    Value warpTileRow = hb.mul(hb.div(warp, kWarpsN), kWM);
-    Value warpTileCol = hb.mul(hb.rem(warp, kWarpsN), kWN);
-    Value laneRow = hb.rem(lane, 16), laneHalf = hb.mul(hb.div(lane, 16), 8);
-    for (int64_t kk = 0; kk < kBK; kk += 16) {
-      SmallVector<Value> aFrags, bFrags;
-      for (int64_t mt = 0; mt < kMTiles; ++mt)
-        aFrags.push_back(nvgpu::LdMatrixOp::create(
-            b, loc, VectorType::get({4, 2}, t), aTile,
-            ValueRange{hb.add(hb.add(warpTileRow, mt * 16), laneRow),
-                       hb.add(laneHalf, kk)},
-            b.getBoolAttr(false), b.getI32IntegerAttr(4)));
-      for (int64_t nt = 0; nt < kNTiles; ++nt)
-        bFrags.push_back(nvgpu::LdMatrixOp::create(
-            b, loc, VectorType::get({2, 2}, t), bTile,
-            ValueRange{hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)},
-            b.getBoolAttr(true), b.getI32IntegerAttr(2)));
-      for (int64_t mt = 0; mt < kMTiles; ++mt)
-        for (int64_t nt = 0; nt < kNTiles; ++nt) {
-          Value &acc = accs[mt * kNTiles + nt];
-          acc = mma(b, loc, aFrags[mt], bFrags[nt], acc, t);
+    if (simt) {
+      // Per k: the thread's 8 A values (rows 8 apart: the two row groups
+      // of a warp fall in different banks) against its 4 B values.
+      auto vecType = VectorType::get({kColsPerThread}, f32);
+      for (int64_t kk = 0; kk < kBK; ++kk) {
+        Value bRow = vector::LoadOp::create(
+            b, loc, vecType, bTile, ValueRange{hb.c(kk), hb.mul(tx, 4)},
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
+        for (int64_t i = 0; i < kRowsPerThread; ++i) {
+          Value a = memref::LoadOp::create(
+              b, loc, aTile,
+              ValueRange{hb.add(ty, i * kThreadRows), hb.c(kk)});
+          Value splat = vector::BroadcastOp::create(b, loc, vecType, a);
+          accs[i] = vector::FMAOp::create(b, loc, splat, bRow, accs[i]);
         }
+      }
+    } else {
+      // Fragment addresses: ldmatrix.x4 takes row addresses from all 32
+      // lanes (rows 0-15 at k 0, then at k 8); x2 from lanes 0-15.
+      Value warpTileRow = hb.mul(hb.div(warp, kWarpsN), kWM);
+      Value warpTileCol = hb.mul(hb.rem(warp, kWarpsN), kWN);
+      Value laneRow = hb.rem(lane, 16), laneHalf = hb.mul(hb.div(lane, 16), 8);
+      for (int64_t kk = 0; kk < kBK; kk += 16) {
+        SmallVector<Value> aFrags, bFrags;
+        for (int64_t mt = 0; mt < kMTiles; ++mt)
+          aFrags.push_back(nvgpu::LdMatrixOp::create(
+              b, loc, VectorType::get({4, 2}, t), aTile,
+              ValueRange{hb.add(hb.add(warpTileRow, mt * 16), laneRow),
+                         hb.add(laneHalf, kk)},
+              b.getBoolAttr(false), b.getI32IntegerAttr(4)));
+        for (int64_t nt = 0; nt < kNTiles; ++nt)
+          bFrags.push_back(nvgpu::LdMatrixOp::create(
+              b, loc, VectorType::get({2, 2}, t), bTile,
+              ValueRange{hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)},
+              b.getBoolAttr(true), b.getI32IntegerAttr(2)));
+        for (int64_t mt = 0; mt < kMTiles; ++mt)
+          for (int64_t nt = 0; nt < kNTiles; ++nt) {
+            Value &acc = accs[mt * kNTiles + nt];
+            acc = mma(b, loc, aFrags[mt], bFrags[nt], acc, t);
+          }
+      }
     }
     // The next iteration overwrites the tiles the slowest warp may still
     // read.
@@ -302,73 +355,71 @@ void buildKernel(GemmMatch &match) {
 
   // The epilogue, one accumulator element at a time.
   linalg::GenericOp epilogue = match.zeroStart ? match.epilogue : nullptr;
-  for (int64_t mt = 0; mt < kMTiles; ++mt)
-    for (int64_t nt = 0; nt < kNTiles; ++nt)
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value row = accRow(mt, h), col = accCol(nt, j);
-          Value acc = vector::ExtractOp::create(
-              b, loc, loop.getResult(mt * kNTiles + nt),
-              ArrayRef<int64_t>{h, j});
-          auto ifOp = scf::IfOp::create(b, loc, inBounds(row, col),
-                                        /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOp.thenBlock());
-          if (!epilogue) {
-            memref::StoreOp::create(b, loc, acc, C, withBatch({row, col}));
-            continue;
-          }
-          // The epilogue's loops are C's: batch..., m..., n....
-          SmallVector<Value> loops =
-              delinearize(hb, batchIdx, match.batchSizes);
-          llvm::append_range(loops, delinearize(hb, row, match.mSizes));
-          llvm::append_range(loops, delinearize(hb, col, match.nSizes));
-          IRMapping map;
-          Block *eb = epilogue.getBlock();
-          for (OpOperand *input : epilogue.getDpsInputOperands()) {
-            BlockArgument arg = epilogue.getMatchingBlockArgument(input);
-            if (input->getOperandNumber() == match.epilogueArg) {
-              map.map(arg, acc);
-              continue;
-            }
-            if (arg.use_empty())
-              continue;
-            AffineMap m = epilogue.getMatchingIndexingMap(input);
-            SmallVector<Value> indices;
-            for (unsigned r = 0; r < m.getNumResults(); ++r)
-              indices.push_back(affine::AffineApplyOp::create(
-                  b, input->get().getLoc(), m.getSubMap({r}), loops));
-            map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(),
-                                                input->get(), indices));
-          }
-          for (Operation &inner : eb->without_terminator()) {
-            // linalg.index of the epilogue: its loop's index.
-            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-              map.map(index.getResult(), loops[index.getDim()]);
-              continue;
-            }
-            b.clone(inner, map);
-          }
-          Value result = map.lookupOrDefault(
-              cast<linalg::YieldOp>(eb->getTerminator()).getOperand(0));
-          memref::StoreOp::create(b, epilogue.getLoc(), result,
-                                  epilogue.getDpsInitOperand(0)->get(), loops);
+  for (int64_t accIdx = 0; accIdx < numAccs; ++accIdx)
+    for (Element &e : elementsOf(accIdx)) {
+      Value row = e.row, col = e.col;
+      Value acc = vector::ExtractOp::create(b, loc, loop.getResult(accIdx),
+                                            e.pos);
+      auto ifOp = scf::IfOp::create(b, loc, inBounds(row, col),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      if (!epilogue) {
+        memref::StoreOp::create(b, loc, acc, C, withBatch({row, col}));
+        continue;
+      }
+      // The epilogue's loops are C's: batch..., m..., n....
+      SmallVector<Value> loops =
+          delinearize(hb, batchIdx, match.batchSizes);
+      llvm::append_range(loops, delinearize(hb, row, match.mSizes));
+      llvm::append_range(loops, delinearize(hb, col, match.nSizes));
+      IRMapping map;
+      Block *eb = epilogue.getBlock();
+      for (OpOperand *input : epilogue.getDpsInputOperands()) {
+        BlockArgument arg = epilogue.getMatchingBlockArgument(input);
+        if (input->getOperandNumber() == match.epilogueArg) {
+          map.map(arg, acc);
+          continue;
         }
+        if (arg.use_empty())
+          continue;
+        AffineMap m = epilogue.getMatchingIndexingMap(input);
+        SmallVector<Value> indices;
+        for (unsigned r = 0; r < m.getNumResults(); ++r)
+          indices.push_back(affine::AffineApplyOp::create(
+              b, input->get().getLoc(), m.getSubMap({r}), loops));
+        map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(),
+                                            input->get(), indices));
+      }
+      for (Operation &inner : eb->without_terminator()) {
+        // linalg.index of the epilogue: its loop's index.
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          map.map(index.getResult(), loops[index.getDim()]);
+          continue;
+        }
+        b.clone(inner, map);
+      }
+      Value result = map.lookupOrDefault(
+          cast<linalg::YieldOp>(eb->getTerminator()).getOperand(0));
+      memref::StoreOp::create(b, epilogue.getLoc(), result,
+                              epilogue.getDpsInitOperand(0)->get(), loops);
+    }
 
   // What the kernel replaces.
   eraseFolded(match, epilogue);
 }
 
-struct TensorCoreMatmulPass
-    : PassWrapper<TensorCoreMatmulPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TensorCoreMatmulPass)
+struct MatmulKernelsPass
+    : PassWrapper<MatmulKernelsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MatmulKernelsPass)
   StringRef getArgument() const override {
-    return "kiln-cuda-tensor-core-matmul";
+    return "kiln-cuda-matmul-kernels";
   }
   StringRef getDescription() const override {
-    return "fp16/bf16 contractions (f32 accumulation) -> gpu.launch kernels "
-           "on tensor cores (shared-memory tiles, ldmatrix, mma.sync "
-           "m16n8k16, fused elementwise epilogue); bufferized IR, sm_80+";
+    return "Contractions with f32 accumulation -> tiled gpu.launch kernels "
+           "(shared-memory tiles; fp16/bf16 on tensor cores with ldmatrix "
+           "and mma.sync m16n8k16, f32 with FMAs; fused elementwise "
+           "epilogue); bufferized IR, sm_80+";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, gpu::GPUDialect, LLVM::LLVMDialect,
@@ -388,19 +439,21 @@ struct TensorCoreMatmulPass
                         ? getElementTypeOrSelf(op.getDpsInputs()[0].getType())
                         : Type();
       bool half = inType && (inType.isF16() || inType.isBF16());
-      if (!half)
+      if (!half && !(inType && inType.isF32()))
         continue;
+      // The 16-byte chunks: 8 half or 4 f32 elements.
+      int64_t vec = half ? 8 : 4;
       if (succeeded(match) && !match->accType.isF32())
         why = "the accumulator is not f32";
-      else if (succeeded(match) && (match->k % kVec || match->n % kVec))
-        why = "K and N must be multiples of 8 (K = " +
-              std::to_string(match->k) + ", N = " + std::to_string(match->n) +
-              ")";
+      else if (succeeded(match) && (match->k % vec || match->n % vec))
+        why = "K and N must be multiples of " + std::to_string(vec) +
+              " (K = " + std::to_string(match->k) +
+              ", N = " + std::to_string(match->n) + ")";
       if (!why.empty()) {
         emitRemark(stripOrigins(op.getLoc()))
             << "CUDA: the contraction of ONNX node '" << onnxNodeOf(op)
-            << "' is not on tensor cores (" << why
-            << "); it keeps the scalar kernel";
+            << "' is not " << (half ? "on tensor cores" : "tiled") << " ("
+            << why << "); it keeps the scalar kernel";
         continue;
       }
       if (failed(match))
@@ -436,8 +489,8 @@ struct AlignWorkgroupPass
 
 } // namespace
 
-void registerMatmulTensorCorePasses() {
-  PassRegistration<TensorCoreMatmulPass>();
+void registerMatmulKernelsPasses() {
+  PassRegistration<MatmulKernelsPass>();
   PassRegistration<AlignWorkgroupPass>();
 }
 
