@@ -121,7 +121,8 @@ cl::opt<std::string> cpuName(
 cl::opt<std::string> kernelStrategy(
     "kernels",
     cl::desc("codegen (MLIR-generated loops) or library (OpenBLAS GEMM for "
-             "matmuls and convolutions)"),
+             "matmuls and convolutions; with --target=cuda, cuBLASLt GEMMs "
+             "through kiln_rt_cuda_gemm)"),
     cl::init("codegen"), cl::cat(category));
 cl::opt<bool> embedWeights(
     "embed-weights",
