@@ -31,8 +31,9 @@
 // kiln-cuda-name-kernels numbers it with the kernels (k<N>_cublaslt_...)
 // and puts it in the kernel table with category "gemm".
 //
-// GELU epilogues are not matched: Kiln's Gelu is erf-based by default and
-// cuBLASLt's GELU epilogue is the tanh approximation.
+// GELU: cuBLASLt's GELU epilogue is the tanh approximation; Kiln's Gelu
+// with approximate="tanh" is folded (recognized by evaluating the body),
+// the default erf-based one is not (a different function).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +44,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -51,7 +56,7 @@ namespace kiln::cuda {
 namespace {
 
 // cuda_abi.h: kiln_cuda_epilogue, and the kiln_dtype (ONNX) codes.
-enum Epilogue : int32_t { kNone = 0, kRelu = 1 };
+enum Epilogue : int32_t { kNone = 0, kRelu = 1, kGelu = 2 };
 constexpr int32_t kFloat = 1, kFloat16 = 10, kBFloat16 = 16;
 
 /// `v` without the extf/truncf around it.
@@ -72,14 +77,64 @@ bool isZeroConstant(Value v) {
   return attr && attr.getValue().isZero();
 }
 
+/// `v` computed by the body for `p` = x: arith/math float ops and
+/// constants, casts as the identity (their rounding aside); nullopt for
+/// anything else.
+std::optional<double> evaluate(Value v, Value p, double x, int depth = 0) {
+  if (v == p)
+    return x;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 64)
+    return std::nullopt;
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    if (auto attr = dyn_cast<FloatAttr>(constant.getValue()))
+      return attr.getValueAsDouble();
+    return std::nullopt;
+  }
+  SmallVector<double, 2> args;
+  for (Value operand : def->getOperands()) {
+    std::optional<double> a = evaluate(operand, p, x, depth + 1);
+    if (!a)
+      return std::nullopt;
+    args.push_back(*a);
+  }
+  return llvm::TypeSwitch<Operation *, std::optional<double>>(def)
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](auto) { return args[0]; })
+      .Case<arith::AddFOp>([&](auto) { return args[0] + args[1]; })
+      .Case<arith::SubFOp>([&](auto) { return args[0] - args[1]; })
+      .Case<arith::MulFOp>([&](auto) { return args[0] * args[1]; })
+      .Case<arith::DivFOp>([&](auto) { return args[0] / args[1]; })
+      .Case<arith::NegFOp>([&](auto) { return -args[0]; })
+      .Case<math::TanhOp>([&](auto) { return std::tanh(args[0]); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Whether `v`, as a function of `p`, is the tanh approximation of GELU
+/// (cuBLASLt's GELU epilogue): checked numerically at a few points, so any
+/// order the canonicalizer gave the operations matches.
+bool isTanhGelu(Value v, Value p) {
+  for (double x : {-3.0, -1.2, -0.4, 0.25, 0.9, 2.7}) {
+    double expected =
+        0.5 * x *
+        (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    std::optional<double> got = evaluate(v, p, x);
+    // f16 constants are rounded to 11 bits.
+    if (!got || std::abs(*got - expected) > 2e-3 * std::max(1.0, std::abs(expected)))
+      return false;
+  }
+  return true;
+}
+
 /// The epilogue `generic` of `match` as cuBLASLt's: accumulator [+ bias[n]]
-/// [relu], casts aside. Returns the epilogue code and sets `bias`, or -1.
+/// [relu | tanh GELU], casts aside. Returns the epilogue code and sets
+/// `bias`, or -1.
 int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
                             Value &bias) {
   Block *body = generic.getBlock();
   for (Operation &op : body->without_terminator())
     if (!isa<arith::ExtFOp, arith::TruncFOp, arith::AddFOp, arith::MaximumFOp,
-             arith::MaxNumFOp, arith::ConstantOp>(op))
+             arith::MaxNumFOp, arith::ConstantOp, arith::MulFOp,
+             arith::SubFOp, arith::DivFOp, arith::NegFOp, math::TanhOp>(op))
       return -1;
   Value acc = body->getArgument(match.epilogueArg);
   Value v = skipCasts(
@@ -94,6 +149,18 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
       return -1;
     epilogue = kRelu;
     v = skipCasts(x);
+  } else if (llvm::any_of(body->getOps<math::TanhOp>(),
+                          [](math::TanhOp) { return true; })) {
+    // GELU of the pre-activation: the bias add if there is one, else the
+    // accumulator.
+    Value pre = acc;
+    for (auto add : body->getOps<arith::AddFOp>())
+      if (skipCasts(add.getLhs()) == acc || skipCasts(add.getRhs()) == acc)
+        pre = add.getResult();
+    if (!isTanhGelu(v, pre))
+      return -1;
+    epilogue = kGelu;
+    v = pre;
   }
   if (auto add = v.getDefiningOp<arith::AddFOp>()) {
     Value x = skipCasts(add.getLhs()), y = skipCasts(add.getRhs());
@@ -178,7 +245,7 @@ struct LibraryCallsPass
       return "it accumulates into an existing result (no zero fill)";
     if (!t.isF32() && epilogue < 0)
       return "no elementwise consumer that is a cuBLASLt epilogue (bias, "
-             "relu) writing the " +
+             "relu, tanh GELU) writing the " +
              std::string(t.isF16() ? "f16" : "bf16") + " result";
     return "";
   }
@@ -280,6 +347,8 @@ struct LibraryCallsPass
         name += "_bias";
       if (epilogue == kRelu)
         name += "_relu";
+      if (epilogue == kGelu)
+        name += "_gelu";
       call->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
 
       eraseFolded(*match, folded);

@@ -35,7 +35,7 @@ func.func @main(%x: tensor<64x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>
 // The f32 and the sigmoid matmul share one zero tensor (CSE), so the f32
 // one's accumulator is a copy of a zero-filled buffer: still a zero start.
 // REMARK-NOT: '/g/MatMul'
-// REMARK: remark: CUDA library mode: the matmul of ONNX node '/g/MatMulS' is not called (no elementwise consumer that is a cuBLASLt epilogue (bias, relu) writing the f16 result); it stays a generated kernel
+// REMARK: remark: CUDA library mode: the matmul of ONNX node '/g/MatMulS' is not called (no elementwise consumer that is a cuBLASLt epilogue (bias, relu, tanh GELU) writing the f16 result); it stays a generated kernel
 
 // PTX: // kernel k0_cublaslt_matmul_bias_relu <- ONNX nodes: /g/MatMul /g/Add /g/Relu
 // PTX-NEXT: // kernel k1_cublaslt_matmul_bias <- ONNX nodes: /g/MatMulH /g/AddH
