@@ -229,7 +229,10 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "func.func(kiln-cuda-matmul-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 no-min-max-bounds=true},"
+      // Constant inner bounds and a guard: convert-parallel-loops-to-gpu
+      // cannot map the min/max bounds of a size not a multiple of the tile.
+      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 "
+      "no-min-max-bounds=true},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
       "kiln-cuda-name-kernels,"
       // Constants into the kernels: conversions fold them to the function's

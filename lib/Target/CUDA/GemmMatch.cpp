@@ -199,8 +199,8 @@ void matchEpilogue(GemmMatch &match) {
     for (Operation *user : v.getUsers()) {
       // Users before the contraction (its zero start, readers of that)
       // are done when the GEMM runs.
-      if (user == op || (user->getBlock() == op->getBlock() &&
-                         user->isBeforeInBlock(op)))
+      if (user == op ||
+          (user->getBlock() == op->getBlock() && user->isBeforeInBlock(op)))
         continue;
       if (isa<memref::DeallocOp>(user)) {
         deallocs.push_back(user);
@@ -218,9 +218,8 @@ void matchEpilogue(GemmMatch &match) {
     }
   if (others.empty())
     return;
-  llvm::sort(others, [](Operation *x, Operation *y) {
-    return x->isBeforeInBlock(y);
-  });
+  llvm::sort(others,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
   // The first reader after the contraction is the epilogue. It may write
   // C itself (in place: bufferization's choice when C has no other use);
   // then C is the result and later users read it. Otherwise bufferization
@@ -316,9 +315,8 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
       op->getNumRegions() != 1 || !isMulAddBody(*op.getBlock()))
     return failure();
   // Each operand indexed by loops (a convolution's window sums are not).
-  if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
-        return map.isProjectedPermutation();
-      }))
+  if (!llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
@@ -416,7 +414,8 @@ void eraseFolded(GemmMatch &match, Operation *epilogue) {
   for (Value v : aliases)
     for (Operation *user : v.getUsers()) {
       if (isa<memref::DeallocOp, linalg::FillOp>(user) ||
-          (isa<ViewLikeOpInterface>(user) && aliases.contains(user->getResult(0))))
+          (isa<ViewLikeOpInterface>(user) &&
+           aliases.contains(user->getResult(0))))
         users.push_back(user);
       else
         return;

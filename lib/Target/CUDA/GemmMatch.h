@@ -1,6 +1,6 @@
-//===- GemmMatch.h - Contractions of the CUDA pipeline seen as GEMMs -*- C++ -*-===//
+//===- GemmMatch.h - CUDA contractions seen as GEMMs -----------*- C++ -*-===//
 //
-// What the tensor-core kernels (MatmulKernels.cpp) and library mode
+// What the tiled matmul kernels (MatmulKernels.cpp) and library mode
 // (LibraryCalls.cpp) both need to know about a matmul on bufferized IR: its
 // operands as a (batched) row-major GEMM, the zero fill of its accumulator
 // and the elementwise op that consumes the accumulator (its epilogue), when

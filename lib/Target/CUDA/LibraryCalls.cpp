@@ -24,8 +24,8 @@
 // for the session's stream, cuda_abi.h). They are llvm.call to llvm.func
 // declarations of the type gpu-to-llvm uses, which it then reuses. (A
 // `gpu.wait async` token as the stream would not do: the canonicalizer drops
-// the wait on a token no GPU op depends on.) Pointers are the buffers' aligned pointers: the
-// operands have identity layouts (offset 0).
+// the wait on a token no GPU op depends on.) Pointers are the buffers' aligned
+// pointers: the operands have identity layouts (offset 0).
 //
 // The call is tagged `kiln.cuda.library = "cublaslt_matmul_bias_relu"`;
 // kiln-cuda-name-kernels numbers it with the kernels (k<N>_cublaslt_...)
@@ -119,7 +119,8 @@ bool isTanhGelu(Value v, Value p) {
         (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
     std::optional<double> got = evaluate(v, p, x);
     // f16 constants are rounded to 11 bits.
-    if (!got || std::abs(*got - expected) > 2e-3 * std::max(1.0, std::abs(expected)))
+    if (!got ||
+        std::abs(*got - expected) > 2e-3 * std::max(1.0, std::abs(expected)))
       return false;
   }
   return true;
@@ -133,12 +134,12 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
   Block *body = generic.getBlock();
   for (Operation &op : body->without_terminator())
     if (!isa<arith::ExtFOp, arith::TruncFOp, arith::AddFOp, arith::MaximumFOp,
-             arith::MaxNumFOp, arith::ConstantOp, arith::MulFOp,
-             arith::SubFOp, arith::DivFOp, arith::NegFOp, math::TanhOp>(op))
+             arith::MaxNumFOp, arith::ConstantOp, arith::MulFOp, arith::SubFOp,
+             arith::DivFOp, arith::NegFOp, math::TanhOp>(op))
       return -1;
   Value acc = body->getArgument(match.epilogueArg);
-  Value v = skipCasts(
-      cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
+  Value v =
+      skipCasts(cast<linalg::YieldOp>(body->getTerminator()).getOperand(0));
   int32_t epilogue = kNone;
   Operation *def = v.getDefiningOp();
   if (def && isa<arith::MaximumFOp, arith::MaxNumFOp>(def)) {
@@ -175,11 +176,10 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
     AffineMap map = generic.getMatchingIndexingMap(input);
     // A [n] vector along the last loop (the n dimension).
     if (match.numNDims != 1 || !type || type.getRank() != 1 ||
-        type.getDimSize(0) != match.n ||
-        !type.getLayout().isIdentity() ||
+        type.getDimSize(0) != match.n || !type.getLayout().isIdentity() ||
         type.getElementType() != match.inType || map.getNumResults() != 1 ||
-        map.getResult(0) != getAffineDimExpr(generic.getNumLoops() - 1,
-                                             generic.getContext()))
+        map.getResult(0) !=
+            getAffineDimExpr(generic.getNumLoops() - 1, generic.getContext()))
       return -1;
     bias = input->get();
     v = x;
@@ -217,8 +217,8 @@ LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
 Value pointerOf(OpBuilder &b, Location loc, Value memref) {
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-                                  i64);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
 }
 
 struct LibraryCallsPass
@@ -283,9 +283,8 @@ struct LibraryCallsPass
       why = unsupported(*match, epilogue);
       if (!why.empty()) {
         emitRemark(stripOrigins(op.getLoc()))
-            << "CUDA library mode: the matmul of ONNX node '"
-            << onnxNodeOf(op) << "' is not called (" << why
-            << "); it stays a generated kernel";
+            << "CUDA library mode: the matmul of ONNX node '" << onnxNodeOf(op)
+            << "' is not called (" << why << "); it stays a generated kernel";
         continue;
       }
       linalg::GenericOp folded = epilogue >= 0 ? match->epilogue : nullptr;
@@ -311,14 +310,14 @@ struct LibraryCallsPass
       };
       Type ptr = LLVM::LLVMPointerType::get(ctx);
       Value stream =
-          LLVM::CallOp::create(b, loc, declareRuntime(module, "mgpuStreamCreate",
-                                                      ptr, {}),
-                               ValueRange{})
+          LLVM::CallOp::create(
+              b, loc, declareRuntime(module, "mgpuStreamCreate", ptr, {}),
+              ValueRange{})
               .getResult();
-      Value biasPtr = bias ? pointerOf(b, loc, bias)
-                           : LLVM::ZeroOp::create(
-                                 b, loc, LLVM::LLVMPointerType::get(ctx))
-                                 .getResult();
+      Value biasPtr =
+          bias ? pointerOf(b, loc, bias)
+               : LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx))
+                     .getResult();
       SmallVector<Value> args{stream,
                               i32(dtype),
                               i32(epilogue < 0 ? kNone : epilogue),
@@ -334,7 +333,8 @@ struct LibraryCallsPass
       auto call = func::CallOp::create(b, loc, declareGemm(module), args);
       for (StringRef fn : {"mgpuStreamSynchronize", "mgpuStreamDestroy"})
         LLVM::CallOp::create(
-            b, loc, declareRuntime(module, fn, LLVM::LLVMVoidType::get(ctx), {ptr}),
+            b, loc,
+            declareRuntime(module, fn, LLVM::LLVMVoidType::get(ctx), {ptr}),
             ValueRange{stream});
       // The kernel table's name: cublaslt_<matmul|gemm>[_bias][_relu].
       SmallVector<std::string> nodes, origins;

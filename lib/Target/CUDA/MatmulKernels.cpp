@@ -1,4 +1,4 @@
-//===- MatmulKernels.cpp - Tiled matmul kernels, fp16/bf16 on tensor cores -===//
+//===- MatmulKernels.cpp - Tiled matmul kernels, tensor cores for f16 ----===//
 //
 // Codegen mode, sm_80+: each contraction with f32 accumulation
 // (linalg.matmul, batch_matmul, or the generic contraction that reshape
@@ -62,8 +62,8 @@ constexpr int64_t kWM = kBM / kWarpsM, kWN = kBN / kWarpsN; // 32 x 32
 constexpr int64_t kMTiles = kWM / 16, kNTiles = kWN / 8;    // 2 x 4
 // f32: 8 x 16 threads, each 8 rows (8 apart) x 4 adjacent columns.
 constexpr int64_t kThreadRows = 8, kThreadCols = 16;
-constexpr int64_t kRowsPerThread = kBM / kThreadRows;      // 8
-constexpr int64_t kColsPerThread = kBN / kThreadCols;      // 4
+constexpr int64_t kRowsPerThread = kBM / kThreadRows; // 8
+constexpr int64_t kColsPerThread = kBN / kThreadCols; // 4
 static_assert(kThreadRows * kThreadCols == kThreads, "one tile per block");
 
 /// Index arithmetic and constants at one location.
@@ -129,15 +129,14 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
   Value d = NVVM::MmaOp::create(
       b, loc, structType, regs(a, 4), regs(bFrag, 2), cRegs,
       ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> elements;
   for (int64_t i = 0; i < 4; ++i)
     elements.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-  return vector::FromElementsOp::create(
-      b, loc, VectorType::get({2, 2}, f32), elements);
+  return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
+                                        elements);
 }
 
 /// Replaces the contraction of `match` (and its fill and epilogue) by the
@@ -160,10 +159,10 @@ void buildKernel(GemmMatch &match) {
   int64_t M = match.m, N = match.n, K = match.k;
 
   // The operands as [batch,] rows, cols: the views are made on the host.
-  Value A = collapseGroups(b, loc, match.a,
-                           {match.numBatchDims, match.numMDims, match.numKDims});
-  Value B = collapseGroups(b, loc, match.b,
-                           {match.numBatchDims, match.numKDims, match.numNDims});
+  Value A = collapseGroups(
+      b, loc, match.a, {match.numBatchDims, match.numMDims, match.numKDims});
+  Value B = collapseGroups(
+      b, loc, match.b, {match.numBatchDims, match.numKDims, match.numNDims});
   Value C;
   if (!match.epilogue || !match.zeroStart)
     C = collapseGroups(b, loc, match.c,
@@ -188,8 +187,10 @@ void buildKernel(GemmMatch &match) {
   Value aTile = launch.getWorkgroupAttributions()[0];
   Value bTile = launch.getWorkgroupAttributions()[1];
   Value warp = hb.div(tid, 32), lane = hb.rem(tid, 32);
-  Value warpRow = hb.add(hb.mul(blockM, kBM), hb.mul(hb.div(warp, kWarpsN), kWM));
-  Value warpCol = hb.add(hb.mul(blockN, kBN), hb.mul(hb.rem(warp, kWarpsN), kWN));
+  Value warpRow =
+      hb.add(hb.mul(blockM, kBM), hb.mul(hb.div(warp, kWarpsN), kWM));
+  Value warpCol =
+      hb.add(hb.mul(blockN, kBN), hb.mul(hb.rem(warp, kWarpsN), kWN));
   auto withBatch = [&](ValueRange indices) {
     SmallVector<Value> out;
     if (hasBatch)
@@ -220,7 +221,9 @@ void buildKernel(GemmMatch &match) {
     if (simt) {
       Value row = hb.add(hb.add(hb.mul(blockM, kBM), ty), acc * kThreadRows);
       for (int64_t j = 0; j < kColsPerThread; ++j)
-        out.push_back({acc, {j}, row,
+        out.push_back({acc,
+                       {j},
+                       row,
                        hb.add(hb.add(hb.mul(blockN, kBN), hb.mul(tx, 4)), j)});
       return out;
     }
@@ -270,15 +273,14 @@ void buildKernel(GemmMatch &match) {
     // One 16-byte chunk global -> shared, zeros outside the matrix.
     auto stage = [&](Value global, Value tile, Value row, Value col,
                      Value valid, Value tileRow, Value tileCol) {
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{chunkType}, valid,
-                                    true, true);
+      auto ifOp =
+          scf::IfOp::create(b, loc, TypeRange{chunkType}, valid, true, true);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        Value v = vector::LoadOp::create(b, loc, chunkType, global,
-                                         withBatch({row, col}),
-                                         /*nontemporal=*/false,
-                                         llvm::MaybeAlign(16));
+        Value v = vector::LoadOp::create(
+            b, loc, chunkType, global, withBatch({row, col}),
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
         scf::YieldOp::create(b, loc, v);
         b.setInsertionPointToStart(ifOp.elseBlock());
         scf::YieldOp::create(b, loc, zeroChunk);
@@ -315,8 +317,7 @@ void buildKernel(GemmMatch &match) {
             /*nontemporal=*/false, llvm::MaybeAlign(16));
         for (int64_t i = 0; i < kRowsPerThread; ++i) {
           Value a = memref::LoadOp::create(
-              b, loc, aTile,
-              ValueRange{hb.add(ty, i * kThreadRows), hb.c(kk)});
+              b, loc, aTile, ValueRange{hb.add(ty, i * kThreadRows), hb.c(kk)});
           Value splat = vector::BroadcastOp::create(b, loc, vecType, a);
           accs[i] = vector::FMAOp::create(b, loc, splat, bRow, accs[i]);
         }
@@ -358,8 +359,8 @@ void buildKernel(GemmMatch &match) {
   for (int64_t accIdx = 0; accIdx < numAccs; ++accIdx)
     for (Element &e : elementsOf(accIdx)) {
       Value row = e.row, col = e.col;
-      Value acc = vector::ExtractOp::create(b, loc, loop.getResult(accIdx),
-                                            e.pos);
+      Value acc =
+          vector::ExtractOp::create(b, loc, loop.getResult(accIdx), e.pos);
       auto ifOp = scf::IfOp::create(b, loc, inBounds(row, col),
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
@@ -369,8 +370,7 @@ void buildKernel(GemmMatch &match) {
         continue;
       }
       // The epilogue's loops are C's: batch..., m..., n....
-      SmallVector<Value> loops =
-          delinearize(hb, batchIdx, match.batchSizes);
+      SmallVector<Value> loops = delinearize(hb, batchIdx, match.batchSizes);
       llvm::append_range(loops, delinearize(hb, row, match.mSizes));
       llvm::append_range(loops, delinearize(hb, col, match.nSizes));
       IRMapping map;
@@ -388,8 +388,8 @@ void buildKernel(GemmMatch &match) {
         for (unsigned r = 0; r < m.getNumResults(); ++r)
           indices.push_back(affine::AffineApplyOp::create(
               b, input->get().getLoc(), m.getSubMap({r}), loops));
-        map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(),
-                                            input->get(), indices));
+        map.map(arg, memref::LoadOp::create(b, epilogue.getLoc(), input->get(),
+                                            indices));
       }
       for (Operation &inner : eb->without_terminator()) {
         // linalg.index of the epilogue: its loop's index.
@@ -412,9 +412,7 @@ void buildKernel(GemmMatch &match) {
 struct MatmulKernelsPass
     : PassWrapper<MatmulKernelsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MatmulKernelsPass)
-  StringRef getArgument() const override {
-    return "kiln-cuda-matmul-kernels";
-  }
+  StringRef getArgument() const override { return "kiln-cuda-matmul-kernels"; }
   StringRef getDescription() const override {
     return "Contractions with f32 accumulation -> tiled gpu.launch kernels "
            "(shared-memory tiles; fp16/bf16 on tensor cores with ldmatrix "
@@ -470,9 +468,7 @@ struct MatmulKernelsPass
 struct AlignWorkgroupPass
     : PassWrapper<AlignWorkgroupPass, OperationPass<gpu::GPUModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AlignWorkgroupPass)
-  StringRef getArgument() const override {
-    return "kiln-cuda-align-workgroup";
-  }
+  StringRef getArgument() const override { return "kiln-cuda-align-workgroup"; }
   StringRef getDescription() const override {
     return "Align the workgroup (shared-memory) buffers of kernels to 16 "
            "bytes";
