@@ -265,46 +265,70 @@ void buildKernel(GemmMatch &match) {
   auto chunkType = VectorType::get({kVec}, t);
   Value zeroChunk = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(chunkType, b.getZeroAttr(t)));
-  auto loop = scf::ForOp::create(b, loc, hb.c(0), hb.c(K), hb.c(kBK), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k0 = loop.getInductionVar();
-    // One 16-byte chunk global -> shared, zeros outside the matrix.
-    auto stage = [&](Value global, Value tile, Value row, Value col,
-                     Value valid, Value tileRow, Value tileCol) {
-      auto ifOp =
-          scf::IfOp::create(b, loc, TypeRange{chunkType}, valid, true, true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        Value v = vector::LoadOp::create(
-            b, loc, chunkType, global, withBatch({row, col}),
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
-        scf::YieldOp::create(b, loc, v);
-        b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, loc, zeroChunk);
-      }
-      vector::StoreOp::create(b, loc, ifOp.getResult(0), tile,
-                              ValueRange{tileRow, tileCol},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    };
-    const int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
+  // The tiles' 16-byte chunks of this thread for the k step at `k0`:
+  // loaded from global memory (zeros outside the matrix, including past K),
+  // then stored to shared memory.
+  struct Chunk {
+    Value global, tile, row, col, valid, tileRow, tileCol;
+  };
+  const int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
+  auto chunksAt = [&](Value k0) {
+    SmallVector<Chunk> chunks;
     for (int64_t i = 0; i < kBM * aChunksPerRow / kThreads; ++i) {
       Value chunk = hb.add(tid, i * kThreads);
       Value r = hb.div(chunk, aChunksPerRow);
       Value kc = hb.mul(hb.rem(chunk, aChunksPerRow), kVec);
       Value row = hb.add(hb.mul(blockM, kBM), r), col = hb.add(k0, kc);
-      stage(A, aTile, row, col, hb.both(hb.lt(row, M), hb.lt(col, K)), r, kc);
+      chunks.push_back({A, aTile, row, col,
+                        hb.both(hb.lt(row, M), hb.lt(col, K)), r, kc});
     }
     for (int64_t i = 0; i < kBK * bChunksPerRow / kThreads; ++i) {
       Value chunk = hb.add(tid, i * kThreads);
       Value r = hb.div(chunk, bChunksPerRow);
       Value nc = hb.mul(hb.rem(chunk, bChunksPerRow), kVec);
       Value row = hb.add(k0, r), col = hb.add(hb.mul(blockN, kBN), nc);
-      stage(B, bTile, row, col, hb.both(hb.lt(row, K), hb.lt(col, N)), r, nc);
+      chunks.push_back({B, bTile, row, col,
+                        hb.both(hb.lt(row, K), hb.lt(col, N)), r, nc});
     }
-    gpu::BarrierOp::create(b, loc);
+    return chunks;
+  };
+  auto load = [&](const Chunk &c) -> Value {
+    auto ifOp =
+        scf::IfOp::create(b, loc, TypeRange{chunkType}, c.valid, true, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value v = vector::LoadOp::create(b, loc, chunkType, c.global,
+                                     withBatch({c.row, c.col}),
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16));
+    scf::YieldOp::create(b, loc, v);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, zeroChunk);
+    return ifOp.getResult(0);
+  };
+  auto store = [&](const Chunk &c, Value v) {
+    vector::StoreOp::create(b, loc, v, c.tile,
+                            ValueRange{c.tileRow, c.tileCol},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
+  // The first tiles, before the loop.
+  for (const Chunk &c : chunksAt(hb.c(0)))
+    store(c, load(c));
+  gpu::BarrierOp::create(b, loc);
+
+  // Each step: the next tiles' loads are issued first and land in
+  // registers while the warps compute on the tiles in shared memory; after
+  // a barrier (nobody reads the tiles any more) they are stored, and a
+  // second barrier publishes them to the next step.
+  auto loop = scf::ForOp::create(b, loc, hb.c(0), hb.c(K), hb.c(kBK), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    SmallVector<Chunk> next = chunksAt(hb.add(k0, kBK));
+    SmallVector<Value> nextValues;
+    for (const Chunk &c : next)
+      nextValues.push_back(load(c));
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(),
                             loop.getRegionIterArgs().end());
     if (simt) {
@@ -348,8 +372,9 @@ void buildKernel(GemmMatch &match) {
           }
       }
     }
-    // The next iteration overwrites the tiles the slowest warp may still
-    // read.
+    gpu::BarrierOp::create(b, loc);
+    for (auto [c, v] : llvm::zip(next, nextValues))
+      store(c, v);
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, accs);
   }
