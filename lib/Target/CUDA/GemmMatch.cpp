@@ -392,6 +392,41 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   return match;
 }
 
+bool foldTransposedB(GemmMatch &match, Operation *anchor) {
+  Operation *op = match.op;
+  if (match.numBatchDims || match.numKDims != 1 || match.numNDims != 1)
+    return false;
+  auto alloc = match.b.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != op->getBlock())
+    return false;
+  linalg::TransposeOp transpose;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == op || isa<memref::DeallocOp>(user))
+      continue;
+    auto t = dyn_cast<linalg::TransposeOp>(user);
+    if (!t || transpose || t.getInit() != match.b ||
+        t->getBlock() != op->getBlock() || !t->isBeforeInBlock(op))
+      return false;
+    transpose = t;
+  }
+  if (!transpose || !transpose.hasPureBufferSemantics() ||
+      transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return false;
+  Value source = transpose.getInput();
+  if (!isStaticIdentity(source))
+    return false;
+  // Nothing writes B between the transpose and the contraction (the
+  // transpose is its only writer), nor the source before the kernel runs.
+  llvm::SetVector<Value> sourceAliases = aliasesOf(source);
+  for (Operation *between = transpose->getNextNode(); between != anchor;
+       between = between->getNextNode())
+    if (between != op && writes(between, sourceAliases))
+      return false;
+  match.bTransposed = source;
+  match.bTranspose = transpose;
+  return true;
+}
+
 void eraseFolded(GemmMatch &match, Operation *epilogue) {
   Value copySource;
   if (auto copy = dyn_cast_or_null<memref::CopyOp>(match.zeroOp))
@@ -401,6 +436,17 @@ void eraseFolded(GemmMatch &match, Operation *epilogue) {
   match.op->erase();
   if (match.zeroOp)
     match.zeroOp->erase();
+  if (match.bTranspose) {
+    auto alloc = match.b.getDefiningOp<memref::AllocOp>();
+    match.bTranspose->erase();
+    SmallVector<Operation *> deallocs(alloc->getUsers());
+    if (llvm::all_of(deallocs,
+                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+      for (Operation *dealloc : deallocs)
+        dealloc->erase();
+      alloc->erase();
+    }
+  }
   if (epilogue)
     for (Operation *dead : match.deadWithC)
       if (dead->use_empty())

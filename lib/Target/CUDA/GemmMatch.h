@@ -57,6 +57,10 @@ struct GemmMatch {
   /// of its own).
   mlir::linalg::GenericOp epilogue;
   unsigned epilogueArg = 0;
+  /// B read in place from the [n, k] buffer a linalg.transpose copied it
+  /// from (foldTransposedB), and that transpose (dies with the contraction).
+  mlir::Value bTransposed;
+  mlir::Operation *bTranspose = nullptr;
   /// Ops that die with the contraction when the epilogue is folded: C's
   /// allocation and its views.
   llvm::SmallVector<mlir::Operation *> deadWithC;
@@ -66,6 +70,14 @@ struct GemmMatch {
 /// remarks), empty when `op` is no contraction at all.
 mlir::FailureOr<GemmMatch> matchGemm(mlir::linalg::LinalgOp op,
                                      std::string &why);
+
+/// When B (2-D, k x n) is a buffer that only a linalg.transpose of a
+/// [n, k] buffer writes and only the contraction reads (Gemm with transB,
+/// a transposed weight), sets match.bTransposed/bTranspose so that the
+/// kernel reads the [n, k] buffer instead and the transpose goes away.
+/// `anchor` is where the kernel will be: the [n, k] buffer must not change
+/// before it.
+bool foldTransposedB(GemmMatch &match, mlir::Operation *anchor);
 
 /// Erases what the GEMM replaces: `epilogue` (the folded one, or null),
 /// the contraction, its zero start and, with the epilogue, C's dead buffer;

@@ -161,8 +161,13 @@ void buildKernel(GemmMatch &match) {
   // The operands as [batch,] rows, cols: the views are made on the host.
   Value A = collapseGroups(
       b, loc, match.a, {match.numBatchDims, match.numMDims, match.numKDims});
-  Value B = collapseGroups(
-      b, loc, match.b, {match.numBatchDims, match.numKDims, match.numNDims});
+  // A transposed weight (Gemm transB) is read as [n, k] in place: its tile
+  // is staged like A's and ldmatrix reads its fragments without .trans.
+  bool bT = !simt && foldTransposedB(match, anchor);
+  Value B = bT ? match.bTransposed
+               : collapseGroups(b, loc, match.b,
+                                {match.numBatchDims, match.numKDims,
+                                 match.numNDims});
   Value C;
   if (!match.epilogue || !match.zeroStart)
     C = collapseGroups(b, loc, match.c,
@@ -170,7 +175,9 @@ void buildKernel(GemmMatch &match) {
 
   auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto aTileType = MemRefType::get({kBM, kBK + kPad}, t, AffineMap(), shared);
-  auto bTileType = MemRefType::get({kBK, kBN + kPad}, t, AffineMap(), shared);
+  auto bTileType =
+      bT ? MemRefType::get({kBN, kBK + kPad}, t, AffineMap(), shared)
+         : MemRefType::get({kBK, kBN + kPad}, t, AffineMap(), shared);
   Value one = hb.c(1);
   auto launch = gpu::LaunchOp::create(
       b, loc, hb.c(llvm::divideCeil(N, kBN)), hb.c(llvm::divideCeil(M, kBM)),
@@ -282,7 +289,15 @@ void buildKernel(GemmMatch &match) {
       chunks.push_back({A, aTile, row, col,
                         hb.both(hb.lt(row, M), hb.lt(col, K)), r, kc});
     }
-    for (int64_t i = 0; i < kBK * bChunksPerRow / kThreads; ++i) {
+    for (int64_t i = 0; bT && i < kBN * aChunksPerRow / kThreads; ++i) {
+      Value chunk = hb.add(tid, i * kThreads);
+      Value r = hb.div(chunk, aChunksPerRow);
+      Value kc = hb.mul(hb.rem(chunk, aChunksPerRow), kVec);
+      Value row = hb.add(hb.mul(blockN, kBN), r), col = hb.add(k0, kc);
+      chunks.push_back({B, bTile, row, col,
+                        hb.both(hb.lt(row, N), hb.lt(col, K)), r, kc});
+    }
+    for (int64_t i = 0; !bT && i < kBK * bChunksPerRow / kThreads; ++i) {
       Value chunk = hb.add(tid, i * kThreads);
       Value r = hb.div(chunk, bChunksPerRow);
       Value nc = hb.mul(hb.rem(chunk, bChunksPerRow), kVec);
@@ -360,11 +375,19 @@ void buildKernel(GemmMatch &match) {
               ValueRange{hb.add(hb.add(warpTileRow, mt * 16), laneRow),
                          hb.add(laneHalf, kk)},
               b.getBoolAttr(false), b.getI32IntegerAttr(4)));
-        for (int64_t nt = 0; nt < kNTiles; ++nt)
+        for (int64_t nt = 0; nt < kNTiles; ++nt) {
+          // [k][n]: rows k 0-15 at n, transposed; [n][k]: rows n 0-7 at
+          // k 0 (lanes 0-7), then at k 8 (lanes 8-15), as they are.
+          SmallVector<Value, 2> index;
+          if (bT)
+            index = {hb.add(hb.add(warpTileCol, nt * 8), hb.rem(lane, 8)),
+                     hb.add(hb.mul(hb.rem(hb.div(lane, 8), 2), 8), kk)};
+          else
+            index = {hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)};
           bFrags.push_back(nvgpu::LdMatrixOp::create(
-              b, loc, VectorType::get({2, 2}, t), bTile,
-              ValueRange{hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)},
-              b.getBoolAttr(true), b.getI32IntegerAttr(2)));
+              b, loc, VectorType::get({2, 2}, t), bTile, index,
+              b.getBoolAttr(!bT), b.getI32IntegerAttr(2)));
+        }
         for (int64_t mt = 0; mt < kMTiles; ++mt)
           for (int64_t nt = 0; nt < kNTiles; ++nt) {
             Value &acc = accs[mt * kNTiles + nt];
