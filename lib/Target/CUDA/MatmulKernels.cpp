@@ -162,8 +162,10 @@ void buildKernel(GemmMatch &match) {
   Value A = collapseGroups(
       b, loc, match.a, {match.numBatchDims, match.numMDims, match.numKDims});
   // A transposed weight (Gemm transB) is read as [n, k] in place: its tile
-  // is staged like A's and ldmatrix reads its fragments without .trans.
-  bool bT = !simt && foldTransposedB(match, anchor);
+  // is staged like A's and ldmatrix reads its fragments without .trans
+  // (tensor cores), or its chunks are transposed into the [k][n] tile on
+  // the way to shared memory (f32).
+  bool bT = foldTransposedB(match, anchor);
   Value B = bT ? match.bTransposed
                : collapseGroups(b, loc, match.b,
                                 {match.numBatchDims, match.numKDims,
@@ -176,7 +178,8 @@ void buildKernel(GemmMatch &match) {
   auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto aTileType = MemRefType::get({kBM, kBK + kPad}, t, AffineMap(), shared);
   auto bTileType =
-      bT ? MemRefType::get({kBN, kBK + kPad}, t, AffineMap(), shared)
+      bT && !simt
+         ? MemRefType::get({kBN, kBK + kPad}, t, AffineMap(), shared)
          : MemRefType::get({kBK, kBN + kPad}, t, AffineMap(), shared);
   Value one = hb.c(1);
   auto launch = gpu::LaunchOp::create(
@@ -277,6 +280,8 @@ void buildKernel(GemmMatch &match) {
   // then stored to shared memory.
   struct Chunk {
     Value global, tile, row, col, valid, tileRow, tileCol;
+    // Stored transposed: element e at tile[tileCol + e][tileRow].
+    bool scatter = false;
   };
   const int64_t aChunksPerRow = kBK / kVec, bChunksPerRow = kBN / kVec;
   auto chunksAt = [&](Value k0) {
@@ -295,7 +300,7 @@ void buildKernel(GemmMatch &match) {
       Value kc = hb.mul(hb.rem(chunk, aChunksPerRow), kVec);
       Value row = hb.add(hb.mul(blockN, kBN), r), col = hb.add(k0, kc);
       chunks.push_back({B, bTile, row, col,
-                        hb.both(hb.lt(row, N), hb.lt(col, K)), r, kc});
+                        hb.both(hb.lt(row, N), hb.lt(col, K)), r, kc, simt});
     }
     for (int64_t i = 0; !bT && i < kBK * bChunksPerRow / kThreads; ++i) {
       Value chunk = hb.add(tid, i * kThreads);
@@ -322,6 +327,13 @@ void buildKernel(GemmMatch &match) {
     return ifOp.getResult(0);
   };
   auto store = [&](const Chunk &c, Value v) {
+    if (c.scatter) {
+      for (int64_t e = 0; e < kVec; ++e)
+        memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, v, e),
+                                c.tile,
+                                ValueRange{hb.add(c.tileCol, e), c.tileRow});
+      return;
+    }
     vector::StoreOp::create(b, loc, v, c.tile,
                             ValueRange{c.tileRow, c.tileCol},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
