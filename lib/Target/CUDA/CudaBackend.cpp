@@ -110,7 +110,8 @@ struct NameKernelsPass
       func.walk<WalkOrder::PreOrder>([&](Operation *op) {
         // Library calls (--kernels=library, LibraryCalls.cpp) are numbered
         // with the kernels and listed in the table as GEMMs.
-        if (auto library = op->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+        if (auto library =
+                op->getAttrOfType<StringAttr>("kiln.cuda.library")) {
           SmallVector<std::string> nodes, origins;
           collectLocationInfo(op->getLoc(), nodes, origins);
           std::string name =
@@ -223,8 +224,8 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map}," +
-      // Matmuls first: library calls (--kernels=library), then tensor-core
-      // kernels for the fp16/bf16 ones left (MatmulKernels.cpp).
+      // Matmuls first: library calls (--kernels=library), then tiled kernels
+      // (tensor cores for fp16/bf16) for the ones left (MatmulKernels.cpp).
       std::string(o.kernels == "library" ? "kiln-cuda-library-calls," : "") +
       "func.func(kiln-cuda-matmul-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"

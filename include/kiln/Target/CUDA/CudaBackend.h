@@ -18,8 +18,9 @@ struct CudaOptions {
   std::string chip = "sm_80";
   /// "isa" (PTX text in the gpu.binary) or "fatbin".
   std::string format = "isa";
-  /// "codegen" (every op a generated kernel; fp16/bf16 matmuls on tensor
-  /// cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls, cuBLASLt).
+  /// "codegen" (every op a generated kernel; matmuls tiled, fp16/bf16 on
+  /// tensor cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls,
+  /// cuBLASLt).
   std::string kernels = "codegen";
 };
 
