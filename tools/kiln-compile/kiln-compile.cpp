@@ -138,7 +138,8 @@ cl::opt<std::string> cpuName(
 cl::opt<std::string> kernelStrategy(
     "kernels",
     cl::desc("codegen (MLIR-generated loops) or library (OpenBLAS GEMM for "
-             "matmuls and convolutions)"),
+             "matmuls and convolutions; with --target=cuda, cuBLASLt GEMMs "
+             "through kiln_rt_cuda_gemm)"),
     cl::init("codegen"), cl::cat(category));
 cl::opt<bool> embedWeights(
     "embed-weights",
@@ -478,6 +479,16 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
   cudaOptions.chip = chip.str();
   cudaOptions.format = mode == Emit::Ptx ? "isa" : "fatbin";
   cudaOptions.profileHooks = options.profileHooks;
+  cudaOptions.kernels = options.kernels;
+  // The CUDA passes say with remarks what stays off the fast paths (a
+  // matmul not on tensor cores, not a library call): print them; errors go
+  // on to the default handler.
+  ScopedDiagnosticHandler remarks(module->getContext(), [](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    llvm::errs() << diag.getLocation() << ": remark: " << diag.str() << "\n";
+    return success();
+  });
   if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
     return false;
   bool host = mode != Emit::Ptx && mode != Emit::Fatbin;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CUDA/CudaBackend.h"
+#include "GemmMatch.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Transforms/Origin.h"
 
@@ -34,6 +35,9 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -178,7 +182,37 @@ struct NameKernelsPass
           failed = true;
         }
       });
-      func.walk([&](gpu::LaunchOp launch) {
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        // Library calls (--kernels=library, LibraryCalls.cpp) are numbered
+        // with the kernels and listed in the table as GEMMs.
+        if (auto library =
+                op->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+          SmallVector<std::string> nodes, origins;
+          collectLocationInfo(op->getLoc(), nodes, origins);
+          std::string name =
+              "k" + std::to_string(index++) + "_" + library.getValue().str();
+          op->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
+          SmallVector<Attribute> nodeAttrs;
+          for (const std::string &n : nodes)
+            if (!llvm::is_contained(nodeAttrs, StringAttr::get(ctx, n)))
+              nodeAttrs.push_back(StringAttr::get(ctx, n));
+          NamedAttribute entries[] = {
+              NamedAttribute(StringAttr::get(ctx, "kernel"),
+                             StringAttr::get(ctx, name)),
+              NamedAttribute(StringAttr::get(ctx, "nodes"),
+                             ArrayAttr::get(ctx, nodeAttrs)),
+              NamedAttribute(StringAttr::get(ctx, "category"),
+                             StringAttr::get(ctx, "gemm")),
+              // Not a function of the fatbin: the runtime does not look
+              // it up there (docs/artifact.md, "library").
+              NamedAttribute(StringAttr::get(ctx, "library"),
+                             BoolAttr::get(ctx, true))};
+          table.push_back(DictionaryAttr::get(ctx, entries));
+          return WalkResult::advance();
+        }
+        auto launch = dyn_cast<gpu::LaunchOp>(op);
+        if (!launch)
+          return WalkResult::advance();
         SmallVector<std::string> nodes, origins, otherNodes;
         // Elementwise fusion gives a fused op the location fused[consumer,
         // producer]: read each op's origins innermost first, so the names
@@ -244,6 +278,7 @@ struct NameKernelsPass
             NamedAttribute(StringAttr::get(ctx, "category"),
                            StringAttr::get(ctx, category))};
         table.push_back(DictionaryAttr::get(ctx, entries));
+        return WalkResult::skip();
       });
     });
     if (failed)
@@ -290,23 +325,32 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       // The outputs become out-parameters (kiln_entry's output buffers);
       // a result's allocation is replaced by its out-parameter.
       "buffer-results-to-out-params{hoist-static-allocs=true "
-      "modify-public-functions=true},"
-      "func.func(kiln-cuda-copies-to-kernels,"
+      "modify-public-functions=true}," +
+      // Matmuls first: library calls (--kernels=library), then tiled kernels
+      // (tensor cores for fp16/bf16) for the ones left (MatmulKernels.cpp).
+      std::string(o.kernels == "library" ? "kiln-cuda-library-calls," : "") +
+      "func.func(kiln-cuda-matmul-kernels,kiln-cuda-copies-to-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
       // Fixed bounds with a guard inside: a dim that is not a multiple of
-      // the tile (10 classes) keeps a static launch size.
+      // the tile (10 classes) keeps a static launch size, which
+      // convert-parallel-loops-to-gpu needs.
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=4,32 "
       "no-min-max-bounds=true},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu,"
       "kiln-cuda-sink-globals),"
-      "kiln-cuda-name-kernels,gpu-kernel-outlining,canonicalize,lower-affine,"
+      "kiln-cuda-name-kernels,"
+      // Constants into the kernels: conversions fold them to the function's
+      // entry, and as kernel parameters they turn index math by constants
+      // into divisions by parameters.
+      "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+      "gpu.module(kiln-cuda-align-workgroup),canonicalize,lower-affine,"
       "nvvm-attach-target{chip=" +
       o.chip + " O=3 features=" + ptxFeature(o.chip) +
       // math.exp & co. become calls to libdevice's __nv_* functions, which
       // ptxas cannot resolve: link libdevice into each kernel module.
       " l=" KILN_CUDA_LIBDEVICE "},"
-      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+      "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
       "reconcile-unrealized-casts),"
       "gpu-module-to-binary{format=" +
       o.format + "}";
@@ -314,7 +358,8 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
 }
 
 void registerCudaBackendDialects(DialectRegistry &registry) {
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // convert-gpu-to-nvvm finds the patterns of the dialects inside kernels
   // through these interfaces (mlir-opt registers them all).
@@ -327,6 +372,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
   registerConvertNVVMToLLVMInterface(registry);
   NVVM::registerConvertGpuToNVVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
@@ -340,6 +386,9 @@ void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
   registerHostCodePasses();
+  registerMatmulKernelsPasses();
+  registerLibraryCallsPasses();
+  registerConvertNVGPUToNVVMPass();
   registerTransformsPasses();
   registerGPUPasses();
   registerSCFPasses();
@@ -367,6 +416,14 @@ void registerCudaBackendPasses() {
       [](OpPassManager &pm) {
         CudaOptions o;
         o.format = "fatbin";
+        (void)buildCudaPipeline(pm, o);
+      });
+  PassPipelineRegistration<>(
+      "kiln-cuda-pipeline-library",
+      "the same for sm_80 with --kernels=library (GEMMs as runtime calls)",
+      [](OpPassManager &pm) {
+        CudaOptions o;
+        o.kernels = "library";
         (void)buildCudaPipeline(pm, o);
       });
 }

@@ -420,13 +420,15 @@ struct InstrumentLaunchesPass
       }
       int32_t id = static_cast<int32_t>(i);
       ids[name.getValue()] = id;
-      table.push_back(b.getDictionaryAttr({
+      SmallVector<NamedAttribute> fields{
           b.getNamedAttr("id", b.getI32IntegerAttr(id)),
           b.getNamedAttr("name", name),
           b.getNamedAttr("category",
                          category ? category : b.getStringAttr("other")),
-          b.getNamedAttr("onnx_nodes", nodes),
-      }));
+          b.getNamedAttr("onnx_nodes", nodes)};
+      if (auto library = entry.getAs<BoolAttr>("library"))
+        fields.push_back(b.getNamedAttr("library", library));
+      table.push_back(b.getDictionaryAttr(fields));
     }
     module->setAttr("kiln.kernels", b.getArrayAttr(table));
     if (!hooks)
@@ -457,6 +459,28 @@ struct InstrumentLaunchesPass
       Value id = arith::ConstantIntOp::create(b, loc, it->second, 32);
       func::CallOp::create(b, loc, kBegin, TypeRange{}, ValueRange{id});
       b.setInsertionPointAfter(launch);
+      func::CallOp::create(b, loc, kEnd, TypeRange{}, ValueRange{id});
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // Library calls (kiln_rt_cuda_gemm, tagged with their table name by
+    // kiln-cuda-name-kernels) are timed like launches.
+    result = module.walk([&](func::CallOp call) {
+      auto library = call->getAttrOfType<StringAttr>("kiln.cuda.library");
+      if (!library)
+        return WalkResult::advance();
+      auto it = ids.find(library.getValue());
+      if (it == ids.end()) {
+        call.emitError("kiln-cuda-instrument-launches: library call ")
+            << library << " is not in kiln.cuda.kernels";
+        return WalkResult::interrupt();
+      }
+      Location loc = call.getLoc();
+      b.setInsertionPoint(call);
+      Value id = arith::ConstantIntOp::create(b, loc, it->second, 32);
+      func::CallOp::create(b, loc, kBegin, TypeRange{}, ValueRange{id});
+      b.setInsertionPointAfter(call);
       func::CallOp::create(b, loc, kEnd, TypeRange{}, ValueRange{id});
       return WalkResult::advance();
     });

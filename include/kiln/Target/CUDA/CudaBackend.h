@@ -20,6 +20,10 @@ struct CudaOptions {
   std::string format = "isa";
   /// Bracket each launch with the profiling hooks (kiln_abi_prof_begin/end).
   bool profileHooks = true;
+  /// "codegen" (every op a generated kernel; matmuls tiled, fp16/bf16 on
+  /// tensor cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls,
+  /// cuBLASLt).
+  std::string kernels = "codegen";
 };
 
 /// linalg on tensors (after convert-kiln-to-linalg) -> host func with
