@@ -51,7 +51,7 @@ func.func @main(%x: tensor<64x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>
 // PTX-NOT: .entry
 
 // The host IR (kiln-opt: the add and relu are fused in the other order).
-// CHECK: kiln.cuda.kernels = [{category = "gemm", kernel = "k0_cublaslt_matmul_bias_relu", nodes = ["/g/MatMul", {{.*}}]}, {category = "gemm", kernel = "k1_cublaslt_matmul_bias", nodes = ["/g/MatMulH", "/g/AddH"]}, {category = "gemm", kernel = "k2_cublaslt_matmul", nodes = ["/g/BatchMatMul"]}, {kernel = "k3_matmul_sigmoid", nodes = ["/g/MatMulS", "/g/Sigmoid"]}]
+// CHECK: kiln.cuda.kernels = [{category = "gemm", kernel = "k0_cublaslt_matmul_bias_relu", library = true, nodes = ["/g/MatMul", {{.*}}]}, {category = "gemm", kernel = "k1_cublaslt_matmul_bias", library = true, nodes = ["/g/MatMulH", "/g/AddH"]}, {category = "gemm", kernel = "k2_cublaslt_matmul", library = true, nodes = ["/g/BatchMatMul"]}, {category = "gemm", kernel = "k3_matmul_sigmoid", nodes = ["/g/MatMulS", "/g/Sigmoid"]}]
 // CHECK-DAG: llvm.func @mgpuStreamCreate() -> !llvm.ptr
 // CHECK-DAG: llvm.func @mgpuStreamSynchronize(!llvm.ptr)
 // CHECK-DAG: llvm.func @mgpuStreamDestroy(!llvm.ptr)
