@@ -21,6 +21,7 @@
 #include "CublasLt.h"
 
 #include <cstring>
+#include <algorithm>
 #include <ctime>
 #include <limits>
 
@@ -318,9 +319,15 @@ std::string CudaSession::open(const CudaModel &model,
     graphsOff_ = "the device or driver has no stream-ordered memory pools";
   }
 
-  if (!m.fatbin || m.fatbinSize == 0)
+  bool allLibrary =
+      !m.kernels.empty() && m.libraryKernels.size() == m.kernels.size() &&
+      std::all_of(m.libraryKernels.begin(), m.libraryKernels.end(),
+                  [](bool library) { return library; });
+  if ((!m.fatbin || m.fatbinSize == 0) && !allLibrary)
     return m.path + ": the artifact has no cuda-fatbin section";
-  if ((r = d.cuModuleLoadData(&module_, m.fatbin)) != CUDA_SUCCESS) {
+  // Every kernel a library call: nothing to load.
+  if (!m.fatbin || m.fatbinSize == 0) {
+  } else if ((r = d.cuModuleLoadData(&module_, m.fatbin)) != CUDA_SUCCESS) {
     module_ = nullptr;
     return "cuModuleLoadData failed: the cuda-fatbin section (chip " + m.chip +
            ") cannot be loaded on " + onDevice + ": " + d.errorText(r);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -455,7 +457,11 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
     c.fail("no 'code' section");
     return bad();
   }
-  if (cuda && !out.haveFatbin) {
+  // A CUDA model whose every kernel is a library call (cuBLASLt) has no
+  // generated kernel, so no fatbin.
+  bool allLibrary = std::all_of(out.kernels.begin(), out.kernels.end(),
+                                [](const KernelDesc &k) { return k.library; });
+  if (cuda && !out.haveFatbin && !(allLibrary && !out.kernels.empty())) {
     c.fail("target kind \"cuda\" without a 'cuda-fatbin' section");
     return bad();
   }

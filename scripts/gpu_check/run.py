@@ -223,7 +223,7 @@ def main():
                          "reason": skip_reason})
             continue
         row = kiln_run_check(bundle, check, args.out, args)
-        if row["status"] == "skipped":
+        if row["status"] == "skipped" and NO_DEVICE in row["reason"]:
             skip_reason = row["reason"]
         rows.append(row)
         log(f"{row['name']}: {row['status']}"

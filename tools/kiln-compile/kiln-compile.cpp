@@ -530,9 +530,21 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
     return writeOutput(text);
   }
   std::string fatbin = kernelBinary(module);
-  if (fatbin.empty()) {
+  // No binary is right only when every op became a library call (a lone
+  // MatMul in --kernels=library): the artifact then has no fatbin section.
+  bool allLibrary = false;
+  if (auto table = module->getAttrOfType<ArrayAttr>("kiln.cuda.kernels"))
+    allLibrary = !table.empty() &&
+                 llvm::all_of(table.getAsRange<DictionaryAttr>(),
+                              [](DictionaryAttr entry) {
+                                auto lib = entry.getAs<BoolAttr>("library");
+                                return lib && lib.getValue();
+                              });
+  if (fatbin.empty() && (!allLibrary || mode == Emit::Fatbin)) {
     llvm::errs() << "kiln-compile: the CUDA pipeline produced no kernel "
-                    "binary\n";
+                 << (allLibrary ? "(every op is a library call)"
+                                : "binary")
+                 << "\n";
     return false;
   }
   if (mode == Emit::Fatbin)
@@ -627,8 +639,9 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
   spec.kernelsJson = kiln::cpu::kernelTableJson(module);
   spec.code = sharedObject.data();
   spec.codeSize = sharedObject.size();
-  spec.sections.push_back(
-      {"cuda-fatbin", "cuda-fatbin", fatbin.data(), uint64_t(fatbin.size())});
+  if (!fatbin.empty())
+    spec.sections.push_back({"cuda-fatbin", "cuda-fatbin", fatbin.data(),
+                             uint64_t(fatbin.size())});
   std::string writeError = kiln::writeArtifact(artifactPath, spec);
   if (!writeError.empty()) {
     llvm::errs() << "kiln-compile: " << writeError << "\n";

@@ -291,6 +291,12 @@ struct DeviceMemoryPass
         if (call.getCallee() == kBegin || call.getCallee() == kEnd ||
             call.getCallee().starts_with("kiln_rt_cuda_"))
           continue;
+      // The stream bracket kiln-cuda-library-calls puts around a library
+      // call (mgpuStreamCreate returns the session's one stream).
+      if (auto call = dyn_cast<LLVM::CallOp>(op))
+        if (std::optional<StringRef> callee = call.getCallee();
+            callee && callee->starts_with("mgpuStream"))
+          continue;
       if (isa<memref::GetGlobalOp>(op)) {
         op.emitError("CUDA target: the constant @")
             << cast<memref::GetGlobalOp>(op).getName()

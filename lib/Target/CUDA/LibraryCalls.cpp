@@ -126,6 +126,22 @@ bool isTanhGelu(Value v, Value p) {
   return true;
 }
 
+/// True when `v` is (a view of) a constant of the host module
+/// (`memref.get_global`: a weight under kiln-hoist-weights' threshold). A
+/// kernel reads such a constant from its own copy (kiln-cuda-sink-globals);
+/// a library call would get a host pointer.
+bool isHostGlobal(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(def))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    v = view.getViewSource();
+  }
+  return false;
+}
+
 /// The epilogue `generic` of `match` as cuBLASLt's: accumulator [+ bias[n]]
 /// [relu | tanh GELU], casts aside. Returns the epilogue code and sets
 /// `bias`, or -1.
@@ -180,6 +196,9 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
         type.getElementType() != match.inType || map.getNumResults() != 1 ||
         map.getResult(0) !=
             getAffineDimExpr(generic.getNumLoops() - 1, generic.getContext()))
+      return -1;
+    // A small bias left as a host constant stays in the epilogue kernel.
+    if (isHostGlobal(input->get()))
       return -1;
     bias = input->get();
     v = x;
@@ -281,6 +300,8 @@ struct LibraryCallsPass
           bias = Value();
       }
       why = unsupported(*match, epilogue);
+      if (why.empty() && (isHostGlobal(match->a) || isHostGlobal(match->b)))
+        why = "an operand is a host constant";
       if (!why.empty()) {
         emitRemark(stripOrigins(op.getLoc()))
             << "CUDA library mode: the matmul of ONNX node '" << onnxNodeOf(op)
