@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_abi_amx.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_HAVE_X86 1
 #include <cpuid.h>
@@ -85,12 +87,6 @@ static void bf16gemmPortable(const uint16_t *a, int64_t lda,
 #define AMX_BF16_TARGET                                                        \
   __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
 
-typedef struct {
-  uint8_t palette, startRow, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} AmxConfig;
-
 /* Tiles: C in tmm0-3 (a 32 x 32 f32 block), A in tmm4-5 (16 rows x 32 k),
  * B in tmm6-7 (16 pairs of k x 16 columns). */
 AMX_BF16_TARGET static int bf16gemmAmx(const uint16_t *a, int64_t lda,
@@ -132,13 +128,8 @@ AMX_BF16_TARGET static int bf16gemmAmx(const uint16_t *a, int64_t lda,
       _mm512_store_si512(abuf + i * ldab + p,
                          _mm512_maskz_loadu_epi16(mask, a + i * lda + p));
     }
-  AmxConfig cfg;
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.palette = 1;
-  for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
+  KilnAmxConfig cfg;
+  kilnAmxFullTiles(&cfg);
   _tile_loadconfig(&cfg);
   float out[4][256] __attribute__((aligned(64)));
   for (int64_t i = 0; i < mp; i += 32) {
@@ -170,20 +161,7 @@ AMX_BF16_TARGET static int bf16gemmAmx(const uint16_t *a, int64_t lda,
       _tile_stored(1, out[1], 64);
       _tile_stored(2, out[2], 64);
       _tile_stored(3, out[3], 64);
-      for (int q = 0; q < 4; ++q) {
-        int64_t row0 = i + (q >> 1) * 16, col0 = n0 + (v + (q & 1)) * 16;
-        if (row0 >= m || col0 >= n1)
-          continue;
-        int64_t cols = n1 - col0 < 16 ? n1 - col0 : 16;
-        __mmask16 mask = (__mmask16)((1u << cols) - 1);
-        int64_t rows = m - row0 < 16 ? m - row0 : 16;
-        for (int64_t r = 0; r < rows; ++r) {
-          float *dst = c + (row0 + r) * ldc + col0;
-          __m512 old = _mm512_maskz_loadu_ps(mask, dst);
-          _mm512_mask_storeu_ps(
-              dst, mask, _mm512_add_ps(old, _mm512_load_ps(out[q] + r * 16)));
-        }
-      }
+      kilnAmxAccumulate(c, ldc, i, n0 + v * 16, m, n1, out, 1);
     }
   }
   _tile_release();

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_abi_amx.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_HAVE_X86 1
 #include <immintrin.h>
@@ -307,12 +309,6 @@ qgemmVnniPacked(const uint8_t *a, int64_t lda, uint8_t shiftByte,
 #define AMX_TARGET                                                             \
   __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw")))
 
-typedef struct {
-  uint8_t palette, startRow, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} AmxConfig;
-
 AMX_TARGET static int qgemmAmx(const uint8_t *a, int64_t lda,
                                uint8_t shiftByte, const int8_t *w,
                                int64_t ldw, int32_t *c, int64_t ldc,
@@ -328,13 +324,8 @@ AMX_TARGET static int qgemmAmx(const uint8_t *a, int64_t lda,
     free(packed);
     return 0;
   }
-  AmxConfig cfg;
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.palette = 1;
-  for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
+  KilnAmxConfig cfg;
+  kilnAmxFullTiles(&cfg);
   _tile_loadconfig(&cfg);
   int32_t out[4][256] __attribute__((aligned(64)));
   for (int64_t i = 0; i < mp; i += 32) {
@@ -377,20 +368,7 @@ AMX_TARGET static int qgemmAmx(const uint8_t *a, int64_t lda,
       _tile_stored(1, out[1], 64);
       _tile_stored(2, out[2], 64);
       _tile_stored(3, out[3], 64);
-      for (int q = 0; q < 4; ++q) {
-        int64_t row0 = i + (q >> 1) * 16, col0 = n0 + (v + (q & 1)) * 16;
-        if (row0 >= m || col0 >= n1)
-          continue;
-        int64_t cols = n1 - col0 < 16 ? n1 - col0 : 16;
-        __mmask16 mask = (__mmask16)((1u << cols) - 1);
-        int64_t rows = m - row0 < 16 ? m - row0 : 16;
-        for (int64_t r = 0; r < rows; ++r) {
-          int32_t *dst = c + (row0 + r) * ldc + col0;
-          __m512i old = _mm512_maskz_loadu_epi32(mask, dst);
-          __m512i add = _mm512_load_si512(out[q] + r * 16);
-          _mm512_mask_storeu_epi32(dst, mask, _mm512_add_epi32(old, add));
-        }
-      }
+      kilnAmxAccumulate(c, ldc, i, n0 + v * 16, m, n1, out, 0);
     }
   }
   _tile_release();
@@ -401,8 +379,8 @@ AMX_TARGET static int qgemmAmx(const uint8_t *a, int64_t lda,
 #endif
 
 /* 1 when the AMX kernel runs: AMX-INT8 is there and allowed
- * (runtime/abi/kiln_abi_amx.c), and KILN_QGEMM_PORTABLE is not set. */
-int kiln_abi_amx_enabled(int bf16);
+ * (kiln_abi_amx_enabled, kiln_abi_amx.c), and KILN_QGEMM_PORTABLE is not
+ * set. */
 int kiln_abi_qgemm_has_vnni(void);
 int kiln_abi_qgemm_has_amx(void) {
   return kiln_abi_qgemm_has_vnni() && kiln_abi_amx_enabled(0);

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelCalls.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,46 +77,21 @@ struct AmxCallsPass : PassWrapper<AmxCallsPass, OperationPass<ModuleOp>> {
                     scf::SCFDialect, arith::ArithDialect>();
   }
 
-  static bool innerContiguous(Value v) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.hasStaticShape())
-      return false;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      return false;
-    return !strides.empty() && strides.back() == 1;
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) {
       if (isAmxBf16Contraction(op) && op.hasPureBufferSemantics() &&
-          llvm::all_of(op->getOperands(), innerContiguous))
+          llvm::all_of(op->getOperands(), hasContiguousRows))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
       bool batched = isa<linalg::BatchMatmulOp>(op);
       OpBuilder b(op);
       Location loc = op.getLoc();
-      struct Strided {
-        Value pointer, offset;
-        SmallVector<Value> sizes, strides;
-      };
-      SmallVector<Strided> operands;
-      for (Value v : op->getOperands()) {
-        auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, v);
-        Strided s;
-        s.pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-        s.offset = metadata.getOffset();
-        s.sizes.assign(metadata.getSizes().begin(),
-                       metadata.getSizes().end());
-        s.strides.assign(metadata.getStrides().begin(),
-                         metadata.getStrides().end());
-        operands.push_back(s);
-      }
-      Strided &a = operands[0], &w = operands[1], &c = operands[2];
+      StridedOperand a = decompose(b, loc, op.getDpsInputOperand(0)->get());
+      StridedOperand w = decompose(b, loc, op.getDpsInputOperand(1)->get());
+      StridedOperand c = decompose(b, loc, op.getDpsInitOperand(0)->get());
       auto index = [&](int64_t v) -> Value {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
@@ -124,15 +100,7 @@ struct AmxCallsPass : PassWrapper<AmxCallsPass, OperationPass<ModuleOp>> {
       Value m = a.sizes[r], k = a.sizes[r + 1], n = w.sizes[r + 1];
       Value block = index(kColumnBlock);
       Value blocks = arith::CeilDivUIOp::create(b, loc, n, block);
-      func::FuncOp fn;
-      if (!(fn = module.lookupSymbol<func::FuncOp>("kiln_abi_bf16gemm_f32"))) {
-        OpBuilder mb(module.getBodyRegion());
-        mb.setInsertionPointToStart(module.getBody());
-        SmallVector<Type> types(13, mb.getIndexType());
-        fn = func::FuncOp::create(mb, module.getLoc(), "kiln_abi_bf16gemm_f32",
-                                  mb.getFunctionType(types, {}));
-        fn.setPrivate();
-      }
+      func::FuncOp fn = declareKernel(module, "kiln_abi_bf16gemm_f32", 13);
       SmallVector<Value> lower{index(0)}, upper{blocks}, steps{index(1)};
       if (batched) {
         lower.insert(lower.begin(), index(0));
@@ -145,7 +113,7 @@ struct AmxCallsPass : PassWrapper<AmxCallsPass, OperationPass<ModuleOp>> {
             Value blockIv = ivs.back();
             Value aOff = a.offset, wOff = w.offset, cOff = c.offset;
             if (batched) {
-              auto at = [&](Strided &s, Value base) -> Value {
+              auto at = [&](StridedOperand &s, Value base) -> Value {
                 return arith::AddIOp::create(
                     nb, l, base,
                     arith::MulIOp::create(nb, l, ivs[0], s.strides[0]));

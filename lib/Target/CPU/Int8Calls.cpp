@@ -2,15 +2,17 @@
 //
 // On bufferized IR, replaces each linalg.generic marked `kiln.int8_matmul`
 // (the i32 contraction of kiln.quantized_matmul, A [M, K] x W [N, K]^T, A
-// read as u8, after a xor 0x80 when `a_shifted`) by an scf.parallel over blocks of columns
-// whose body calls kiln_abi_qgemm_s32 (runtime/abi/kiln_abi_qgemm.c: AVX-512
-// VNNI when the CPU has it, else a portable loop). The blocks become
+// read as u8, after a xor 0x80 when `a_shifted`) by an scf.parallel over
+// blocks of columns whose body calls kiln_abi_qgemm_s32
+// (runtime/abi/kiln_abi_qgemm.c: AMX or AVX-512 VNNI when the CPU has
+// them, else a portable loop). The blocks become
 // OpenMP work like every other parallel loop. Operands whose innermost
 // dimension is not contiguous keep the generic, which lowers to plain
 // loops.
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelCalls.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,24 +47,13 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
                     scf::SCFDialect, arith::ArithDialect>();
   }
 
-  static bool innerContiguous(Value v) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type)
-      return false;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      return false;
-    return !strides.empty() && strides.back() == 1;
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::GenericOp> candidates;
     module.walk([&](linalg::GenericOp op) {
       if (op->hasAttr("kiln.int8_matmul") && op.hasPureBufferSemantics() &&
           op->getNumOperands() == 3 &&
-          llvm::all_of(op->getOperands(), innerContiguous))
+          llvm::all_of(op->getOperands(), hasContiguousRows))
         candidates.push_back(op);
     });
     for (linalg::GenericOp op : candidates) {
@@ -74,38 +65,16 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
         flags |= 2;
       OpBuilder b(op);
       Location loc = op.getLoc();
-      struct Strided {
-        Value pointer, offset;
-        SmallVector<Value> sizes, strides;
-      };
-      SmallVector<Strided> operands;
-      for (Value v : op->getOperands()) {
-        auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, v);
-        Strided s;
-        s.pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-        s.offset = metadata.getOffset();
-        s.sizes.assign(metadata.getSizes().begin(),
-                       metadata.getSizes().end());
-        s.strides.assign(metadata.getStrides().begin(),
-                         metadata.getStrides().end());
-        operands.push_back(s);
-      }
-      Strided &a = operands[0], &w = operands[1], &c = operands[2];
+      StridedOperand a = decompose(b, loc, op->getOperand(0));
+      StridedOperand w = decompose(b, loc, op->getOperand(1));
+      StridedOperand c = decompose(b, loc, op->getOperand(2));
       auto index = [&](int64_t v) {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
       Value n = w.sizes[0], m = a.sizes[0], k = a.sizes[1];
       Value block = index(kColumnBlock);
       Value blocks = arith::CeilDivUIOp::create(b, loc, n, block);
-      func::FuncOp fn;
-      if (!(fn = module.lookupSymbol<func::FuncOp>("kiln_abi_qgemm_s32"))) {
-        OpBuilder mb(module.getBodyRegion());
-        mb.setInsertionPointToStart(module.getBody());
-        SmallVector<Type> types(14, mb.getIndexType());
-        fn = func::FuncOp::create(mb, module.getLoc(), "kiln_abi_qgemm_s32",
-                                  mb.getFunctionType(types, {}));
-        fn.setPrivate();
-      }
+      func::FuncOp fn = declareKernel(module, "kiln_abi_qgemm_s32", 14);
       Value flagsV = index(flags);
       scf::ParallelOp::create(
           b, loc, ValueRange{index(0)}, ValueRange{blocks},
@@ -117,8 +86,8 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
             func::CallOp::create(
                 nb, l, fn,
                 ValueRange{a.pointer, a.offset, a.strides[0], w.pointer,
-                           w.offset, w.strides[0], c.pointer, c.offset, c.strides[0], m, k, n0, n1,
-                           flagsV});
+                           w.offset, w.strides[0], c.pointer, c.offset,
+                           c.strides[0], m, k, n0, n1, flagsV});
           });
       op->erase();
     }

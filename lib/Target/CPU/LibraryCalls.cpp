@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelCalls.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,22 +32,6 @@ using namespace mlir;
 
 namespace kiln::cpu {
 namespace {
-
-struct StridedOperand {
-  Value pointer, offset;
-  SmallVector<Value> sizes, strides;
-};
-
-StridedOperand decompose(OpBuilder &b, Location loc, Value memref) {
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  StridedOperand result;
-  result.pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  result.offset = metadata.getOffset();
-  result.sizes.assign(metadata.getSizes().begin(), metadata.getSizes().end());
-  result.strides.assign(metadata.getStrides().begin(),
-                        metadata.getStrides().end());
-  return result;
-}
 
 bool isF32Memref(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
@@ -302,18 +287,6 @@ FoldedEpilogue matchEpilogue(Operation *conv, Value output) {
   return epilogue;
 }
 
-func::FuncOp declare(ModuleOp module, StringRef name, unsigned numArgs) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  SmallVector<Type> types(numArgs, b.getIndexType());
-  auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                 b.getFunctionType(types, {}));
-  fn.setPrivate();
-  return fn;
-}
-
 struct LibraryCallsPass
     : PassWrapper<LibraryCallsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LibraryCallsPass)
@@ -433,7 +406,7 @@ struct LibraryCallsPass
         pointerAndOffset(epilogue.residual);
         pointerAndOffset(epilogue.result);
       }
-      func::FuncOp fn = declare(module, callee, args.size());
+      func::FuncOp fn = declareKernel(module, callee, args.size());
       func::CallOp::create(b, loc, fn, args);
       op->erase();
       if (init.op)
