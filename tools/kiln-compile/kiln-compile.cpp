@@ -478,6 +478,7 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
   cudaOptions.chip = chip.str();
   cudaOptions.format = mode == Emit::Ptx ? "isa" : "fatbin";
   cudaOptions.profileHooks = options.profileHooks;
+  cudaOptions.kernels = options.kernels;
   if (failed(kiln::cuda::buildCudaPipeline(pm, cudaOptions)))
     return false;
   bool host = mode != Emit::Ptx && mode != Emit::Fatbin;

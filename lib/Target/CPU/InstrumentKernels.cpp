@@ -458,7 +458,12 @@ std::string kernelTableJson(ModuleOp module) {
     for (auto [j, n] : llvm::enumerate(nodes))
       if (auto s = dyn_cast<StringAttr>(n))
         json += (j ? ", " : "") + quote(s.getValue());
-    json += "]}";
+    json += "]";
+    // CUDA: a kiln_rt_cuda_* library call, not a kernel of the fatbin.
+    if (auto library = dict.getAs<BoolAttr>("library");
+        library && library.getValue())
+      json += ", \"library\": true";
+    json += "}";
   }
   json += table.empty() ? "]" : "\n  ]";
   return json;

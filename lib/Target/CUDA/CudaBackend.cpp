@@ -178,7 +178,33 @@ struct NameKernelsPass
           failed = true;
         }
       });
-      func.walk([&](gpu::LaunchOp launch) {
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        // Library calls (--kernels=library, LibraryCalls.cpp) are numbered
+        // with the kernels and listed in the table as GEMMs.
+        if (auto library =
+                op->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+          SmallVector<std::string> nodes, origins;
+          collectLocationInfo(op->getLoc(), nodes, origins);
+          std::string name =
+              "k" + std::to_string(index++) + "_" + library.getValue().str();
+          op->setAttr("kiln.cuda.library", StringAttr::get(ctx, name));
+          SmallVector<Attribute> nodeAttrs;
+          for (const std::string &n : nodes)
+            if (!llvm::is_contained(nodeAttrs, StringAttr::get(ctx, n)))
+              nodeAttrs.push_back(StringAttr::get(ctx, n));
+          NamedAttribute entries[] = {
+              NamedAttribute(StringAttr::get(ctx, "kernel"),
+                             StringAttr::get(ctx, name)),
+              NamedAttribute(StringAttr::get(ctx, "nodes"),
+                             ArrayAttr::get(ctx, nodeAttrs)),
+              NamedAttribute(StringAttr::get(ctx, "category"),
+                             StringAttr::get(ctx, "gemm"))};
+          table.push_back(DictionaryAttr::get(ctx, entries));
+          return WalkResult::advance();
+        }
+        auto launch = dyn_cast<gpu::LaunchOp>(op);
+        if (!launch)
+          return WalkResult::advance();
         SmallVector<std::string> nodes, origins, otherNodes;
         // Elementwise fusion gives a fused op the location fused[consumer,
         // producer]: read each op's origins innermost first, so the names
@@ -244,6 +270,7 @@ struct NameKernelsPass
             NamedAttribute(StringAttr::get(ctx, "category"),
                            StringAttr::get(ctx, category))};
         table.push_back(DictionaryAttr::get(ctx, entries));
+        return WalkResult::skip();
       });
     });
     if (failed)
@@ -284,13 +311,17 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
   // writes into them); zero-element buffers leave the signature.
   pm.addPass(cpu::createPrepareEntryPass());
   std::string pipeline =
+      std::string(o.kernels == "library" ? "func.func(kiln-cuda-int8-prepare),"
+                                         : "") +
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       // The outputs become out-parameters (kiln_entry's output buffers);
       // a result's allocation is replaced by its out-parameter.
       "buffer-results-to-out-params{hoist-static-allocs=true "
-      "modify-public-functions=true},"
+      "modify-public-functions=true}," +
+      // int8 GEMMs as cuBLASLt IMMA calls (Int8Calls.cpp).
+      std::string(o.kernels == "library" ? "kiln-cuda-int8-calls," : "") +
       "func.func(kiln-cuda-copies-to-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
@@ -339,6 +370,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
+  registerInt8CallsPasses();
   registerHostCodePasses();
   registerTransformsPasses();
   registerGPUPasses();
@@ -367,6 +399,14 @@ void registerCudaBackendPasses() {
       [](OpPassManager &pm) {
         CudaOptions o;
         o.format = "fatbin";
+        (void)buildCudaPipeline(pm, o);
+      });
+  PassPipelineRegistration<>(
+      "kiln-cuda-pipeline-library",
+      "the same for sm_80 with --kernels=library (GEMMs as runtime calls)",
+      [](OpPassManager &pm) {
+        CudaOptions o;
+        o.kernels = "library";
         (void)buildCudaPipeline(pm, o);
       });
 }

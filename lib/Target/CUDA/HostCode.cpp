@@ -51,6 +51,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -194,6 +195,12 @@ struct DeviceMemoryPass
             llvm::any_of(op->getResultTypes(), llvm::IsaPred<MemRefType>));
   }
 
+  /// The pointer of a buffer and the casts passing it to a call.
+  static bool isPointerOf(Operation *op) {
+    return isa<memref::ExtractAlignedPointerAsIndexOp, arith::IndexCastOp,
+               LLVM::IntToPtrOp>(op);
+  }
+
   LogicalResult placeAllocs(Block &block) {
     DenseMap<Operation *, unsigned> position;
     unsigned i = 0;
@@ -225,7 +232,9 @@ struct DeviceMemoryPass
           }
           if (isa<memref::DeallocOp>(user))
             continue;
-          if (isAliasingView(user))
+          // A library call (kiln_rt_cuda_*) takes the buffer's pointer:
+          // the buffer lives until the call, not until the extraction.
+          if (isAliasingView(user) || isPointerOf(user))
             for (Value r : user->getResults())
               aliases.insert(r);
           if (k == 0 && (!first || position[user] < position[first]))
@@ -290,6 +299,13 @@ struct DeviceMemoryPass
       if (auto call = dyn_cast<func::CallOp>(op))
         if (call.getCallee() == kBegin || call.getCallee() == kEnd ||
             call.getCallee().starts_with("kiln_rt_cuda_"))
+          continue;
+      // The library calls' stream: mgpuStreamCreate returns the session's
+      // stream, mgpuStreamDestroy of it is a no-op (cuda_abi.h).
+      if (auto call = dyn_cast<LLVM::CallOp>(op))
+        if (auto callee = call.getCallee();
+            callee && (*callee == "mgpuStreamCreate" ||
+                       *callee == "mgpuStreamDestroy"))
           continue;
       if (isa<memref::GetGlobalOp>(op)) {
         op.emitError("CUDA target: the constant @")
@@ -405,6 +421,15 @@ struct InstrumentLaunchesPass
       return signalPassFailure();
     }
     OpBuilder b(ctx);
+    // The library calls of the table (kiln-cuda-name-kernels names them).
+    llvm::StringSet<> libraryCalls;
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (auto name = call->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+        libraryCalls.insert(name.getValue());
+        calls.push_back(call);
+      }
+    });
     llvm::StringMap<int32_t> ids;
     SmallVector<Attribute> table;
     for (auto [i, attr] : llvm::enumerate(source)) {
@@ -420,13 +445,17 @@ struct InstrumentLaunchesPass
       }
       int32_t id = static_cast<int32_t>(i);
       ids[name.getValue()] = id;
-      table.push_back(b.getDictionaryAttr({
+      SmallVector<NamedAttribute> fields{
           b.getNamedAttr("id", b.getI32IntegerAttr(id)),
           b.getNamedAttr("name", name),
           b.getNamedAttr("category",
                          category ? category : b.getStringAttr("other")),
-          b.getNamedAttr("onnx_nodes", nodes),
-      }));
+          b.getNamedAttr("onnx_nodes", nodes)};
+      // A kiln_rt_cuda_* call, not a function of the fatbin: the runtime
+      // does not look it up there (cuda_abi.h).
+      if (libraryCalls.contains(name.getValue()))
+        fields.push_back(b.getNamedAttr("library", b.getBoolAttr(true)));
+      table.push_back(b.getDictionaryAttr(fields));
     }
     module->setAttr("kiln.kernels", b.getArrayAttr(table));
     if (!hooks)
@@ -461,7 +490,24 @@ struct InstrumentLaunchesPass
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    // Library calls too: the runtime names a failing call by the kernel
+    // whose hooks it is inside, and times it by their events.
+    for (func::CallOp call : calls) {
+      auto name = call->getAttrOfType<StringAttr>("kiln.cuda.library");
+      auto it = ids.find(name.getValue());
+      if (it == ids.end()) {
+        call.emitError("kiln-cuda-instrument-launches: library call ")
+            << name << " is not in kiln.cuda.kernels";
+        return signalPassFailure();
+      }
+      Location loc = call.getLoc();
+      b.setInsertionPoint(call);
+      Value id = arith::ConstantIntOp::create(b, loc, it->second, 32);
+      func::CallOp::create(b, loc, kBegin, TypeRange{}, ValueRange{id});
+      b.setInsertionPointAfter(call);
+      func::CallOp::create(b, loc, kEnd, TypeRange{}, ValueRange{id});
+    }
   }
 };
 
