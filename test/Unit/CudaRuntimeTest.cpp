@@ -331,6 +331,76 @@ TEST(CudaGemm, RowMajorThroughCublasLt) {
             "cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED");
 }
 
+// kiln_rt_cuda_qgemm's cuBLASLt call (int8 x int8 -> int32, "TN") on
+// FakeCublasLt.c against a plain loop; and the compiler's contract around
+// it (lib/Target/CUDA/Int8Calls.cpp): the CPU kernel's sum of u(A) * W
+// (runtime/abi/kiln_abi_qgemm.c: A read as u8, or an i8 A xor 0x80) is the
+// signed GEMM of A' (u8: A xor 0x80; i8: A itself) plus 128 * rowsum(W).
+TEST(CudaQGemm, Int8ThroughCublasLt) {
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
+  cuda::CublasLt *lt = nullptr;
+  ASSERT_EQ(cuda::CublasLt::load(lt), "");
+  ASSERT_NE(lt, nullptr);
+  const int64_t m = 5, n = 8, k = 12;
+  std::vector<uint8_t> act(m * k);
+  std::vector<int8_t> w(n * k);
+  for (size_t i = 0; i < act.size(); ++i)
+    act[i] = uint8_t(i * 37 % 256); // every range: 0, 128+, 255
+  act[0] = 255;
+  act[1] = 128;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = int8_t(int(i * 53 % 256) - 128);
+  w[0] = -128;
+  w[1] = 127;
+  std::vector<int32_t> rowsum(n, 0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p)
+      rowsum[j] += w[j * k + p];
+  // The bytes as a signed activation (the i8 case) and as an unsigned one.
+  for (bool unsignedA : {false, true}) {
+    SCOPED_TRACE(unsignedA ? "u8 activation" : "i8 activation");
+    std::vector<int8_t> a(m * k);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = int8_t(unsignedA ? act[i] ^ 0x80 : act[i]);
+    std::vector<int32_t> c(m * n, 12345);
+    cuda::QGemmArgs g{m, n, k, a.data(), KILN_CUDA_QGEMM_A_INT8, w.data(),
+                      c.data()};
+    ASSERT_EQ(cuda::checkQGemm(g), "");
+    ASSERT_EQ(lt->runQGemm(g, nullptr, nullptr, 0), "");
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t signedSum = 0, cpuSum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          signedSum += int32_t(a[i * k + p]) * w[j * k + p];
+          // kiln_abi_qgemm.c: u8 as it is, a shifted i8 xor 0x80.
+          uint8_t byte = act[i * k + p];
+          int32_t u = unsignedA ? byte : uint8_t(byte ^ 0x80);
+          cpuSum += u * w[j * k + p];
+        }
+        EXPECT_EQ(c[i * n + j], signedSum) << i << "," << j;
+        EXPECT_EQ(c[i * n + j] + 128 * rowsum[j], cpuSum) << i << "," << j;
+      }
+  }
+  // IMMA's requirements, checked before cuBLASLt is called.
+  std::vector<int32_t> c(64);
+  cuda::QGemmArgs g{2, 6, 4, w.data(), 0, w.data(), c.data()};
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "n and k multiples of 4 (n 6"));
+  g.n = 4;
+  g.k = 3;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "(n 4, k 3)"));
+  g.k = 4;
+  g.aFlags = 1;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "a_flags 1 is not supported"));
+  g.aFlags = 0;
+  g.a = w.data() + 1;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "not 4-byte aligned"));
+  g.a = nullptr;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "a NULL operand"));
+  g.a = w.data();
+  g.m = 0;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "must be positive"));
+}
+
 //===----------------------------------------------------------------------===//
 // Artifacts
 //===----------------------------------------------------------------------===//
