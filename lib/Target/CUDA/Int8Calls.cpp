@@ -57,6 +57,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -160,6 +161,8 @@ struct Int8PreparePass
     if (!fill || !isZeroFill(fill))
       return keep("the accumulator is not zero-initialized");
     (void)m;
+    if (!accType.getElementType().isInteger(32))
+      return keep("an accumulator that is not i32");
 
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -184,10 +187,18 @@ struct Int8PreparePass
               })
               .getResult(0);
     }
-    // The signed contraction, W transposed by its map.
+    // The signed contraction, W transposed by its map, onto a zero fill of
+    // its own: CSE may have given several contractions one fill, which
+    // bufferization would then copy, and the call overwrites its output.
+    Value ownInit =
+        linalg::FillOp::create(
+            b, loc, fill.getDpsInputOperand(0)->get(),
+            tensor::EmptyOp::create(b, loc, accType.getShape(), i32)
+                .getResult())
+            .getResult(0);
     auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{accType},
                                            ValueRange{aSigned, w},
-                                           ValueRange{init});
+                                           ValueRange{ownInit});
     matmul->setAttr(
         "indexing_maps",
         b.getAffineMapArrayAttr({AffineMap::get(3, 0, {d(0), d(2)}, ctx),
@@ -290,6 +301,22 @@ bool isDenseRowMajor(Value v) {
          type.getRank() == 2;
 }
 
+/// A constant of the module (memref.get_global, through views): kernels
+/// read those as their own device globals (kiln-cuda-sink-globals), but the
+/// host has no device pointer to pass (kiln-hoist-weights makes the large
+/// ones entry buffers; the small ones stay constants).
+bool isModuleConstant(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(def))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    v = view.getViewSource();
+  }
+  return false;
+}
+
 struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Int8CallsPass)
   StringRef getArgument() const override { return "kiln-cuda-int8-calls"; }
@@ -337,6 +364,11 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
       };
       if (!isDenseRowMajor(a) || !isDenseRowMajor(w) || !isDenseRowMajor(c)) {
         keep("an operand is not a dense row-major buffer");
+        continue;
+      }
+      if (isModuleConstant(a) || isModuleConstant(w)) {
+        keep("an operand is a constant of the module, not a device buffer "
+             "(weights under kiln-hoist-weights' 256 bytes stay constants)");
         continue;
       }
       linalg::FillOp fill = zeroFillBefore(op, c);
