@@ -23,7 +23,7 @@
 // merges into the existing epilogue (which is left exactly as Quant.cpp
 // built it: its zero-point terms expect the u8 sum). rowsum(W) is folded at
 // compile time when W is a constant, else it is a small reduction over W
-// per run (N x K bytes read; W is usually a hoisted weight). The signed
+// per run (N x K bytes read; W is usually a hoisted weight), one per weight. The signed
 // contraction is a linalg.matmul (cast_signed) with W transposed by its
 // indexing map, marked `kiln.cuda.qgemm`: a named op, so elementwise fusion
 // leaves it (and its operand A') alone, and if no call replaces it, it is
@@ -117,6 +117,7 @@ struct Int8PreparePass
   }
 
   void runOnOperation() override {
+    rowSums.clear();
     SmallVector<linalg::GenericOp> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr("kiln.int8_matmul") && op.hasPureTensorSemantics() &&
@@ -126,6 +127,11 @@ struct Int8PreparePass
     for (linalg::GenericOp op : candidates)
       rewrite(op);
   }
+
+  /// The run-time row sums of each weight, shared by its contractions (Q, K
+  /// and V projections of one input read different weights, but a weight
+  /// may be used twice).
+  llvm::DenseMap<Value, Value> rowSums;
 
   void rewrite(linalg::GenericOp op) {
     MLIRContext *ctx = op.getContext();
@@ -217,6 +223,11 @@ struct Int8PreparePass
       correction = arith::ConstantOp::create(
           b, loc, DenseIntElementsAttr::get(rowType, ArrayRef(values)));
       scaled = true;
+    } else if (Value cached = rowSums.lookup(w);
+               cached && cached.getDefiningOp()->getBlock() ==
+                             op->getBlock() &&
+               cached.getDefiningOp()->isBeforeInBlock(op)) {
+      correction = cached;
     } else {
       Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
       Value sumInit =
@@ -238,6 +249,7 @@ struct Int8PreparePass
                     nb, l, ValueRange{arith::AddIOp::create(nb, l, x, args[1])});
               })
               .getResult(0);
+      rowSums[w] = correction;
     }
     Value empty = tensor::EmptyOp::create(b, loc, accType.getShape(), i32);
     AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);

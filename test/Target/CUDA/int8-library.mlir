@@ -8,8 +8,8 @@
 // xor 0x80 shift is undone), a u8 one is shifted to i8 by an elementwise op
 // fused into its QuantizeLinear's kernel; the 128 * rowsum(W) correction
 // is a reduction over the weight (an entry buffer, as kiln-hoist-weights
-// makes it) whose sum is added in the epilogue's kernel. Codegen mode
-// keeps the generated kernel; both assemble with ptxas.
+// makes it; one per weight) whose sum is added in the epilogue's kernel.
+// Codegen mode keeps the generated kernel; both assemble with ptxas.
 //
 // RUN: kiln-opt %s --convert-kiln-to-linalg --kiln-cuda-pipeline-library | FileCheck %s --check-prefix=IR
 // RUN: kiln-compile %s -O0 --target=cuda:sm_80 --kernels=library --emit=ptx -o %t.lib.ptx
@@ -54,6 +54,11 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<32x64xi8>, %xu: tensor<16x64xf
 // The u8 layer's shift (xor 0x80 = -128) is in its quantize kernel.
 // IR: gpu.launch_func  @kiln_kernels::@k4_quantized_matmul_quantize_linear {{.+}} %c-128_i8 : i8
 // IR: call @kiln_rt_cuda_qgemm({{.+}}) {kiln.cuda.library = "k5_cublaslt_qgemm"}
+// The second layer reads the same weight: its correction reuses k2's sums.
+// IR-NEXT: llvm.call @mgpuStreamDestroy
+// IR-NEXT: gpu.launch_func  @kiln_kernels::@k6_quantized_matmul {{.+}} %c128_i32 : i32
+// IR-NOT: gpu.launch_func
+// IR: return
 // IR-NOT: linalg.
 
 // PTX: // kernel k0_quantize_linear <- ONNX nodes: /l0/QuantizeLinear
