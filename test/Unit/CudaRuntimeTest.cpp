@@ -720,6 +720,52 @@ TEST(CudaFakeDriver, LibraryGemmErrorNamesKernel) {
       << error;
 }
 
+// kiln_rt_cuda_qgemm through the shim, the session's table entry and
+// cuBLASLt (the fake, computing on the host), with numbers: the model
+// overwrites y with the int32 product of x's and w's bytes as int8
+// (TestCudaModel.c). Eager runs: the stand-in cuBLASLt computes when
+// called, it does not record into a captured graph.
+TEST(CudaFakeDriver, LibraryQGemmComputes) {
+  useFakeDriver();
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
+  Loaded l;
+  ASSERT_EQ(open(cudaArtifact("qgemm.kiln", test::kFakeFatbin,
+                              test::kTestCudaModelQGemmSo, /*gemm=*/true),
+                 l, /*graphs=*/false),
+            KILN_OK)
+      << kiln_last_error();
+  const int8_t a[8] = {-128, 127, -1, 5, 64, -64, 3, -7};
+  float x[8] = {}, y[8] = {};
+  std::memcpy(x, a, sizeof(a));
+  const float w[4] = {0.5f, -1.0f, 2.0f, -3.0f}; // the artifact's weight
+  int8_t wb[16];
+  std::memcpy(wb, w, sizeof(wb));
+  kiln_tensor in = {x, KILN_DTYPE_FLOAT32, 2, kDims};
+  kiln_tensor out = {y, KILN_DTYPE_FLOAT32, 2, kDims};
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(kiln_session_run(l.session, &in, 1, &out, 1), KILN_OK)
+        << kiln_last_error();
+    int32_t c[8];
+    std::memcpy(c, y, sizeof(c));
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) {
+        int32_t want = 0;
+        for (int p = 0; p < 4; ++p)
+          want += int32_t(a[i * 4 + p]) * int32_t(wb[j * 4 + p]);
+        EXPECT_EQ(c[i * 4 + j], want) << i << "," << j << " run " << run;
+      }
+  }
+  // Profiled, the call is timed as the table's kernel 2 (gemm_0) between
+  // its hooks (the fake clock: 1 ms from event to event).
+  ASSERT_EQ(kiln_session_set_profiling(l.session, 1), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session, &in, 1, &out, 1), KILN_OK)
+      << kiln_last_error();
+  kiln_kernel_stats ks;
+  ASSERT_EQ(kiln_session_kernel_stats(l.session, 2, &ks), KILN_OK);
+  EXPECT_EQ(ks.launches, 1u);
+  EXPECT_EQ(ks.min_ns, 1000000u);
+}
+
 TEST(CudaFakeDriver, ConcurrentSessionsOfOneModel) {
   useFakeDriver();
   kiln_model *m = nullptr;
