@@ -50,6 +50,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "models"))
 
 import generate_demo_models as demo  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import quantize_demo  # noqa: E402
 
 # Tolerances of a GPU output against the CPU backend's, per model precision:
 # fp32 kernels differ in summation order (and FMA contraction) only; fp16
@@ -60,7 +62,9 @@ import generate_demo_models as demo  # noqa: E402
 TOLERANCES = {
     "fp32": {"rtol": 1e-3, "atol": 1e-4},
     "fp16": {"rtol": 2e-2, "atol": 2e-2},
-    "int8": {"rtol": 0.0, "atol": 0.1},
+    # One step of the output's quantization at most (the QDQ MLP's
+    # probabilities: 1/255); int8-valued outputs must then be equal.
+    "int8": {"rtol": 0.0, "atol": 0.005},
 }
 
 
@@ -133,6 +137,19 @@ def demo_model(name, sizes, seed):
         shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
         inputs.append(rng.standard_normal(shape).astype(np.float32))
     return model, inputs
+
+
+def qdq_mlp(sizes, seed, work):
+    """The demo MLP quantized to QDQ (scripts/quantize_demo.py: int8
+    activations, per-channel int8 weights), and its inputs: on CUDA its
+    int8 GEMMs are generated kernels (codegen) or cuBLASLt IMMA calls
+    (library, kiln_rt_cuda_qgemm)."""
+    model, inputs = demo_model("mlp", sizes, seed)
+    fp32 = os.path.join(work, "mlp_for_int8.onnx")
+    qdq = os.path.join(work, "mlp_int8_qdq.onnx")
+    onnx.save(model, fp32)
+    quantize_demo.quantize(fp32, qdq, "mlp")
+    return onnx.load(qdq), inputs
 
 
 def save_npy_set(folder, kind, arrays):
@@ -213,6 +230,7 @@ def main():
         ew = 1 << 18
         models.append(("elementwise", elementwise_model(ew), None, "fp32"))
         models.append(("gemm_f16", gemm_model(256, 256, 256), None, "fp16"))
+        models.append(("mlp_int8", *qdq_mlp({"batch": 4}, 1, work), "int8"))
     else:
         for name, sizes in (("mlp", {"batch": 64}),
                             ("transformer_block", {"batch": 8, "seq": 128}),
@@ -224,6 +242,8 @@ def main():
                        "fp32"))
         models.append(("gemm_f16", gemm_model(4096, 4096, 4096), None,
                        "fp16"))
+        models.append(("mlp_int8", *qdq_mlp({"batch": 64}, 1, work),
+                       "int8"))
 
     checks = []
     for name, model, inputs, precision in models:
