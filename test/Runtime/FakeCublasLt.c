@@ -2,9 +2,10 @@
  *
  * The cuBLASLt entry points runtime/cuda/CublasLt.cpp uses, implemented on
  * the host for float32 (and int8 x int8 -> int32 in the "TN" form of the
- * IMMA kernels, for kiln_rt_cuda_qgemm): descriptors and layouts record their attributes and
- * cublasLtMatmul computes D = epilogue(op(A) * op(B) + bias) column-major,
- * batched with the layouts' strides, exactly as cuBLASLt defines it. The
+ * IMMA kernels, for kiln_rt_cuda_qgemm): descriptors and layouts record
+ * their attributes and cublasLtMatmul computes D = epilogue(op(A) * op(B)
+ * + bias) column-major, batched with the layouts' strides, exactly as
+ * cuBLASLt defines it. The
  * runtime's row-major GEMM (the transposition trick, the bias per row of D,
  * the epilogues, shared or per-batch B) is then checked against a plain
  * row-major loop without a GPU. Loaded through $KILN_LIBCUBLASLT.

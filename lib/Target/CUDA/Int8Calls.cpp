@@ -23,11 +23,11 @@
 // merges into the existing epilogue (which is left exactly as Quant.cpp
 // built it: its zero-point terms expect the u8 sum). rowsum(W) is folded at
 // compile time when W is a constant, else it is a small reduction over W
-// per run (N x K bytes read; W is usually a hoisted weight), one per weight. The signed
-// contraction is a linalg.matmul (cast_signed) with W transposed by its
-// indexing map, marked `kiln.cuda.qgemm`: a named op, so elementwise fusion
-// leaves it (and its operand A') alone, and if no call replaces it, it is
-// still the exact int8 GEMM as a plain kernel.
+// per run (N x K bytes read; W is usually a hoisted weight), one per weight.
+// The signed contraction is a linalg.matmul (cast_signed) with W
+// transposed by its indexing map, marked `kiln.cuda.qgemm`: a named op, so
+// elementwise fusion leaves it (and its operand A') alone, and if no call
+// replaces it, it is still the exact int8 GEMM as a plain kernel.
 //
 // kiln-cuda-int8-calls (bufferized) replaces each marked matmul whose
 // operands are dense row-major buffers, and whose accumulator is zero-filled
@@ -69,20 +69,18 @@ constexpr StringLiteral kMarker = "kiln.cuda.qgemm";
 
 /// The row sums of a constant [N, K] int8 weight, or nothing.
 std::optional<SmallVector<int32_t>> constantRowSums(Value w, int64_t n,
-                                                   int64_t k) {
+                                                    int64_t k) {
   auto constant = w.getDefiningOp<arith::ConstantOp>();
   if (!constant)
     return std::nullopt;
   SmallVector<int32_t> sums(n, 0);
   Attribute value = constant.getValue();
   if (auto dense = dyn_cast<DenseIntElementsAttr>(value)) {
+    if (dense.getNumElements() != n * k)
+      return std::nullopt;
     int64_t i = 0;
-    for (const APInt &v : dense.getValues<APInt>())
+    for (const APInt &v : dense.getValues<APInt>()) // splats repeat
       sums[i++ / k] += static_cast<int32_t>(v.getSExtValue());
-    if (dense.isSplat())
-      for (int64_t r = 0; r < n; ++r)
-        sums[r] = static_cast<int32_t>(
-            dense.getSplatValue<APInt>().getSExtValue() * k);
     return sums;
   }
   if (auto resource = dyn_cast<DenseI8ResourceElementsAttr>(value)) {
@@ -144,8 +142,8 @@ struct Int8PreparePass
     auto keep = [&](const Twine &why) {
       emitRemark(stripOrigins(op.getLoc()))
           << "CUDA library mode: the int8 GEMM of ONNX node '"
-          << (node.empty() ? "?" : node) << "' stays a generated kernel: "
-          << why;
+          << (node.empty() ? "?" : node)
+          << "' stays a generated kernel: " << why;
     };
     Value a = op.getDpsInputOperand(0)->get();
     Value w = op.getDpsInputOperand(1)->get();
@@ -158,15 +156,13 @@ struct Int8PreparePass
       return keep("dynamic shape");
     if (flag("w_unsigned"))
       return keep("a uint8 weight (cuBLASLt's IMMA GEMM is int8 x int8)");
-    int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
-            n = wType.getDimSize(0);
+    int64_t k = aType.getDimSize(1), n = wType.getDimSize(0);
     if (n % 4 != 0 || k % 4 != 0)
       return keep("cuBLASLt's int8 GEMM needs N and K multiples of 4 (N " +
                   Twine(n) + ", K " + Twine(k) + ")");
     auto fill = init.getDefiningOp<linalg::FillOp>();
     if (!fill || !isZeroFill(fill))
       return keep("the accumulator is not zero-initialized");
-    (void)m;
     if (!accType.getElementType().isInteger(32))
       return keep("an accumulator that is not i32");
 
@@ -180,31 +176,30 @@ struct Int8PreparePass
     if (!flag("a_shifted")) {
       Value empty = tensor::EmptyOp::create(b, loc, aType.getShape(), i8);
       AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
-      aSigned =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{aType}, ValueRange{a}, ValueRange{empty},
-              ArrayRef<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-              [&](OpBuilder &nb, Location l, ValueRange args) {
-                Value c = arith::ConstantIntOp::create(nb, l, i8, -128);
-                linalg::YieldOp::create(
-                    nb, l,
-                    ValueRange{arith::XOrIOp::create(nb, l, args[0], c)});
-              })
-              .getResult(0);
+      aSigned = linalg::GenericOp::create(
+                    b, loc, TypeRange{aType}, ValueRange{a}, ValueRange{empty},
+                    ArrayRef<AffineMap>{id, id},
+                    SmallVector<utils::IteratorType>(
+                        2, utils::IteratorType::parallel),
+                    [&](OpBuilder &nb, Location l, ValueRange args) {
+                      Value c = arith::ConstantIntOp::create(nb, l, i8, -128);
+                      linalg::YieldOp::create(
+                          nb, l,
+                          ValueRange{arith::XOrIOp::create(nb, l, args[0], c)});
+                    })
+                    .getResult(0);
     }
     // The signed contraction, W transposed by its map, onto a zero fill of
     // its own: CSE may have given several contractions one fill, which
     // bufferization would then copy, and the call overwrites its output.
-    Value ownInit =
-        linalg::FillOp::create(
-            b, loc, fill.getDpsInputOperand(0)->get(),
-            tensor::EmptyOp::create(b, loc, accType.getShape(), i32)
-                .getResult())
-            .getResult(0);
-    auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{accType},
-                                           ValueRange{aSigned, w},
-                                           ValueRange{ownInit});
+    Value ownInit = linalg::FillOp::create(
+                        b, loc, fill.getDpsInputOperand(0)->get(),
+                        tensor::EmptyOp::create(b, loc, accType.getShape(), i32)
+                            .getResult())
+                        .getResult(0);
+    auto matmul =
+        linalg::MatmulOp::create(b, loc, TypeRange{accType},
+                                 ValueRange{aSigned, w}, ValueRange{ownInit});
     matmul->setAttr(
         "indexing_maps",
         b.getAffineMapArrayAttr({AffineMap::get(3, 0, {d(0), d(2)}, ctx),
@@ -224,8 +219,7 @@ struct Int8PreparePass
           b, loc, DenseIntElementsAttr::get(rowType, ArrayRef(values)));
       scaled = true;
     } else if (Value cached = rowSums.lookup(w);
-               cached && cached.getDefiningOp()->getBlock() ==
-                             op->getBlock() &&
+               cached && cached.getDefiningOp()->getBlock() == op->getBlock() &&
                cached.getDefiningOp()->isBeforeInBlock(op)) {
       correction = cached;
     } else {
@@ -246,7 +240,8 @@ struct Int8PreparePass
               [&](OpBuilder &nb, Location l, ValueRange args) {
                 Value x = arith::ExtSIOp::create(nb, l, i32, args[0]);
                 linalg::YieldOp::create(
-                    nb, l, ValueRange{arith::AddIOp::create(nb, l, x, args[1])});
+                    nb, l,
+                    ValueRange{arith::AddIOp::create(nb, l, x, args[1])});
               })
               .getResult(0);
       rowSums[w] = correction;
@@ -337,8 +332,8 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
            "kiln_rt_cuda_qgemm host calls (cuBLASLt IMMA); bufferized IR";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    LLVM::LLVMDialect, memref::MemRefDialect>();
+    registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                    memref::MemRefDialect>();
   }
 
   /// The zero fill of `c` this matmul accumulates onto: the nearest earlier
