@@ -227,3 +227,11 @@ KILN_HIDDEN void kiln_rt_cuda_gemm(void *stream, int32_t dtype,
     api->gemm(api->ctx, stream, dtype, epilogue, batch, bBatch, m, n, k, a, b,
               bias, c);
 }
+
+KILN_HIDDEN void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n,
+                                    int64_t k, const void *a, int32_t aFlags,
+                                    const void *w, void *c) {
+  const kiln_cuda_runtime_api *api = KILN_API(qgemm);
+  if (api)
+    api->qgemm(api->ctx, stream, m, n, k, a, aFlags, w, c);
+}

@@ -120,6 +120,11 @@ void tGemm(void *ctx, void *, int32_t dtype, int32_t epilogue, int64_t batch,
   KILN_SESSION_OR()
   s->gemm(dtype, epilogue, batch, bBatch, m, n, k, a, b, bias, c);
 }
+void tQGemm(void *ctx, void *, int64_t m, int64_t n, int64_t k, const void *a,
+            int32_t aFlags, const void *w, void *c) {
+  KILN_SESSION_OR()
+  s->qgemm(m, n, k, a, aFlags, w, c);
+}
 #undef KILN_SESSION_OR
 
 std::string chipOf(int major, int minor) {
@@ -160,6 +165,7 @@ CudaModel::CudaModel(ModelDesc desc,
   api_.memset32 = tMemset32;
   api_.memset16 = tMemset16;
   api_.gemm = tGemm;
+  api_.qgemm = tQGemm;
   if (setRuntime_)
     setRuntime_(&api_);
 }
@@ -682,6 +688,45 @@ void CudaSession::gemm(int32_t dtype, int32_t epilogue, int64_t batch,
                  : err.substr(0, at) + " failed in kernel " + kernel + ": " +
                        err.substr(at + 9);
   }
+}
+
+void CudaSession::qgemm(int64_t m, int64_t n, int64_t k, const void *a,
+                        int32_t aFlags, const void *w, void *c) {
+  if (failed())
+    return;
+  std::string kernel =
+      hookKernel_ >= 0 && size_t(hookKernel_) < model_->kernels.size()
+          ? model_->kernels[size_t(hookKernel_)]
+          : std::string("kiln_rt_cuda_qgemm");
+  QGemmArgs args{m, n, k, a, aFlags, w, c};
+  std::string err = checkQGemm(args);
+  if (err.empty()) {
+    CublasLt *lt = nullptr;
+    err = CublasLt::load(lt);
+    if (err.empty()) {
+      if (!workspace_) {
+        CUdeviceptr p = 0;
+        if (!check(d_->cuMemAlloc(&p, kWorkspaceBytes), "cuMemAlloc",
+                   kernel))
+          return;
+        workspace_ = p;
+        workspaceBytes_ = kWorkspaceBytes;
+        memory_.add(p, kWorkspaceBytes, /*resident=*/true);
+      }
+      lastKernel_ = kernel;
+      err = lt->runQGemm(args, stream_, hptr(workspace_), workspaceBytes_);
+      if (!err.empty()) {
+        size_t at = err.find(" failed: ");
+        error_ = at == std::string::npos
+                     ? err + " (in kernel " + kernel + ")"
+                     : err.substr(0, at) + " failed in kernel " + kernel +
+                           ": " + err.substr(at + 9);
+        return;
+      }
+      return;
+    }
+  }
+  error_ = "kiln_rt_cuda_qgemm failed in kernel " + kernel + ": " + err;
 }
 
 CUevent CudaSession::timingEvent() {

@@ -43,6 +43,9 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
                        int64_t batch, int64_t bBatch, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b,
                        const void *bias, void *c);
+void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
+                        const void *a, int32_t aFlags, const void *w,
+                        void *c);
 
 static int failures = 0;
 #define CHECK(cond)                                                            \
@@ -179,6 +182,17 @@ static void gemm(void *ctx, void *s, int32_t dtype, int32_t epi, int64_t batch,
   rec.p2 = c;
 }
 
+static void qgemm(void *ctx, void *s, int64_t m, int64_t n, int64_t k,
+                  const void *a, int32_t aFlags, const void *w, void *c) {
+  ENTER("qgemm");
+  rec.p0 = s;
+  rec.i0 = aFlags;
+  rec.sizes[0] = m, rec.sizes[1] = n, rec.sizes[2] = k;
+  rec.params = a;
+  rec.extra = w;
+  rec.p2 = c;
+}
+
 static int ctxToken;
 
 static kiln_cuda_runtime_api makeTable(void) {
@@ -203,6 +217,7 @@ static kiln_cuda_runtime_api makeTable(void) {
   t.memset32 = memSet32;
   t.memset16 = memSet16;
   t.gemm = gemm;
+  t.qgemm = qgemm;
   return t;
 }
 
@@ -290,6 +305,11 @@ int main(void) {
   CHECK(rec.params == &x && rec.extra == &y &&
         rec.p1 == &z && rec.p2 == &theAlloc);
 
+  kiln_rt_cuda_qgemm(&theStream, 3, 8, 12, &x, 7, &y, &z);
+  CHECK(LAST_IS("qgemm") && rec.p0 == &theStream && rec.i0 == 7);
+  CHECK(rec.sizes[0] == 3 && rec.sizes[1] == 8 && rec.sizes[2] == 12);
+  CHECK(rec.params == &x && rec.extra == &y && rec.p2 == &z);
+
   /* The session picks the device: no call. */
   int before = rec.calls;
   mgpuSetDefaultDevice(3);
@@ -304,6 +324,16 @@ int main(void) {
   CHECK(rec.calls == before);
   mgpuMemset16(&y, 1, 1, &theStream);
   CHECK(rec.calls == before + 1 && LAST_IS("memset16"));
+
+  /* A table that ends with gemm (before qgemm was appended): qgemm is
+   * skipped, gemm still reaches it. */
+  old.struct_size = (uint32_t)offsetof(kiln_cuda_runtime_api, qgemm);
+  kiln_abi_set_cuda_runtime(&old);
+  before = rec.calls;
+  kiln_rt_cuda_qgemm(&theStream, 4, 4, 4, &x, 0, &y, &z);
+  CHECK(rec.calls == before);
+  kiln_rt_cuda_gemm(&theStream, 1, 0, 1, 1, 1, 1, 1, &x, &y, NULL, &z);
+  CHECK(rec.calls == before + 1 && LAST_IS("gemm"));
 
   /* Uninstalled: inert again; the module handle stays valid. */
   kiln_abi_set_cuda_runtime(NULL);
