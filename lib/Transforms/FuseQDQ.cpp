@@ -19,6 +19,8 @@
 //   added in f32), then an optional Relu, then an optional per-tensor Q
 //                                  -> kiln.quantized_conv (int8 or f32)
 //
+// The conv weight is stored OHWI [M, KH, KW, C] (still int8).
+//
 // `a` is an i8/ui8 activation with a per-tensor scale and zero point; `w`
 // a constant i8/ui8 weight quantized per tensor or per output column. The
 // weight is stored [N, K] (transposed here at compile time when the graph
@@ -370,7 +372,7 @@ struct FuseQuantizedMatMul : OpRewritePattern<OpTy> {
 /// A constant weight DQ(w) of a 2-D convolution, [M, C, KH, KW], quantized
 /// per tensor or per output channel (axis 0).
 struct ConvWeightQuant {
-  Value w;                  // the i8/ui8 constant, kept as it is
+  Value w;                  // the i8/ui8 constant [M, C, KH, KW]
   ConstTensor values;       // its elements
   std::vector<float> scale; // one per output channel m, or one
   std::vector<int64_t> zp;  // one per output channel m, or one
@@ -473,7 +475,8 @@ struct FuseQuantizedConv : OpRewritePattern<ConvOp> {
     if (!x || !w)
       return failure();
     auto wType = cast<RankedTensorType>(w->w.getType());
-    int64_t m = wType.getDimSize(0);
+    int64_t m = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
     int64_t k = wType.getNumElements() / m;
     if (wType.getDimSize(1) != xType.getDimSize(1))
       return failure();
@@ -549,11 +552,20 @@ struct FuseQuantizedConv : OpRewritePattern<ConvOp> {
     QuantizeLinearOp q = matchReluAndQuantize(last, relu);
     Value replaced = q ? q.getResult() : last;
 
+    // The weight as OHWI [M, KH, KW, C] (still int8): the lowering's
+    // im2col then copies runs of C contiguous channels.
+    ConstTensor ohwi = ConstTensor::getDense(RankedTensorType::get(
+        {m, kh, kw, c}, wType.getElementType()));
     ConstTensor sums = ConstTensor::getDense(vecType(m, i32));
     for (int64_t r = 0; r < m; ++r) {
       int64_t s = 0;
-      for (int64_t c = 0; c < k; ++c)
-        s += w->values.getInt(r * k + c);
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t v = w->values.getInt(((r * c + ci) * kh + i) * kw + j);
+            ohwi.setInt(((r * kh + i) * kw + j) * c + ci, v);
+            s += v;
+          }
       sums.setInt(r, s);
     }
     ConstTensor scaleT =
@@ -570,7 +582,8 @@ struct FuseQuantizedConv : OpRewritePattern<ConvOp> {
     }
     Value xZp = x->zp != 0 ? x->zeroPoint : none;
     auto fused = QuantizedConvOp::create(
-        rewriter, loc, replaced.getType(), x->q, xZp, w->w, wZp,
+        rewriter, loc, replaced.getType(), x->q, xZp,
+        constantOf(rewriter, loc, ohwi, "qdq_weight"), wZp,
         constantOf(rewriter, loc, sums, "qdq_w_row_sums"),
         constantOf(rewriter, loc, scaleT, "qdq_scale"), biasV,
         q ? q.getYScale() : none, q ? q.getYZeroPoint() : none,

@@ -286,7 +286,7 @@ LogicalResult QuantizedMatMulOp::verify() {
 LogicalResult QuantizedConvOp::verify() {
   auto x = rankedType(getX()), w = rankedType(getW()), y = rankedType(getY());
   if (x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4)
-    return emitOpError("X, W and Y must be 4-D (NCHW, MCHW), got ")
+    return emitOpError("X, W and Y must be 4-D (NCHW, OHWI, NCHW), got ")
            << x << ", " << w << ", " << y;
   if (!x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape())
     return emitOpError("X, W and Y must have static shapes");
@@ -294,13 +294,13 @@ LogicalResult QuantizedConvOp::verify() {
                     pads = getPads();
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
     return emitOpError("strides and dilations need 2 entries, pads 4");
-  if (x.getDimSize(1) != w.getDimSize(1))
+  if (x.getDimSize(1) != w.getDimSize(3))
     return emitOpError("X has ") << x.getDimSize(1) << " channels, W "
-                                 << w.getDimSize(1) << " (group must be 1)";
+                                 << w.getDimSize(3) << " (group must be 1)";
   int64_t m = w.getDimSize(0);
   SmallVector<int64_t> want{x.getDimSize(0), m};
   for (int i = 0; i < 2; ++i) {
-    int64_t extent = (w.getDimSize(2 + i) - 1) * dilations[i] + 1;
+    int64_t extent = (w.getDimSize(1 + i) - 1) * dilations[i] + 1;
     int64_t in = x.getDimSize(2 + i) + pads[i] + pads[2 + i];
     if (strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 || pads[2 + i] < 0 ||
         in < extent)

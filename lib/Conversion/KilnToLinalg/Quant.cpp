@@ -993,13 +993,14 @@ struct QuantizedMatMulLowering
   }
 };
 
-/// kiln.quantized_conv: X [N, C, H, W] padded with its zero point (a padded
-/// element then contributes (zp - zp) * w = 0, as a 0 does in the float
-/// graph), copied by an im2col generic into [N*OH*OW, C*KH*KW] (rows in
-/// NHWC order, columns in W's [C, KH, KW] order), then the GEMM against W
-/// viewed as [M, C*KH*KW] and the epilogue of int8GemmWithEpilogue, whose
-/// loops run over the NCHW result and read the [N*OH*OW, M] accumulator
-/// transposed: no separate layout pass.
+/// kiln.quantized_conv: X [N, C, H, W] transposed to NHWC and padded with
+/// its zero point (a padded element then contributes (zp - zp) * w = 0, as
+/// a 0 does in the float graph), copied by an im2col generic into
+/// [N*OH*OW, KH*KW*C] (rows in NHWC order, columns in the OHWI weight's
+/// order: each (kh, kw) a run of C contiguous bytes on both sides), then
+/// the GEMM against W viewed as [M, KH*KW*C] and the epilogue of
+/// int8GemmWithEpilogue, whose loops run over the NCHW result and read the
+/// [N*OH*OW, M] accumulator transposed: no separate layout pass.
 struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -1018,10 +1019,19 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
     ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
                       pads = op.getPads();
     int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1);
-    int64_t m = wType.getDimSize(0), kh = wType.getDimSize(2),
-            kw = wType.getDimSize(3);
+    int64_t m = wType.getDimSize(0), kh = wType.getDimSize(1),
+            kw = wType.getDimSize(2);
     int64_t oh = resultType.getDimSize(2), ow = resultType.getDimSize(3);
     Type i8 = xType.getElementType();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+
+    // NCHW -> NHWC.
+    auto nhwcType = RankedTensorType::get(
+        {batch, xType.getDimSize(2), xType.getDimSize(3), channels}, i8);
+    x = buildParallel(
+        rewriter, loc, ValueRange{x},
+        {AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, context)}, nhwcType,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 
     // Pad with the zero point (0 without one).
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
@@ -1030,31 +1040,34 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
         padValue = scalarConstant(rewriter, loc, i8, 0);
       } else {
         auto zpType = cast<RankedTensorType>(adaptor.getXZeroPoint().getType());
-        SmallVector<Value> zeros(zpType.getRank(),
-                                 arith::ConstantIndexOp::create(rewriter, loc, 0));
+        SmallVector<Value> zeros(
+            zpType.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
         padValue = tensor::ExtractOp::create(rewriter, loc,
                                              adaptor.getXZeroPoint(), zeros);
       }
-      SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
-          high(2, rewriter.getIndexAttr(0));
-      SmallVector<int64_t> padded(xType.getShape());
-      for (int64_t i = 0; i < 2; ++i) {
-        low.push_back(rewriter.getIndexAttr(pads[i]));
-        high.push_back(rewriter.getIndexAttr(pads[2 + i]));
-        padded[2 + i] += pads[i] + pads[2 + i];
-      }
-      xType = RankedTensorType::get(padded, i8);
-      x = tensor::PadOp::create(rewriter, loc, xType, x, low, high, padValue);
+      SmallVector<OpFoldResult> low{rewriter.getIndexAttr(0),
+                                    rewriter.getIndexAttr(pads[0]),
+                                    rewriter.getIndexAttr(pads[1]),
+                                    rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> high{rewriter.getIndexAttr(0),
+                                     rewriter.getIndexAttr(pads[2]),
+                                     rewriter.getIndexAttr(pads[3]),
+                                     rewriter.getIndexAttr(0)};
+      auto paddedType = RankedTensorType::get(
+          {batch, nhwcType.getDimSize(1) + pads[0] + pads[2],
+           nhwcType.getDimSize(2) + pads[1] + pads[3], channels},
+          i8);
+      x = tensor::PadOp::create(rewriter, loc, paddedType, x, low, high,
+                                padValue);
     }
 
-    // im2col: [N, OH, OW, C, KH, KW], a copy, then collapsed.
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    // im2col: [N, OH, OW, KH, KW, C], a copy, then collapsed.
     auto colType =
-        RankedTensorType::get({batch, oh, ow, channels, kh, kw}, i8);
+        RankedTensorType::get({batch, oh, ow, kh, kw, channels}, i8);
     AffineMap readX = AffineMap::get(
         6, 0,
-        {d(0), d(3), d(1) * strides[0] + d(4) * dilations[0],
-         d(2) * strides[1] + d(5) * dilations[1]},
+        {d(0), d(1) * strides[0] + d(3) * dilations[0],
+         d(2) * strides[1] + d(4) * dilations[1], d(5)},
         context);
     Value cols = buildParallel(
         rewriter, loc, ValueRange{x}, {readX}, colType,

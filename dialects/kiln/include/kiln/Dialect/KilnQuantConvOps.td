@@ -24,7 +24,7 @@ def Kiln_QuantizedConvOp : Kiln_Op<"quantized_conv", [Pure]> {
     ```
     acc[n, m, oh, ow] = sum_{c, kh, kw} (Xp[n, c, oh*sh + kh*dh, ow*sw + kw*dw]
                                          - x_zero_point)
-                                        * (W[m, c, kh, kw] - w_zero_point[m])
+                                        * (W[m, kh, kw, c] - w_zero_point[m])
                         (+ bias[m] when bias is i32)               (int32)
     v = f32(acc) * scale[m] (+ bias[m] when bias is f32)           (f32)
     v = max(v, 0)                                     activation = "relu"
@@ -34,8 +34,9 @@ def Kiln_QuantizedConvOp : Kiln_Op<"quantized_conv", [Pure]> {
 
     `Xp` is `X` ([N, C, H, W], i8 or ui8) padded with `pads` (top, left,
     bottom, right) with the value `x_zero_point`, so that a padded element
-    dequantizes to 0 as in the float graph. `W` is the weight [M, C, KH, KW]
-    (i8 or ui8), kept as the graph's constant. `x_zero_point` (or `none`) is
+    dequantizes to 0 as in the float graph. `W` is the weight in OHWI
+    layout, [M, KH, KW, C] (i8 or ui8; the pass permutes the graph's
+    constant at compile time). `x_zero_point` (or `none`) is
     per-tensor; `w_zero_point` (or `none`) per-tensor or one per output
     channel. `w_row_sums` is the i32 `[M]` vector `sum_{c,kh,kw} W[m, ...]`,
     folded at compile time. `scale` (f32, one or `M` elements) is
@@ -45,13 +46,15 @@ def Kiln_QuantizedConvOp : Kiln_Op<"quantized_conv", [Pure]> {
     `y_zero_point` (both, or both `none`) are per-tensor; the result has
     `y_zero_point`'s element type, or is f32 when they are absent.
 
-    The lowering is an im2col of X into [N*OH*OW, C*KH*KW] and the same
-    int8 GEMM and epilogue as kiln.quantized_matmul, written back as NCHW.
+    The lowering transposes X to NHWC, pads it, copies it into the im2col
+    matrix [N*OH*OW, KH*KW*C] (runs of C contiguous bytes), then runs the
+    same int8 GEMM and epilogue as kiln.quantized_matmul, written back as
+    NCHW.
 
     ```mlir
     %y = kiln.quantized_conv %x, %xzp, %w, %none, %sums, %scale, %bias, %ys, %yzp
         {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, activation = "relu"}
-        : (tensor<1x8x16x16xui8>, tensor<ui8>, tensor<16x8x3x3xi8>, none, tensor<16xi32>, tensor<16xf32>,
+        : (tensor<1x8x16x16xui8>, tensor<ui8>, tensor<16x3x3x8xi8>, none, tensor<16xi32>, tensor<16xf32>,
            tensor<16xi32>, tensor<f32>, tensor<ui8>) -> tensor<1x16x16x16xui8>
     ```
   }];
