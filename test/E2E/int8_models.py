@@ -20,6 +20,8 @@
 #    padding (with the activation's zero point), dilation, per-channel and
 #    per-tensor weights, int8/uint8 activations, i32 or f32 bias, Relu,
 #    int8 or f32 results); their artifacts must hold the weight as int8.
+#    A depthwise QDQ conv must stay float (no kiln.quantized_conv) and
+#    within one step of the integer reference.
 #
 # 2. The demo MLP, transformer block and small CNN (models/generate_demo_models.py)
 #    quantized with onnxruntime.quantization.quantize_static (QDQ format,
@@ -180,7 +182,8 @@ def conv_model(case, rng):
     lo, hi = (-128, 127) if act_t == np.int8 else (0, 255)
     a_scale = np.float32(case.get("a_scale", 0.02))
     a_zp = act_t(case.get("a_zp", 3 if act_t == np.int8 else 130))
-    w = rng.integers(-127, 128, size=(m, c, kh, kw)).astype(np.int8)
+    group = case.get("group", 1)
+    w = rng.integers(-127, 128, size=(m, c // group, kh, kw)).astype(np.int8)
     per_ch = case.get("per_channel", True)
     w_scale = (rng.uniform(0.001, 0.01, size=m).astype(np.float32)
                if per_ch else np.float32(0.005))
@@ -226,7 +229,8 @@ def conv_model(case, rng):
         conv_in.append("bd")
     nodes.append(helper.make_node(
         "Conv", conv_in, ["conv"], kernel_shape=[kh, kw],
-        strides=[stride, stride], pads=[pad] * 4, dilations=[dil, dil]))
+        strides=[stride, stride], pads=[pad] * 4, dilations=[dil, dil],
+        group=group))
     last = "conv"
     if case.get("relu"):
         nodes.append(helper.make_node("Relu", [last], ["r"]))
@@ -260,7 +264,11 @@ def conv_model(case, rng):
         for j in range(kw):
             patch = xp[:, :, i * dil:i * dil + (oh - 1) * stride + 1:stride,
                        j * dil:j * dil + (ow - 1) * stride + 1:stride]
-            acc += np.einsum("nchw,mc->nmhw", patch, wz[:, :, i, j])
+            cg, mg = c // group, m // group
+            for g in range(group):
+                acc[:, g * mg:(g + 1) * mg] += np.einsum(
+                    "nchw,mc->nmhw", patch[:, g * cg:(g + 1) * cg],
+                    wz[g * mg:(g + 1) * mg, :, i, j])
     if bias is not None:
         acc = acc + bias.reshape(1, -1, 1, 1)
     v = acc.astype(np.float32) * np.broadcast_to(
@@ -293,6 +301,8 @@ CONV_CASES = [
          act=np.uint8),
     dict(name="conv5x5_float_bias_relu_q", shape=(1, 6, 12, 12), m=9, k=5,
          pad=2, bias="f32", relu=True),
+    dict(name="conv_depthwise_left_float", shape=(1, 8, 9, 9), m=8, k=3,
+         pad=1, group=8, bias="i32", relu=True),
     dict(name="conv_int32_accumulator_padded", shape=(1, 7, 6, 6), m=5, k=3,
          pad=1, a_scale=1.0, a_zp=-7, unit_scales=True,
          quantized_output=False),
@@ -310,6 +320,17 @@ def check_conv_layers(args, rng):
         compile_model(args, path, artifact)
         fused = graph_count(args, path, "quantized_conv")
         dtypes = weight_dtypes(artifact)
+        if case.get("group", 1) != 1:
+            # Left in float: the float QDQ arithmetic, within one step of
+            # the integer reference.
+            got = run_model(args, artifact, {"x": x}, artifact + ".out")
+            diff = np.abs(got.astype(np.int64) - ref.astype(np.int64)).max()
+            ok = fused == 0 and got.dtype == ref.dtype and diff <= 1
+            print(f"{'PASS' if ok else 'FAIL'} conv {name}: {fused} "
+                  f"kiln.quantized_conv ops (expected 0: left in float), "
+                  f"max {diff} step(s) from the integer reference")
+            failures += 0 if ok else 1
+            continue
         if fused != 1 or dtypes != ["int8"]:
             print(f"FAIL conv {name}: {fused} kiln.quantized_conv ops "
                   f"(expected 1), artifact weights {dtypes} (expected "
