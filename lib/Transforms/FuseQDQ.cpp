@@ -19,7 +19,9 @@
 //   added in f32), then an optional Relu, then an optional per-tensor Q
 //                                  -> kiln.quantized_conv (int8 or f32)
 //
-// The conv weight is stored OHWI [M, KH, KW, C] (still int8).
+// The conv weight is permuted at compile time to OHWI [M, KH, KW, C]
+// (still int8): the lowering's im2col then copies runs of contiguous
+// channels. Grouped and depthwise convs stay float.
 //
 // `a` is an i8/ui8 activation with a per-tensor scale and zero point; `w`
 // a constant i8/ui8 weight quantized per tensor or per output column. The
