@@ -19,15 +19,11 @@ struct CudaOptions {
   /// "isa" (PTX text in the gpu.binary) or "fatbin".
   std::string format = "isa";
   /// "codegen" (every op a generated kernel; matmuls tiled, fp16/bf16 on
-  /// tensor cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls,
-  /// cuBLASLt).
+  /// tensor cores) or "library" (float GEMMs as kiln_rt_cuda_gemm calls,
+  /// int8 ones as kiln_rt_cuda_qgemm: cuBLASLt).
   std::string kernels = "codegen";
   /// Bracket each launch with the profiling hooks (kiln_abi_prof_begin/end).
   bool profileHooks = true;
-  /// "codegen" (every op a generated kernel; matmuls tiled, fp16/bf16 on
-  /// tensor cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls,
-  /// cuBLASLt).
-  std::string kernels = "codegen";
 };
 
 /// linalg on tensors (after convert-kiln-to-linalg) -> host func with
