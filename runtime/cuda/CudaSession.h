@@ -37,6 +37,8 @@
 namespace kiln {
 namespace cuda {
 
+struct ConvArgs; // Cudnn.h
+
 /// What a session needs of the model (pointers into the mapped artifact,
 /// valid while the model lives).
 struct ModelDesc {
@@ -132,6 +134,7 @@ public:
   void gemm(int32_t dtype, int32_t epilogue, int64_t batch, int64_t bBatch,
             int64_t m, int64_t n, int64_t k, const void *a, const void *b,
             const void *bias, void *c);
+  void conv2d(const ConvArgs &args);
   void profileHook(int32_t kernel, int32_t end);
   void *stream() const { return stream_; }
 
@@ -167,6 +170,14 @@ private:
   std::vector<void *> buffers_; // kiln_entry's argument
   CUdeviceptr workspace_ = 0;
   uint64_t workspaceBytes_ = 0;
+  // cuDNN (library convolutions): the session's handle, on its stream, and
+  // the algorithm chosen per convolution shape (heuristics asked once).
+  void *cudnnHandle_ = nullptr;
+  struct ConvChoice {
+    int algo;
+    uint64_t workspaceBytes;
+  };
+  std::unordered_map<std::string, ConvChoice> convChoices_;
 
   bool graphs_ = true;
   std::string graphsOff_;
