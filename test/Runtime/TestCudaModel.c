@@ -11,7 +11,10 @@
  * y = relu(x + w), as k0_add then k1_relu (FakeCuda.c runs them on the
  * host). KILN_TEST_CUDA_GEMM adds a float16 call to kiln_rt_cuda_gemm
  * after the kernels, for the library path's errors (the stand-in cuBLASLt
- * refuses float16).
+ * refuses float16). KILN_TEST_CUDA_CONV makes k1_relu work in place and
+ * y a library convolution of it (kiln_rt_cuda_conv2d, kernel 2): relu(x +
+ * w) as x' [2, 1, 2, 2] (NCHW), w as the filter [1, 1, 2, 2] and w[0] as
+ * the bias, pads 1, strides 2, ReLU epilogue -> y [2, 1, 2, 2].
  *
  *===----------------------------------------------------------------------===*/
 #include <stdbool.h>
@@ -36,6 +39,14 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
                        int64_t batch, int64_t bBatch, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b,
                        const void *bias, void *c);
+void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
+                         int64_t n, int64_t c, int64_t h, int64_t w,
+                         int64_t k, int64_t r, int64_t s, int64_t p,
+                         int64_t q, int64_t padTop, int64_t padLeft,
+                         int64_t padBottom, int64_t padRight, int64_t strideH,
+                         int64_t strideW, int64_t dilationH,
+                         int64_t dilationW, int64_t groups, const void *x,
+                         const void *weight, const void *bias, void *y);
 void kiln_abi_prof_begin(int32_t id);
 void kiln_abi_prof_end(int32_t id);
 
@@ -66,7 +77,11 @@ EXPORT void kiln_entry(void **buffers) {
 
   kiln_abi_prof_begin(1);
   void *relu = mgpuModuleGetFunction(module, "k1_relu");
+#ifdef KILN_TEST_CUDA_CONV
+  void *reluParams[] = {&tmp, &tmp, &n};
+#else
   void *reluParams[] = {&tmp, &y, &n};
+#endif
   mgpuLaunchKernel(relu, 1, 1, 1, 8, 1, 1, 0, stream, reluParams, NULL, 3);
   kiln_abi_prof_end(1);
 
@@ -74,6 +89,12 @@ EXPORT void kiln_entry(void **buffers) {
   kiln_abi_prof_begin(2);
   /* float16: FakeCublasLt.c refuses it (float32 only). */
   kiln_rt_cuda_gemm(stream, 10, 0, 1, 1, 2, 4, 4, x, w, NULL, y);
+  kiln_abi_prof_end(2);
+#endif
+#ifdef KILN_TEST_CUDA_CONV
+  kiln_abi_prof_begin(2);
+  kiln_rt_cuda_conv2d(stream, 1 /* float32 */, 1 /* relu */, 2, 1, 2, 2, 1,
+                      2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 1, 1, 1, tmp, w, w, y);
   kiln_abi_prof_end(2);
 #endif
 
