@@ -51,6 +51,7 @@
 using namespace mlir;
 
 namespace kiln::cuda {
+void registerCudnnCallsPasses(); // CudnnCalls.cpp
 namespace {
 
 /// The PTX ISA version named for each chip: LLVM's default (6.0) does not
@@ -328,7 +329,9 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "modify-public-functions=true}," +
       // Matmuls first: library calls (--kernels=library), then tiled kernels
       // (tensor cores for fp16/bf16) for the ones left (MatmulKernels.cpp).
-      std::string(o.kernels == "library" ? "kiln-cuda-library-calls," : "") +
+      std::string(o.kernels == "library"
+                      ? "kiln-cuda-cudnn-calls,kiln-cuda-library-calls,"
+                      : "") +
       "func.func(kiln-cuda-matmul-kernels,kiln-cuda-copies-to-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
       "scf-parallel-loop-fusion,"
@@ -388,6 +391,7 @@ void registerCudaBackendPasses() {
   registerHostCodePasses();
   registerMatmulKernelsPasses();
   registerLibraryCallsPasses();
+  registerCudnnCallsPasses(); // CudnnCalls.cpp: convolutions through cuDNN
   registerConvertNVGPUToNVVMPass();
   registerTransformsPasses();
   registerGPUPasses();
