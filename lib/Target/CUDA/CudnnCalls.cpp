@@ -30,6 +30,9 @@
 // Grouped convolutions other than depthwise (linalg.generic) are not
 // matched.
 //
+// Operands that are small constants of the host module (memref.get_global)
+// are copied to a device buffer first (a copy kernel).
+//
 // The stream and pointers are as LibraryCalls.cpp's GEMM calls: the call is
 // bracketed by mgpuStreamCreate and mgpuStreamSynchronize/Destroy (which
 // the runtime turns into its session stream and no-ops), the buffers are
@@ -408,6 +411,19 @@ LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
                                   LLVM::LLVMFunctionType::get(result, params));
 }
 
+/// A small constant left in the IR (memref.get_global, under
+/// kiln-hoist-weights' threshold) is host memory: the call gets a device
+/// copy of it (kiln-cuda-copies-to-kernels makes the copy a kernel reading
+/// the constant, which kiln-cuda-sink-globals moves into it).
+Value onDevice(OpBuilder &b, Location loc, Value memref) {
+  if (!memref.getDefiningOp<memref::GetGlobalOp>())
+    return memref;
+  auto type = cast<MemRefType>(memref.getType());
+  Value copy = memref::AllocOp::create(b, loc, type);
+  memref::CopyOp::create(b, loc, memref, copy);
+  return copy;
+}
+
 Value pointerOf(OpBuilder &b, Location loc, Value memref) {
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
@@ -509,12 +525,15 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
       return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
     };
     Type ptr = LLVM::LLVMPointerType::get(ctx);
+    Value input = onDevice(b, loc, m.input);
+    Value weight = onDevice(b, loc, m.weight);
+    Value bias = m.bias ? onDevice(b, loc, m.bias) : Value();
     Value stream =
         LLVM::CallOp::create(
             b, loc, declareRuntime(module, "mgpuStreamCreate", ptr, {}),
             ValueRange{})
             .getResult();
-    Value biasPtr = m.bias ? pointerOf(b, loc, m.bias)
+    Value biasPtr = bias ? pointerOf(b, loc, bias)
                            : LLVM::ZeroOp::create(b, loc, ptr).getResult();
     SmallVector<Value> args{stream, i32(dtype), i32(m.epilogueCode)};
     for (int64_t v : {m.n, m.c, m.h, m.w, m.k, m.r, m.s, m.p, m.q, m.pads[0],
@@ -522,8 +541,8 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
                       m.strides[1], m.dilations[0], m.dilations[1],
                       m.groups})
       args.push_back(i64(v));
-    args.push_back(pointerOf(b, loc, m.input));
-    args.push_back(pointerOf(b, loc, m.weight));
+    args.push_back(pointerOf(b, loc, input));
+    args.push_back(pointerOf(b, loc, weight));
     args.push_back(biasPtr);
     args.push_back(pointerOf(b, loc, out));
     auto call = func::CallOp::create(b, loc, declareConv(module), args);
