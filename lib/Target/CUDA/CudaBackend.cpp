@@ -285,17 +285,6 @@ struct NameKernelsPass
     if (failed)
       return signalPassFailure();
     module->setAttr("kiln.cuda.kernels", ArrayAttr::get(ctx, table));
-    // A model computed by library calls alone still gets its (empty)
-    // kernel module: the artifact's cuda-fatbin section and the host
-    // code's module load are always there.
-    bool launches = false;
-    module.walk([&](gpu::LaunchOp) { launches = true; });
-    if (!launches && module.getOps<gpu::GPUModuleOp>().empty()) {
-      OpBuilder b(module.getBodyRegion());
-      gpu::GPUModuleOp::create(b, module.getLoc(), "kiln_kernels");
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      UnitAttr::get(ctx));
-    }
   }
 };
 

@@ -234,14 +234,6 @@ LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
 }
 
 Value pointerOf(OpBuilder &b, Location loc, Value memref) {
-  // A small constant of the host module (memref.get_global) is host
-  // memory: the call gets a device copy (a copy kernel reading it).
-  if (memref.getDefiningOp<memref::GetGlobalOp>()) {
-    Value copy =
-        memref::AllocOp::create(b, loc, cast<MemRefType>(memref.getType()));
-    memref::CopyOp::create(b, loc, memref, copy);
-    memref = copy;
-  }
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return LLVM::IntToPtrOp::create(
