@@ -52,6 +52,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -412,11 +413,21 @@ LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
 }
 
 /// A small constant left in the IR (memref.get_global, under
-/// kiln-hoist-weights' threshold) is host memory: the call gets a device
-/// copy of it (kiln-cuda-copies-to-kernels makes the copy a kernel reading
-/// the constant, which kiln-cuda-sink-globals moves into it).
+/// kiln-hoist-weights' threshold), or a view of one, is host memory: the
+/// call gets a device copy of it: kiln-cuda-copies-to-kernels makes the
+/// copy a kernel reading the constant, which kiln-cuda-sink-globals moves
+/// into it. (kiln-cuda-library-calls leaves a GEMM with such an operand a
+/// kernel instead; a convolution's small bias is common enough to keep the
+/// call.)
 Value onDevice(OpBuilder &b, Location loc, Value memref) {
-  if (!memref.getDefiningOp<memref::GetGlobalOp>())
+  Value root = memref;
+  while (Operation *def = root.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      root = view.getViewSource();
+    else
+      break;
+  }
+  if (!root.getDefiningOp<memref::GetGlobalOp>())
     return memref;
   auto type = cast<MemRefType>(memref.getType());
   Value copy = memref::AllocOp::create(b, loc, type);

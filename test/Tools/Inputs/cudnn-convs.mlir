@@ -1,7 +1,7 @@
 // Convolutions that --kernels=library turns into kiln_rt_cuda_conv2d calls
 // only (kiln-run-cuda-cudnn.test): bias + relu with pads 1, strides 2,
 // depthwise, dilations 2 with pads 2. No generated kernel at all (the
-// artifact's kernel module is empty).
+// artifact has no fatbin section).
 func.func @main(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>,
                 %w2: tensor<6x4x3x3xf32>, %wd: tensor<6x1x3x3xf32>, %w3: tensor<5x6x3x3xf32>, %b3: tensor<5xf32>)
     -> (tensor<2x6x5x5xf32>, tensor<2x5x5x5xf32>) {
