@@ -48,6 +48,17 @@ if os.path.exists(_ptxas):
     config.substitutions.append(("%ptxas", _ptxas))
 
 
+# mlir-runner and its runtime libraries (tests that run lowered IR on the
+# host).
+_mlir_lib = os.path.join(config.llvm_tools_dir, "..", "lib")
+_runner_libs = [os.path.join(_mlir_lib, n) for n in
+                ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")]
+if (os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and
+        all(os.path.exists(p) for p in _runner_libs)):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_runner_libs", ",".join(_runner_libs)))
+
+
 # The runtime runs "cuda" artifacts (-DKILN_ENABLE_CUDA_RUNTIME, default ON).
 if config.kiln_cuda_runtime:
     config.available_features.add("cuda-runtime")

@@ -228,6 +228,14 @@ KILN_HIDDEN void kiln_rt_cuda_gemm(void *stream, int32_t dtype,
               bias, c);
 }
 
+KILN_HIDDEN void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n,
+                                    int64_t k, const void *a, int32_t aFlags,
+                                    const void *w, void *c) {
+  const kiln_cuda_runtime_api *api = KILN_API(qgemm);
+  if (api)
+    api->qgemm(api->ctx, stream, m, n, k, a, aFlags, w, c);
+}
+
 KILN_HIDDEN void
 kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue, int64_t n,
                     int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,

@@ -109,6 +109,26 @@ std::string planGemm(const GemmArgs &g, GemmPlan &p) {
   return "";
 }
 
+std::string checkQGemm(const QGemmArgs &g) {
+  if (g.aFlags != KILN_CUDA_QGEMM_A_INT8)
+    return "int8 GEMM: a_flags " + std::to_string(g.aFlags) +
+           " is not supported (only KILN_CUDA_QGEMM_A_INT8: cuBLASLt's IMMA "
+           "GEMM has no unsigned operand)";
+  if (g.m < 1 || g.n < 1 || g.k < 1)
+    return "int8 GEMM sizes must be positive (m " + std::to_string(g.m) +
+           ", n " + std::to_string(g.n) + ", k " + std::to_string(g.k) + ")";
+  if (g.n % 4 != 0 || g.k % 4 != 0)
+    return "int8 GEMM: cuBLASLt's IMMA kernels need n and k multiples of 4 "
+           "(n " +
+           std::to_string(g.n) + ", k " + std::to_string(g.k) + ")";
+  if (!g.a || !g.w || !g.c)
+    return "int8 GEMM: a NULL operand";
+  for (const void *p : {g.a, g.w, static_cast<const void *>(g.c)})
+    if (reinterpret_cast<uintptr_t>(p) % 4 != 0)
+      return "int8 GEMM: an operand is not 4-byte aligned";
+  return "";
+}
+
 std::string CublasLt::load(CublasLt *&out) {
   static std::mutex mutex;
   static CublasLt *loaded = nullptr;
@@ -251,6 +271,62 @@ std::string CublasLt::run(const GemmArgs &g, const GemmPlan &p, void *stream,
     float alpha = 1.0f, beta = 0.0f;
     check(a.matmul(handle, desc, &alpha, g.b, la, g.a, lb, &beta, g.c, ld, g.c,
                    ld, &result.algo, workspace, workspaceBytes, stream),
+          "cublasLtMatmul");
+  }
+  if (pref)
+    a.prefDestroy(pref);
+  for (Layout l : {la, lb, ld})
+    if (l)
+      a.layoutDestroy(l);
+  if (desc)
+    a.descDestroy(desc);
+  return err;
+}
+
+std::string CublasLt::runQGemm(const QGemmArgs &g, void *stream,
+                               void *workspace,
+                               uint64_t workspaceBytes) const {
+  const Api &a = *api;
+  Desc desc = nullptr;
+  Layout la = nullptr, lb = nullptr, ld = nullptr;
+  Pref pref = nullptr;
+  std::string err;
+  auto check = [&](Status st, const char *what) {
+    if (st != 0 && err.empty())
+      err = std::string(what) + " failed: " + a.statusString(st);
+    return st == 0;
+  };
+  // D (n x m, = C row-major) = op(W stored k x n) * (A stored k x m), op =
+  // transpose: the "TN" form IMMA requires.
+  int32_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
+  bool ok =
+      check(a.descCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I),
+            "cublasLtMatmulDescCreate") &&
+      check(a.descSet(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof(opT)),
+            "cublasLtMatmulDescSetAttribute(TRANSA)") &&
+      check(a.descSet(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof(opN)),
+            "cublasLtMatmulDescSetAttribute(TRANSB)") &&
+      check(a.layoutCreate(&la, CUDA_R_8I, uint64_t(g.k), uint64_t(g.n), g.k),
+            "cublasLtMatrixLayoutCreate") &&
+      check(a.layoutCreate(&lb, CUDA_R_8I, uint64_t(g.k), uint64_t(g.m), g.k),
+            "cublasLtMatrixLayoutCreate") &&
+      check(a.layoutCreate(&ld, CUDA_R_32I, uint64_t(g.n), uint64_t(g.m), g.n),
+            "cublasLtMatrixLayoutCreate") &&
+      check(a.prefCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+      check(a.prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                      &workspaceBytes, sizeof(workspaceBytes)),
+            "cublasLtMatmulPreferenceSetAttribute");
+  HeuristicResult result{};
+  int found = 0;
+  if (ok && check(a.heuristic(handle, desc, la, lb, ld, ld, pref, 1, &result,
+                              &found),
+                  "cublasLtMatmulAlgoGetHeuristic") &&
+      found == 0)
+    err = "cublasLtMatmulAlgoGetHeuristic found no int8 algorithm";
+  if (err.empty()) {
+    int32_t alpha = 1, beta = 0;
+    check(a.matmul(handle, desc, &alpha, g.w, la, g.a, lb, &beta, g.c, ld,
+                   g.c, ld, &result.algo, workspace, workspaceBytes, stream),
           "cublasLtMatmul");
   }
   if (pref)

@@ -21,7 +21,10 @@ namespace cuda {
 constexpr int CUDA_R_32F = 0;
 constexpr int CUDA_R_16F = 2;
 constexpr int CUDA_R_16BF = 14;
+constexpr int CUDA_R_8I = 3;
+constexpr int CUDA_R_32I = 10;
 constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUBLAS_COMPUTE_32I = 72;
 constexpr int CUBLAS_OP_N = 0;
 constexpr int CUBLAS_OP_T = 1;
 constexpr int CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5;
@@ -69,6 +72,23 @@ struct GemmPlan {
 /// not supported by the cuBLASLt GEMM (float32, float16, bfloat16)").
 std::string planGemm(const GemmArgs &args, GemmPlan &plan);
 
+/// One int8 GEMM of the table's `qgemm` entry (cuda_abi.h): C[m, n] =
+/// sum_k A[m, k] * W[n, k], int8 x int8 -> int32, all row-major.
+struct QGemmArgs {
+  int64_t m, n, k;
+  const void *a;
+  int32_t aFlags; ///< KILN_CUDA_QGEMM_A_INT8
+  const void *w;
+  void *c;
+};
+
+/// Checks a qgemm call against cuBLASLt's IMMA requirements (n and k
+/// multiples of 4, 4-byte aligned pointers); "" or what is wrong. Its
+/// layout ("TN", the transposition trick again: D = C^T = W * A^T in
+/// column-major): cuBLASLt's A is W stored k x n with ld k and transposed,
+/// its B our A, k x m with ld k, D is n x m with ld n.
+std::string checkQGemm(const QGemmArgs &args);
+
 /// The process's cuBLASLt, loaded on first use.
 class CublasLt {
 public:
@@ -79,6 +99,10 @@ public:
   /// `workspaceBytes`); "" or "cublasLtMatmul failed: ...".
   std::string run(const GemmArgs &args, const GemmPlan &plan, void *stream,
                   void *workspace, uint64_t workspaceBytes) const;
+  /// Runs a checked int8 GEMM (CUBLAS_COMPUTE_32I, int32 scale, CUDA_R_8I
+  /// operands, CUDA_R_32I output: IMMA tensor cores) on `stream`.
+  std::string runQGemm(const QGemmArgs &args, void *stream, void *workspace,
+                       uint64_t workspaceBytes) const;
 
   struct Api;
   const Api *api = nullptr;

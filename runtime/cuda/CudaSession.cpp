@@ -134,6 +134,11 @@ void tGemm(void *ctx, void *, int32_t dtype, int32_t epilogue, int64_t batch,
   KILN_SESSION_OR()
   s->gemm(dtype, epilogue, batch, bBatch, m, n, k, a, b, bias, c);
 }
+void tQGemm(void *ctx, void *, int64_t m, int64_t n, int64_t k, const void *a,
+            int32_t aFlags, const void *w, void *c) {
+  KILN_SESSION_OR()
+  s->qgemm(m, n, k, a, aFlags, w, c);
+}
 void tConv2d(void *ctx, void *, int32_t dtype, int32_t epilogue, int64_t n,
              int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s_,
              int64_t p, int64_t q, int64_t padTop, int64_t padLeft,
@@ -186,6 +191,7 @@ CudaModel::CudaModel(ModelDesc desc,
   api_.memset32 = tMemset32;
   api_.memset16 = tMemset16;
   api_.gemm = tGemm;
+  api_.qgemm = tQGemm;
   api_.conv2d = tConv2d;
   if (setRuntime_)
     setRuntime_(&api_);
@@ -785,6 +791,45 @@ void CudaSession::conv2d(const ConvArgs &args) {
     free(workspace);
   if (!err.empty() && !failed())
     error_ = inKernel(err, kernel);
+}
+
+void CudaSession::qgemm(int64_t m, int64_t n, int64_t k, const void *a,
+                        int32_t aFlags, const void *w, void *c) {
+  if (failed())
+    return;
+  std::string kernel =
+      hookKernel_ >= 0 && size_t(hookKernel_) < model_->kernels.size()
+          ? model_->kernels[size_t(hookKernel_)]
+          : std::string("kiln_rt_cuda_qgemm");
+  QGemmArgs args{m, n, k, a, aFlags, w, c};
+  std::string err = checkQGemm(args);
+  if (err.empty()) {
+    CublasLt *lt = nullptr;
+    err = CublasLt::load(lt);
+    if (err.empty()) {
+      if (!workspace_) {
+        CUdeviceptr p = 0;
+        if (!check(d_->cuMemAlloc(&p, kWorkspaceBytes), "cuMemAlloc",
+                   kernel))
+          return;
+        workspace_ = p;
+        workspaceBytes_ = kWorkspaceBytes;
+        memory_.add(p, kWorkspaceBytes, /*resident=*/true);
+      }
+      lastKernel_ = kernel;
+      err = lt->runQGemm(args, stream_, hptr(workspace_), workspaceBytes_);
+      if (!err.empty()) {
+        size_t at = err.find(" failed: ");
+        error_ = at == std::string::npos
+                     ? err + " (in kernel " + kernel + ")"
+                     : err.substr(0, at) + " failed in kernel " + kernel +
+                           ": " + err.substr(at + 9);
+        return;
+      }
+      return;
+    }
+  }
+  error_ = "kiln_rt_cuda_qgemm failed in kernel " + kernel + ": " + err;
 }
 
 CUevent CudaSession::timingEvent() {

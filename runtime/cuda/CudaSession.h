@@ -134,6 +134,8 @@ public:
   void gemm(int32_t dtype, int32_t epilogue, int64_t batch, int64_t bBatch,
             int64_t m, int64_t n, int64_t k, const void *a, const void *b,
             const void *bias, void *c);
+  void qgemm(int64_t m, int64_t n, int64_t k, const void *a, int32_t aFlags,
+             const void *w, void *c);
   void conv2d(const ConvArgs &args);
   void profileHook(int32_t kernel, int32_t end);
   void *stream() const { return stream_; }

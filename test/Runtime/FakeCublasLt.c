@@ -1,9 +1,11 @@
 /*===- FakeCublasLt.c - A stand-in cuBLASLt that computes on the host -----===*
  *
  * The cuBLASLt entry points runtime/cuda/CublasLt.cpp uses, implemented on
- * the host for float32: descriptors and layouts record their attributes and
- * cublasLtMatmul computes D = epilogue(op(A) * op(B) + bias) column-major,
- * batched with the layouts' strides, exactly as cuBLASLt defines it. The
+ * the host for float32 (and int8 x int8 -> int32 in the "TN" form of the
+ * IMMA kernels, for kiln_rt_cuda_qgemm): descriptors and layouts record
+ * their attributes and cublasLtMatmul computes D = epilogue(op(A) * op(B)
+ * + bias) column-major, batched with the layouts' strides, exactly as
+ * cuBLASLt defines it. The
  * runtime's row-major GEMM (the transposition trick, the bias per row of D,
  * the epilogues, shared or per-batch B) is then checked against a plain
  * row-major loop without a GPU. Loaded through $KILN_LIBCUBLASLT.
@@ -136,6 +138,40 @@ EXPORT int cublasLtMatmulAlgoGetHeuristic(void *h, void *d, void *a, void *b,
   return OK;
 }
 
+/* int8 x int8 -> int32 as cuBLASLt's IMMA kernels (regular layouts) take
+ * it: compute CUBLAS_COMPUTE_32I with int32 scale, A and B CUDA_R_8I, D
+ * CUDA_R_32I, op(A) = A^T and op(B) = B ("TN", the only form), leading
+ * dimensions and D's rows and k multiples of 4; anything else is
+ * NOT_SUPPORTED, as the heuristic would find no algorithm. */
+static int int8Matmul(struct Desc *d, const void *alpha, const void *A,
+                      struct Layout *la, const void *B, struct Layout *lb,
+                      const void *beta, void *D, struct Layout *ld) {
+  if (d->compute != 72 || d->scale != 10 || lb->type != 3 ||
+      ld->type != 10 || d->transa != 1 || d->transb != 0 ||
+      d->epilogue != 1)
+    return NOT_SUPPORTED;
+  if (la->batch != 1 || lb->batch != 1 || ld->batch != 1)
+    return NOT_SUPPORTED;
+  /* op(A) = A^T: A is stored k x rows(D). */
+  uint64_t m = ld->rows, n = ld->cols, k = la->rows;
+  if (la->cols != m || lb->rows != k || lb->cols != n)
+    return INVALID_VALUE;
+  if (la->ld % 4 || lb->ld % 4 || ld->ld % 4 || m % 4 || k % 4)
+    return NOT_SUPPORTED;
+  int32_t a = *(const int32_t *)alpha, bt = *(const int32_t *)beta;
+  const int8_t *pa = A, *pb = B;
+  int32_t *pd = D;
+  for (uint64_t i = 0; i < m; ++i)
+    for (uint64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (uint64_t p = 0; p < k; ++p)
+        acc += (int32_t)pa[p + i * la->ld] * (int32_t)pb[p + j * lb->ld];
+      pd[i + j * ld->ld] = a * acc + (bt != 0 ? bt * pd[i + j * ld->ld] : 0);
+    }
+  ++S.matmuls;
+  return OK;
+}
+
 EXPORT int cublasLtMatmul(void *h, void *desc, const void *alpha,
                           const void *A, void *Adesc, const void *B,
                           void *Bdesc, const void *beta, const void *C,
@@ -150,6 +186,8 @@ EXPORT int cublasLtMatmul(void *h, void *desc, const void *alpha,
   S.lastTransA = d->transa;
   S.lastTransB = d->transb;
   S.lastEpilogue = d->epilogue;
+  if (la->type == 3) /* CUDA_R_8I */
+    return int8Matmul(d, alpha, A, la, B, lb, beta, D, ld);
   if (la->type != 0 || lb->type != 0 || ld->type != 0 || d->transa ||
       d->transb)
     return NOT_SUPPORTED; /* the stand-in does float32, N/N only */

@@ -13,6 +13,7 @@ const char *const kTestModelAbi2So = KILN_TEST_MODEL_ABI2_SO;
 const char *const kTestModelOmpSo = KILN_TEST_MODEL_OMP_SO;
 const char *const kTestCudaModelSo = KILN_TEST_CUDA_MODEL_SO;
 const char *const kTestCudaModelGemmSo = KILN_TEST_CUDA_MODEL_GEMM_SO;
+const char *const kTestCudaModelQGemmSo = KILN_TEST_CUDA_MODEL_QGEMM_SO;
 const char *const kFakeCudaSo = KILN_FAKE_CUDA_SO;
 const char *const kFakeCublasLtSo = KILN_FAKE_CUBLASLT_SO;
 const char *const kTestCudaModelConvSo = KILN_TEST_CUDA_MODEL_CONV_SO;

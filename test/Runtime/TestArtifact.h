@@ -47,6 +47,8 @@ std::string writeTestArtifact(const std::string &path,
 /// and the fake libcuda.
 extern const char *const kTestCudaModelSo;
 extern const char *const kTestCudaModelGemmSo;
+/// The variant calling kiln_rt_cuda_qgemm (int8) after the kernels.
+extern const char *const kTestCudaModelQGemmSo;
 /// Its variant calling the library convolution: y = the kiln_rt_cuda_conv2d
 /// of relu(x + w) (see TestCudaModel.c).
 extern const char *const kTestCudaModelConvSo;

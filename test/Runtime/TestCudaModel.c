@@ -11,10 +11,15 @@
  * y = relu(x + w), as k0_add then k1_relu (FakeCuda.c runs them on the
  * host). KILN_TEST_CUDA_GEMM adds a float16 call to kiln_rt_cuda_gemm
  * after the kernels, for the library path's errors (the stand-in cuBLASLt
- * refuses float16). KILN_TEST_CUDA_CONV makes k1_relu work in place and
- * y a library convolution of it (kiln_rt_cuda_conv2d, kernel 2): relu(x +
- * w) as x' [2, 1, 2, 2] (NCHW), w as the filter [1, 1, 2, 2] and w[0] as
- * the bias, pads 1, strides 2, ReLU epilogue -> y [2, 1, 2, 2].
+ * refuses float16). KILN_TEST_CUDA_QGEMM adds a kiln_rt_cuda_qgemm call
+ * instead, which overwrites y: C int32 [2, 4] = A [2, 4] x W [4, 4]^T with
+ * A the first 8 bytes of x and W the 16 bytes of w, read as int8 (the
+ * stand-in cuBLASLt computes it), checking the call's path through the
+ * shim, the session and cuBLASLt with numbers. KILN_TEST_CUDA_CONV makes
+ * k1_relu work in place and y a library convolution of it
+ * (kiln_rt_cuda_conv2d, kernel 2): relu(x + w) as x' [2, 1, 2, 2] (NCHW),
+ * w as the filter [1, 1, 2, 2] and w[0] as the bias, pads 1, strides 2,
+ * ReLU epilogue -> y [2, 1, 2, 2].
  *
  *===----------------------------------------------------------------------===*/
 #include <stdbool.h>
@@ -39,6 +44,9 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
                        int64_t batch, int64_t bBatch, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b,
                        const void *bias, void *c);
+void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
+                        const void *a, int32_t aFlags, const void *w,
+                        void *c);
 void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
                          int64_t n, int64_t c, int64_t h, int64_t w,
                          int64_t k, int64_t r, int64_t s, int64_t p,
@@ -89,6 +97,11 @@ EXPORT void kiln_entry(void **buffers) {
   kiln_abi_prof_begin(2);
   /* float16: FakeCublasLt.c refuses it (float32 only). */
   kiln_rt_cuda_gemm(stream, 10, 0, 1, 1, 2, 4, 4, x, w, NULL, y);
+  kiln_abi_prof_end(2);
+#endif
+#ifdef KILN_TEST_CUDA_QGEMM
+  kiln_abi_prof_begin(2);
+  kiln_rt_cuda_qgemm(stream, 2, 4, 4, x, 0, w, y);
   kiln_abi_prof_end(2);
 #endif
 #ifdef KILN_TEST_CUDA_CONV

@@ -43,6 +43,9 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
                        int64_t batch, int64_t bBatch, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b,
                        const void *bias, void *c);
+void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
+                        const void *a, int32_t aFlags, const void *w,
+                        void *c);
 void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
                          int64_t n, int64_t c, int64_t h, int64_t w,
                          int64_t k, int64_t r, int64_t s, int64_t p,
@@ -187,6 +190,17 @@ static void gemm(void *ctx, void *s, int32_t dtype, int32_t epi, int64_t batch,
   rec.p2 = c;
 }
 
+static void qgemm(void *ctx, void *s, int64_t m, int64_t n, int64_t k,
+                  const void *a, int32_t aFlags, const void *w, void *c) {
+  ENTER("qgemm");
+  rec.p0 = s;
+  rec.i0 = aFlags;
+  rec.sizes[0] = m, rec.sizes[1] = n, rec.sizes[2] = k;
+  rec.params = a;
+  rec.extra = w;
+  rec.p2 = c;
+}
+
 static void conv2d(void *ctx, void *st, int32_t dtype, int32_t epi,
                    int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
                    int64_t r, int64_t s, int64_t p, int64_t q, int64_t pt,
@@ -230,6 +244,7 @@ static kiln_cuda_runtime_api makeTable(void) {
   t.memset32 = memSet32;
   t.memset16 = memSet16;
   t.gemm = gemm;
+  t.qgemm = qgemm;
   t.conv2d = conv2d;
   return t;
 }
@@ -318,6 +333,11 @@ int main(void) {
   CHECK(rec.params == &x && rec.extra == &y &&
         rec.p1 == &z && rec.p2 == &theAlloc);
 
+  kiln_rt_cuda_qgemm(&theStream, 3, 8, 12, &x, 7, &y, &z);
+  CHECK(LAST_IS("qgemm") && rec.p0 == &theStream && rec.i0 == 7);
+  CHECK(rec.sizes[0] == 3 && rec.sizes[1] == 8 && rec.sizes[2] == 12);
+  CHECK(rec.params == &x && rec.extra == &y && rec.p2 == &z);
+
   /* Every argument of the convolution in its place (all distinct). */
   kiln_rt_cuda_conv2d(&theStream, 16, KILN_CUDA_EPILOGUE_RELU, 2, 3, 4, 5, 6,
                       7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, &x, &y,
@@ -344,7 +364,17 @@ int main(void) {
   mgpuMemset16(&y, 1, 1, &theStream);
   CHECK(rec.calls == before + 1 && LAST_IS("memset16"));
 
-  /* A table that ends after gemm (a runtime before conv2d): gemm is
+  /* A table that ends with gemm (before qgemm was appended): qgemm is
+   * skipped, gemm still reaches it. */
+  old.struct_size = (uint32_t)offsetof(kiln_cuda_runtime_api, qgemm);
+  kiln_abi_set_cuda_runtime(&old);
+  before = rec.calls;
+  kiln_rt_cuda_qgemm(&theStream, 4, 4, 4, &x, 0, &y, &z);
+  CHECK(rec.calls == before);
+  kiln_rt_cuda_gemm(&theStream, 1, 0, 1, 1, 1, 1, 1, &x, &y, NULL, &z);
+  CHECK(rec.calls == before + 1 && LAST_IS("gemm"));
+
+  /* A table that ends with qgemm (a runtime before conv2d): qgemm is
    * called, conv2d skipped. */
   old.struct_size = (uint32_t)offsetof(kiln_cuda_runtime_api, conv2d);
   kiln_abi_set_cuda_runtime(&old);
@@ -352,8 +382,8 @@ int main(void) {
   kiln_rt_cuda_conv2d(&theStream, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
                       1, 1, 1, 1, 1, &x, &y, NULL, &z);
   CHECK(rec.calls == before);
-  kiln_rt_cuda_gemm(&theStream, 1, 0, 1, 1, 1, 1, 1, &x, &y, NULL, &z);
-  CHECK(rec.calls == before + 1 && LAST_IS("gemm"));
+  kiln_rt_cuda_qgemm(&theStream, 4, 4, 4, &x, 0, &y, &z);
+  CHECK(rec.calls == before + 1 && LAST_IS("qgemm"));
 
   /* Uninstalled: inert again; the module handle stays valid. */
   kiln_abi_set_cuda_runtime(NULL);

@@ -334,6 +334,76 @@ TEST(CudaGemm, RowMajorThroughCublasLt) {
             "cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED");
 }
 
+// kiln_rt_cuda_qgemm's cuBLASLt call (int8 x int8 -> int32, "TN") on
+// FakeCublasLt.c against a plain loop; and the compiler's contract around
+// it (lib/Target/CUDA/Int8Calls.cpp): the CPU kernel's sum of u(A) * W
+// (runtime/abi/kiln_abi_qgemm.c: A read as u8, or an i8 A xor 0x80) is the
+// signed GEMM of A' (u8: A xor 0x80; i8: A itself) plus 128 * rowsum(W).
+TEST(CudaQGemm, Int8ThroughCublasLt) {
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
+  cuda::CublasLt *lt = nullptr;
+  ASSERT_EQ(cuda::CublasLt::load(lt), "");
+  ASSERT_NE(lt, nullptr);
+  const int64_t m = 5, n = 8, k = 12;
+  std::vector<uint8_t> act(m * k);
+  std::vector<int8_t> w(n * k);
+  for (size_t i = 0; i < act.size(); ++i)
+    act[i] = uint8_t(i * 37 % 256); // every range: 0, 128+, 255
+  act[0] = 255;
+  act[1] = 128;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = int8_t(int(i * 53 % 256) - 128);
+  w[0] = -128;
+  w[1] = 127;
+  std::vector<int32_t> rowsum(n, 0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p)
+      rowsum[j] += w[j * k + p];
+  // The bytes as a signed activation (the i8 case) and as an unsigned one.
+  for (bool unsignedA : {false, true}) {
+    SCOPED_TRACE(unsignedA ? "u8 activation" : "i8 activation");
+    std::vector<int8_t> a(m * k);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = int8_t(unsignedA ? act[i] ^ 0x80 : act[i]);
+    std::vector<int32_t> c(m * n, 12345);
+    cuda::QGemmArgs g{m, n, k, a.data(), KILN_CUDA_QGEMM_A_INT8, w.data(),
+                      c.data()};
+    ASSERT_EQ(cuda::checkQGemm(g), "");
+    ASSERT_EQ(lt->runQGemm(g, nullptr, nullptr, 0), "");
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t signedSum = 0, cpuSum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          signedSum += int32_t(a[i * k + p]) * w[j * k + p];
+          // kiln_abi_qgemm.c: u8 as it is, a shifted i8 xor 0x80.
+          uint8_t byte = act[i * k + p];
+          int32_t u = unsignedA ? byte : uint8_t(byte ^ 0x80);
+          cpuSum += u * w[j * k + p];
+        }
+        EXPECT_EQ(c[i * n + j], signedSum) << i << "," << j;
+        EXPECT_EQ(c[i * n + j] + 128 * rowsum[j], cpuSum) << i << "," << j;
+      }
+  }
+  // IMMA's requirements, checked before cuBLASLt is called.
+  std::vector<int32_t> c(64);
+  cuda::QGemmArgs g{2, 6, 4, w.data(), 0, w.data(), c.data()};
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "n and k multiples of 4 (n 6"));
+  g.n = 4;
+  g.k = 3;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "(n 4, k 3)"));
+  g.k = 4;
+  g.aFlags = 1;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "a_flags 1 is not supported"));
+  g.aFlags = 0;
+  g.a = w.data() + 1;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "not 4-byte aligned"));
+  g.a = nullptr;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "a NULL operand"));
+  g.a = w.data();
+  g.m = 0;
+  EXPECT_TRUE(contains(cuda::checkQGemm(g), "must be positive"));
+}
+
 //===----------------------------------------------------------------------===//
 // Artifacts
 //===----------------------------------------------------------------------===//
@@ -651,6 +721,52 @@ TEST(CudaFakeDriver, LibraryGemmErrorNamesKernel) {
   EXPECT_EQ(runOnce(l.session, 1.0f, &error), KILN_ERROR_DEVICE);
   EXPECT_TRUE(contains(error, "cublasLtMatmul failed in kernel gemm_0: "))
       << error;
+}
+
+// kiln_rt_cuda_qgemm through the shim, the session's table entry and
+// cuBLASLt (the fake, computing on the host), with numbers: the model
+// overwrites y with the int32 product of x's and w's bytes as int8
+// (TestCudaModel.c). Eager runs: the stand-in cuBLASLt computes when
+// called, it does not record into a captured graph.
+TEST(CudaFakeDriver, LibraryQGemmComputes) {
+  useFakeDriver();
+  setenv("KILN_LIBCUBLASLT", test::kFakeCublasLtSo, 1);
+  Loaded l;
+  ASSERT_EQ(open(cudaArtifact("qgemm.kiln", test::kFakeFatbin,
+                              test::kTestCudaModelQGemmSo, /*gemm=*/true),
+                 l, /*graphs=*/false),
+            KILN_OK)
+      << kiln_last_error();
+  const int8_t a[8] = {-128, 127, -1, 5, 64, -64, 3, -7};
+  float x[8] = {}, y[8] = {};
+  std::memcpy(x, a, sizeof(a));
+  const float w[4] = {0.5f, -1.0f, 2.0f, -3.0f}; // the artifact's weight
+  int8_t wb[16];
+  std::memcpy(wb, w, sizeof(wb));
+  kiln_tensor in = {x, KILN_DTYPE_FLOAT32, 2, kDims};
+  kiln_tensor out = {y, KILN_DTYPE_FLOAT32, 2, kDims};
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(kiln_session_run(l.session, &in, 1, &out, 1), KILN_OK)
+        << kiln_last_error();
+    int32_t c[8];
+    std::memcpy(c, y, sizeof(c));
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 4; ++j) {
+        int32_t want = 0;
+        for (int p = 0; p < 4; ++p)
+          want += int32_t(a[i * 4 + p]) * int32_t(wb[j * 4 + p]);
+        EXPECT_EQ(c[i * 4 + j], want) << i << "," << j << " run " << run;
+      }
+  }
+  // Profiled, the call is timed as the table's kernel 2 (gemm_0) between
+  // its hooks (the fake clock: 1 ms from event to event).
+  ASSERT_EQ(kiln_session_set_profiling(l.session, 1), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session, &in, 1, &out, 1), KILN_OK)
+      << kiln_last_error();
+  kiln_kernel_stats ks;
+  ASSERT_EQ(kiln_session_kernel_stats(l.session, 2, &ks), KILN_OK);
+  EXPECT_EQ(ks.launches, 1u);
+  EXPECT_EQ(ks.min_ns, 1000000u);
 }
 
 TEST(CudaFakeDriver, ConcurrentSessionsOfOneModel) {

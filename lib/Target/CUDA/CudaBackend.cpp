@@ -320,6 +320,8 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
   // writes into them); zero-element buffers leave the signature.
   pm.addPass(cpu::createPrepareEntryPass());
   std::string pipeline =
+      std::string(o.kernels == "library" ? "func.func(kiln-cuda-int8-prepare),"
+                                         : "") +
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -327,10 +329,14 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       // a result's allocation is replaced by its out-parameter.
       "buffer-results-to-out-params{hoist-static-allocs=true "
       "modify-public-functions=true}," +
-      // Matmuls first: library calls (--kernels=library), then tiled kernels
-      // (tensor cores for fp16/bf16) for the ones left (MatmulKernels.cpp).
+      // Matmuls first: library calls (--kernels=library: int8 GEMMs as
+      // cuBLASLt IMMA calls, Int8Calls.cpp; float GEMMs as cuBLASLt calls,
+      // LibraryCalls.cpp), then tiled kernels (tensor cores for fp16/bf16)
+      // for the ones left (MatmulKernels.cpp). Convolutions before them all
+      // (cuDNN, CudnnCalls.cpp): the GEMM matchers would remark on them.
       std::string(o.kernels == "library"
-                      ? "kiln-cuda-cudnn-calls,kiln-cuda-library-calls,"
+                      ? "kiln-cuda-cudnn-calls,kiln-cuda-int8-calls,"
+                        "kiln-cuda-library-calls,"
                       : "") +
       "func.func(kiln-cuda-matmul-kernels,kiln-cuda-copies-to-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
@@ -388,6 +394,7 @@ void registerCudaBackendDialects(DialectRegistry &registry) {
 void registerCudaBackendPasses() {
   PassRegistration<NameKernelsPass>();
   PassRegistration<HoistAllocsPass>();
+  registerInt8CallsPasses();
   registerHostCodePasses();
   registerMatmulKernelsPasses();
   registerLibraryCallsPasses();

@@ -51,6 +51,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -194,6 +195,12 @@ struct DeviceMemoryPass
             llvm::any_of(op->getResultTypes(), llvm::IsaPred<MemRefType>));
   }
 
+  /// The pointer of a buffer and the casts passing it to a call.
+  static bool isPointerOf(Operation *op) {
+    return isa<memref::ExtractAlignedPointerAsIndexOp, arith::IndexCastOp,
+               LLVM::IntToPtrOp>(op);
+  }
+
   LogicalResult placeAllocs(Block &block) {
     DenseMap<Operation *, unsigned> position;
     unsigned i = 0;
@@ -225,7 +232,9 @@ struct DeviceMemoryPass
           }
           if (isa<memref::DeallocOp>(user))
             continue;
-          if (isAliasingView(user))
+          // A library call (kiln_rt_cuda_*) takes the buffer's pointer:
+          // the buffer lives until the call, not until the extraction.
+          if (isAliasingView(user) || isPointerOf(user))
             for (Value r : user->getResults())
               aliases.insert(r);
           if (k == 0 && (!first || position[user] < position[first]))
@@ -426,6 +435,15 @@ struct InstrumentLaunchesPass
       return signalPassFailure();
     }
     OpBuilder b(ctx);
+    // The library calls of the table (kiln-cuda-name-kernels names them).
+    llvm::StringSet<> libraryCalls;
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (auto name = call->getAttrOfType<StringAttr>("kiln.cuda.library")) {
+        libraryCalls.insert(name.getValue());
+        calls.push_back(call);
+      }
+    });
     llvm::StringMap<int32_t> ids;
     SmallVector<Attribute> table;
     for (auto [i, attr] : llvm::enumerate(source)) {
@@ -447,8 +465,12 @@ struct InstrumentLaunchesPass
           b.getNamedAttr("category",
                          category ? category : b.getStringAttr("other")),
           b.getNamedAttr("onnx_nodes", nodes)};
-      if (auto library = entry.getAs<BoolAttr>("library"))
-        fields.push_back(b.getNamedAttr("library", library));
+      // A kiln_rt_cuda_* call, not a function of the fatbin: the runtime
+      // does not look it up there (cuda_abi.h).
+      auto library = entry.getAs<BoolAttr>("library");
+      if ((library && library.getValue()) ||
+          libraryCalls.contains(name.getValue()))
+        fields.push_back(b.getNamedAttr("library", b.getBoolAttr(true)));
       table.push_back(b.getDictionaryAttr(fields));
     }
     module->setAttr("kiln.kernels", b.getArrayAttr(table));
@@ -485,17 +507,15 @@ struct InstrumentLaunchesPass
     });
     if (result.wasInterrupted())
       return signalPassFailure();
-    // Library calls (kiln_rt_cuda_gemm, tagged with their table name by
-    // kiln-cuda-name-kernels) are timed like launches.
-    result = module.walk([&](func::CallOp call) {
-      auto library = call->getAttrOfType<StringAttr>("kiln.cuda.library");
-      if (!library)
-        return WalkResult::advance();
-      auto it = ids.find(library.getValue());
+    // Library calls too: the runtime names a failing call by the kernel
+    // whose hooks it is inside, and times it by their events.
+    for (func::CallOp call : calls) {
+      auto name = call->getAttrOfType<StringAttr>("kiln.cuda.library");
+      auto it = ids.find(name.getValue());
       if (it == ids.end()) {
         call.emitError("kiln-cuda-instrument-launches: library call ")
-            << library << " is not in kiln.cuda.kernels";
-        return WalkResult::interrupt();
+            << name << " is not in kiln.cuda.kernels";
+        return signalPassFailure();
       }
       Location loc = call.getLoc();
       b.setInsertionPoint(call);
@@ -503,10 +523,7 @@ struct InstrumentLaunchesPass
       func::CallOp::create(b, loc, kBegin, TypeRange{}, ValueRange{id});
       b.setInsertionPointAfter(call);
       func::CallOp::create(b, loc, kEnd, TypeRange{}, ValueRange{id});
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    }
   }
 };
 

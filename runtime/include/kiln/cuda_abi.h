@@ -126,8 +126,21 @@ typedef struct kiln_cuda_runtime_api {
                int64_t k, const void *a, const void *b, const void *bias,
                void *c);
 
+  /* Library int8 GEMM (--kernels=library, kiln.quantized_matmul's
+   * contraction) through cuBLASLt's IMMA kernels: C[i, j] = sum_p A[i, p] *
+   * W[j, p] in int32, row-major; A is [m, k] and W [n, k] (the weight stored
+   * transposed: cuBLASLt's "TN" int8 layout), both signed int8; C is [m, n]
+   * int32, overwritten. a_flags: KILN_CUDA_QGEMM_A_INT8, the only value
+   * (IMMA has no unsigned operand: the compiler shifts a uint8 activation
+   * to int8 and corrects the sum by 128 * rowsum(W)). n and k must be
+   * multiples of 4 and the pointers 4-byte aligned (cuBLASLt's IMMA
+   * requirements). Appended after gemm: a runtime whose table ends before
+   * it (struct_size) never gets the call. */
+  void (*qgemm)(void *ctx, void *stream, int64_t m, int64_t n, int64_t k,
+                const void *a, int32_t a_flags, const void *w, void *c);
+
   /* Library kernels (--kernels=library): a 2-D convolution through cuDNN
-   * (appended after gemm: a runtime whose struct_size ends before it never
+   * (appended after qgemm: a runtime whose struct_size ends before it never
    * has it called). y = epilogue(conv(x, w) + bias), cross-correlation as
    * ONNX Conv: x is NCHW [n, c, h, w], w is OIHW [k, c / groups, r, s],
    * bias is [k] or NULL, y is NCHW [n, k, p, q] with
@@ -146,6 +159,9 @@ typedef struct kiln_cuda_runtime_api {
                  const void *weight, const void *bias, void *y);
 } kiln_cuda_runtime_api;
 
+/* a_flags of qgemm. */
+#define KILN_CUDA_QGEMM_A_INT8 0
+
 /* Exported by CUDA host code (defined in the shim). */
 typedef void (*kiln_abi_set_cuda_runtime_fn)(const kiln_cuda_runtime_api *);
 
@@ -155,6 +171,10 @@ typedef void (*kiln_abi_set_cuda_runtime_fn)(const kiln_cuda_runtime_api *);
  *                        int64_t batch, int64_t b_batch, int64_t m,
  *                        int64_t n, int64_t k, const void *a, const void *b,
  *                        const void *bias, void *c); */
+/* and, forwarding to api->qgemm:
+ * void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
+ *                         const void *a, int32_t a_flags, const void *w,
+ *                         void *c); */
 /* and, forwarding to api->conv2d: */
 /* void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
  *                          int64_t n, int64_t c, int64_t h, int64_t w,

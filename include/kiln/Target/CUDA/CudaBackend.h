@@ -18,12 +18,12 @@ struct CudaOptions {
   std::string chip = "sm_80";
   /// "isa" (PTX text in the gpu.binary) or "fatbin".
   std::string format = "isa";
-  /// Bracket each launch with the profiling hooks (kiln_abi_prof_begin/end).
-  bool profileHooks = true;
   /// "codegen" (every op a generated kernel; matmuls tiled, fp16/bf16 on
   /// tensor cores) or "library" (GEMMs as kiln_rt_cuda_gemm calls,
   /// cuBLASLt).
   std::string kernels = "codegen";
+  /// Bracket each launch with the profiling hooks (kiln_abi_prof_begin/end).
+  bool profileHooks = true;
 };
 
 /// linalg on tensors (after convert-kiln-to-linalg) -> host func with
@@ -57,6 +57,8 @@ void registerCudaBackendDialects(mlir::DialectRegistry &registry);
 void registerCudaBackendPasses();
 /// The passes of HostCode.cpp (called by registerCudaBackendPasses).
 void registerHostCodePasses();
+/// The passes of Int8Calls.cpp: int8 GEMMs as kiln_rt_cuda_qgemm calls.
+void registerInt8CallsPasses();
 
 } // namespace kiln::cuda
 
