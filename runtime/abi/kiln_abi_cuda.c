@@ -5,11 +5,12 @@
  * code, lowered by upstream MLIR's gpu-to-llvm, calls the C functions of
  * MLIR's CudaRuntimeWrappers.cpp (mgpuModuleLoad, mgpuLaunchKernel,
  * mgpuMemAlloc, ...) and Kiln's library kernels (kiln_rt_cuda_gemm,
- * kiln_rt_cuda_conv2d). This shim defines all of them with the signatures
- * upstream declares and forwards each to the function table of
- * include/kiln/cuda_abi.h, which the runtime installs with
- * kiln_abi_set_cuda_runtime() right after loading the code. So the code needs no libcuda at link time and the runtime owns
- * every driver call (its pool, its stream, graph capture, error messages).
+ * kiln_rt_cuda_qgemm, kiln_rt_cuda_conv2d). This shim defines all of them
+ * with the signatures upstream declares and forwards each to the function
+ * table of include/kiln/cuda_abi.h, which the runtime installs with
+ * kiln_abi_set_cuda_runtime() right after loading the code. So the code
+ * needs no libcuda at link time and the runtime owns every driver call
+ * (its pool, its stream, graph capture, error messages).
  *
  * The version and the hooks (kiln_abi_version, kiln_abi_set_profiler, ...)
  * come from libkiln_abi.a: they are not repeated here.

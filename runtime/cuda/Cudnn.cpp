@@ -56,13 +56,13 @@ struct Cudnn::Api {
   Status (*setGroupCount)(ConvDesc, int);
   Status (*setMathType)(ConvDesc, int);
   Status (*destroyConv)(ConvDesc);
-  Status (*getAlgorithmV7)(Handle, TensorDesc, FilterDesc, ConvDesc,
-                           TensorDesc, int, int *, FwdAlgoPerf *);
+  Status (*getAlgorithmV7)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc,
+                           int, int *, FwdAlgoPerf *);
   Status (*getWorkspaceSize)(Handle, TensorDesc, FilterDesc, ConvDesc,
                              TensorDesc, int, size_t *);
-  Status (*forward)(Handle, const void *, TensorDesc, const void *,
-                    FilterDesc, const void *, ConvDesc, int, void *, size_t,
-                    const void *, TensorDesc, void *);
+  Status (*forward)(Handle, const void *, TensorDesc, const void *, FilterDesc,
+                    const void *, ConvDesc, int, void *, size_t, const void *,
+                    TensorDesc, void *);
   Status (*addTensor)(Handle, const void *, TensorDesc, const void *,
                       const void *, TensorDesc, void *);
   Status (*createActivation)(ActDesc *);
@@ -74,9 +74,15 @@ struct Cudnn::Api {
 
 std::string planConv(const ConvArgs &g, ConvPlan &p) {
   switch (g.dtype) {
-  case KILN_DTYPE_FLOAT32: p.dataType = CUDNN_DATA_FLOAT; break;
-  case KILN_DTYPE_FLOAT16: p.dataType = CUDNN_DATA_HALF; break;
-  case KILN_DTYPE_BFLOAT16: p.dataType = CUDNN_DATA_BFLOAT16; break;
+  case KILN_DTYPE_FLOAT32:
+    p.dataType = CUDNN_DATA_FLOAT;
+    break;
+  case KILN_DTYPE_FLOAT16:
+    p.dataType = CUDNN_DATA_HALF;
+    break;
+  case KILN_DTYPE_BFLOAT16:
+    p.dataType = CUDNN_DATA_BFLOAT16;
+    break;
   default: {
     const char *name = kiln_dtype_name(g.dtype);
     return std::string("dtype ") +
@@ -87,8 +93,8 @@ std::string planConv(const ConvArgs &g, ConvPlan &p) {
   }
   // float32 stays float32 (FMA math: no TF32, as the cuBLASLt GEMM's
   // COMPUTE_32F); half types use tensor cores with fp32 accumulation.
-  p.mathType = g.dtype == KILN_DTYPE_FLOAT32 ? CUDNN_FMA_MATH
-                                             : CUDNN_TENSOR_OP_MATH;
+  p.mathType =
+      g.dtype == KILN_DTYPE_FLOAT32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   auto str = [](int64_t v) { return std::to_string(v); };
   if (g.n < 1 || g.c < 1 || g.h < 1 || g.w < 1 || g.k < 1 || g.r < 1 ||
       g.s < 1 || g.p < 1 || g.q < 1)
@@ -116,13 +122,16 @@ std::string planConv(const ConvArgs &g, ConvPlan &p) {
     return "convolution: the output is " + str(g.p) + "x" + str(g.q) +
            " but the sizes give " + str(wantP) + "x" + str(wantQ);
   for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.p, g.q, g.padTop,
-                    g.padLeft, g.strideH, g.strideW, g.dilationH,
-                    g.dilationW})
+                    g.padLeft, g.strideH, g.strideW, g.dilationH, g.dilationW})
     if (v > std::numeric_limits<int32_t>::max())
       return "convolution: size " + str(v) + " does not fit cuDNN's int";
   switch (g.epilogue) {
-  case KILN_CUDA_EPILOGUE_NONE: p.relu = false; break;
-  case KILN_CUDA_EPILOGUE_RELU: p.relu = true; break;
+  case KILN_CUDA_EPILOGUE_NONE:
+    p.relu = false;
+    break;
+  case KILN_CUDA_EPILOGUE_RELU:
+    p.relu = true;
+    break;
   default:
     return "convolution: epilogue " + str(g.epilogue) +
            " is not supported (none, relu)";
@@ -286,8 +295,8 @@ struct Descriptors {
            // fp32 compute for every data type (float16's "pseudo-half"
            // configuration: fp32 accumulation).
            check(a.setConv2d(conv, p.padH, p.padW, p.strideH, p.strideW,
-                             p.dilationH, p.dilationW,
-                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                             p.dilationH, p.dilationW, CUDNN_CROSS_CORRELATION,
+                             CUDNN_DATA_FLOAT),
                  "cudnnSetConvolution2dDescriptor") &&
            (p.groups == 1 || check(a.setGroupCount(conv, p.groups),
                                    "cudnnSetConvolutionGroupCount")) &&
@@ -339,8 +348,8 @@ std::string Cudnn::run(void *handle, const ConvArgs &g, const ConvPlan &p,
     return d.err;
   // alpha/beta are floats for float, half and bfloat16 data.
   float one = 1.0f, zero = 0.0f;
-  if (!d.check(api->forward(handle, &one, d.x, g.x, d.w, g.weight, d.conv,
-                            algo, workspace, workspaceBytes, &zero, d.y, g.y),
+  if (!d.check(api->forward(handle, &one, d.x, g.x, d.w, g.weight, d.conv, algo,
+                            workspace, workspaceBytes, &zero, d.y, g.y),
                "cudnnConvolutionForward"))
     return d.err;
   if (p.bias &&
@@ -349,15 +358,14 @@ std::string Cudnn::run(void *handle, const ConvArgs &g, const ConvPlan &p,
                 "cudnnAddTensor")))
     return d.err;
   // ReLU in place; NaN propagates as in ONNX Relu (max(x, 0) of NaN).
-  if (p.relu &&
-      !(d.check(api->createActivation(&d.act),
-                "cudnnCreateActivationDescriptor") &&
-        d.check(api->setActivation(d.act, CUDNN_ACTIVATION_RELU,
-                                   CUDNN_PROPAGATE_NAN, 0.0),
-                "cudnnSetActivationDescriptor") &&
-        d.check(api->activationForward(handle, d.act, &one, d.y, g.y, &zero,
-                                       d.y, g.y),
-                "cudnnActivationForward")))
+  if (p.relu && !(d.check(api->createActivation(&d.act),
+                          "cudnnCreateActivationDescriptor") &&
+                  d.check(api->setActivation(d.act, CUDNN_ACTIVATION_RELU,
+                                             CUDNN_PROPAGATE_NAN, 0.0),
+                          "cudnnSetActivationDescriptor") &&
+                  d.check(api->activationForward(handle, d.act, &one, d.y, g.y,
+                                                 &zero, d.y, g.y),
+                          "cudnnActivationForward")))
     return d.err;
   return "";
 }

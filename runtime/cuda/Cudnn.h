@@ -39,8 +39,8 @@ constexpr int CUDNN_PROPAGATE_NAN = 1;
 
 /// One convolution of the table's `conv2d` entry (cuda_abi.h).
 struct ConvArgs {
-  int32_t dtype;    ///< kiln_dtype: float32, float16, bfloat16
-  int32_t epilogue; ///< kiln_cuda_epilogue: NONE or RELU
+  int32_t dtype;      ///< kiln_dtype: float32, float16, bfloat16
+  int32_t epilogue;   ///< kiln_cuda_epilogue: NONE or RELU
   int64_t n, c, h, w; ///< x, NCHW
   int64_t k, r, s;    ///< weight [k, c / groups, r, s]
   int64_t p, q;       ///< y [n, k, p, q]

@@ -73,11 +73,16 @@ struct Act {
 
 EXPORT const char *cudnnGetErrorString(int s) {
   switch (s) {
-  case OK: return "CUDNN_STATUS_SUCCESS";
-  case BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
-  case NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
-  case EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
-  default: return "CUDNN_STATUS_UNKNOWN";
+  case OK:
+    return "CUDNN_STATUS_SUCCESS";
+  case BAD_PARAM:
+    return "CUDNN_STATUS_BAD_PARAM";
+  case NOT_SUPPORTED:
+    return "CUDNN_STATUS_NOT_SUPPORTED";
+  case EXECUTION_FAILED:
+    return "CUDNN_STATUS_EXECUTION_FAILED";
+  default:
+    return "CUDNN_STATUS_UNKNOWN";
   }
 }
 
@@ -141,8 +146,8 @@ EXPORT int cudnnSetFilter4dDescriptor(void *d, int type, int format, int k,
 }
 
 EXPORT int cudnnSetConvolution2dDescriptor(void *d, int padH, int padW, int u,
-                                           int v, int dilH, int dilW,
-                                           int mode, int compute) {
+                                           int v, int dilH, int dilW, int mode,
+                                           int compute) {
   struct Conv *x = d;
   if (padH < 0 || padW < 0 || u < 1 || v < 1 || dilH < 1 || dilW < 1)
     return BAD_PARAM;
@@ -183,9 +188,10 @@ struct Perf {
   int determinism, mathType, reserved[3];
 };
 
-EXPORT int cudnnGetConvolutionForwardAlgorithm_v7(
-    void *h, void *xd, void *wd, void *cd, void *yd, int requested,
-    int *returned, struct Perf *perf) {
+EXPORT int cudnnGetConvolutionForwardAlgorithm_v7(void *h, void *xd, void *wd,
+                                                  void *cd, void *yd,
+                                                  int requested, int *returned,
+                                                  struct Perf *perf) {
   (void)h;
   FAIL_IF("cudnnGetConvolutionForwardAlgorithm_v7");
   ++S.heuristicsCalls;
@@ -193,8 +199,13 @@ EXPORT int cudnnGetConvolutionForwardAlgorithm_v7(
   if (st != OK)
     return st;
   struct Perf list[2] = {
-      {kWorkspaceAlgo, OK, -1, WORKSPACE_BYTES, 1,
-       ((struct Conv *)cd)->math, {0}},
+      {kWorkspaceAlgo,
+       OK,
+       -1,
+       WORKSPACE_BYTES,
+       1,
+       ((struct Conv *)cd)->math,
+       {0}},
       {kNoWorkspaceAlgo, OK, -1, 0, 1, ((struct Conv *)cd)->math, {0}}};
   int n = requested < 2 ? requested : 2;
   memcpy(perf, list, sizeof(struct Perf) * (size_t)n);
@@ -202,9 +213,8 @@ EXPORT int cudnnGetConvolutionForwardAlgorithm_v7(
   return OK;
 }
 
-EXPORT int cudnnGetConvolutionForwardWorkspaceSize(void *h, void *xd,
-                                                   void *wd, void *cd,
-                                                   void *yd, int algo,
+EXPORT int cudnnGetConvolutionForwardWorkspaceSize(void *h, void *xd, void *wd,
+                                                   void *cd, void *yd, int algo,
                                                    size_t *bytes) {
   (void)h;
   int st = checkShapes(xd, wd, cd, yd);
@@ -216,9 +226,8 @@ EXPORT int cudnnGetConvolutionForwardWorkspaceSize(void *h, void *xd,
 
 EXPORT int cudnnConvolutionForward(void *h, const void *alpha, void *xd,
                                    const void *xp, void *wd, const void *wp,
-                                   void *cd, int algo, void *ws,
-                                   size_t wsBytes, const void *beta, void *yd,
-                                   void *yp) {
+                                   void *cd, int algo, void *ws, size_t wsBytes,
+                                   const void *beta, void *yd, void *yp) {
   (void)h;
   FAIL_IF("cudnnConvolutionForward");
   struct Tensor *xt = xd, *yt = yd;
@@ -272,9 +281,8 @@ EXPORT int cudnnConvolutionForward(void *h, const void *alpha, void *xd,
   return OK;
 }
 
-EXPORT int cudnnAddTensor(void *h, const void *alpha, void *ad,
-                          const void *ap, const void *beta, void *cd,
-                          void *cp) {
+EXPORT int cudnnAddTensor(void *h, const void *alpha, void *ad, const void *ap,
+                          const void *beta, void *cd, void *cp) {
   (void)h;
   FAIL_IF("cudnnAddTensor");
   struct Tensor *at = ad, *ct = cd;
@@ -291,12 +299,11 @@ EXPORT int cudnnAddTensor(void *h, const void *alpha, void *ad,
     for (int c = 0; c < ct->c; ++c)
       for (int i = 0; i < ct->h; ++i)
         for (int j = 0; j < ct->w; ++j) {
-          float av = A[(((at->n == 1 ? 0 : n) * at->c +
-                         (at->c == 1 ? 0 : c)) *
-                            at->h +
-                        (at->h == 1 ? 0 : i)) *
-                           at->w +
-                       (at->w == 1 ? 0 : j)];
+          float av =
+              A[(((at->n == 1 ? 0 : n) * at->c + (at->c == 1 ? 0 : c)) * at->h +
+                 (at->h == 1 ? 0 : i)) *
+                    at->w +
+                (at->w == 1 ? 0 : j)];
           float *cv = &C[((n * ct->c + c) * ct->h + i) * ct->w + j];
           *cv = a * av + b * *cv;
         }

@@ -5,7 +5,8 @@
  * table entry with its arguments; also what happens before a table is
  * installed (mgpuModuleLoad records, the rest do nothing), with a table of
  * another ABI version (ignored) and with shorter, older tables (the
- * missing entries, gemm or conv2d, are skipped). Exit status 0 when all checks pass.
+ * missing entries, gemm, qgemm or conv2d, are skipped). Exit status 0 when
+ * all checks pass.
  *
  *===----------------------------------------------------------------------===*/
 #include "kiln/cuda_abi.h"

@@ -1003,8 +1003,8 @@ TEST(CudaConv, NchwThroughCudnn) {
         EXPECT_EQ(fakeDnn().lastComputeType, cuda::CUDNN_DATA_FLOAT);
         EXPECT_EQ(fakeDnn().lastMathType, cuda::CUDNN_FMA_MATH);
         EXPECT_EQ(fakeDnn().lastGroups, int(t.groups));
-        std::vector<float> want =
-            referenceConv(a, x.data(), w.data(), a.bias ? bias.data() : nullptr);
+        std::vector<float> want = referenceConv(
+            a, x.data(), w.data(), a.bias ? bias.data() : nullptr);
         for (size_t i = 0; i < y.size(); ++i)
           EXPECT_NEAR(y[i], want[i], 1e-4f) << "element " << i;
       }

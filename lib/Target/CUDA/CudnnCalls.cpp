@@ -125,8 +125,8 @@ bool writtenBetween(Value buffer, Operation *from, Operation *to) {
 /// without inputs yielding 0.
 bool isZeroFill(Operation *op, Value buffer) {
   if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return fill.hasPureBufferSemantics() &&
-           fill.getOutputs()[0] == buffer && isZeroConstant(fill.getInputs()[0]);
+    return fill.hasPureBufferSemantics() && fill.getOutputs()[0] == buffer &&
+           isZeroConstant(fill.getInputs()[0]);
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !isa<linalg::GenericOp, linalg::MapOp>(op) ||
       !linalgOp.hasPureBufferSemantics() || linalgOp.getNumDpsInputs() != 0 ||
@@ -154,11 +154,11 @@ struct ConvMatch {
   int64_t strides[2], dilations[2];
   int64_t pads[4] = {0, 0, 0, 0}; // top, left, bottom, right
   Value input, weight, acc, bias, out;
-  Operation *init = nullptr;        // the zero fill or bias broadcast
+  Operation *init = nullptr; // the zero fill or bias broadcast
   bool eraseInit = false;
-  SmallVector<Operation *> padOps;  // erased when the pad is absorbed
+  SmallVector<Operation *> padOps; // erased when the pad is absorbed
   bool asymmetricPad = false;
-  linalg::GenericOp epilogue;       // folded consumer, or null
+  linalg::GenericOp epilogue; // folded consumer, or null
   int32_t epilogueCode = kNone;
 };
 
@@ -168,8 +168,8 @@ Value biasOf(Operation *op, Value acc) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !generic.hasPureBufferSemantics() ||
       generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getDpsInits()[0] != acc ||
-      generic.getNumReductionLoops() != 0 || generic.getNumLoops() != 4)
+      generic.getDpsInits()[0] != acc || generic.getNumReductionLoops() != 0 ||
+      generic.getNumLoops() != 4)
     return nullptr;
   MLIRContext *ctx = op->getContext();
   AffineMap in = generic.getIndexingMapsArray()[0];
@@ -286,8 +286,7 @@ std::string matchConv(linalg::LinalgOp conv, ConvMatch &m) {
     }
     if (fill && view && copy && !other &&
         fill->getBlock() == conv->getBlock() &&
-        copy->getBlock() == conv->getBlock() &&
-        fill->isBeforeInBlock(copy) &&
+        copy->getBlock() == conv->getBlock() && fill->isBeforeInBlock(copy) &&
         copy->isBeforeInBlock(conv.getOperation()) &&
         isDense(copy.getSource()) && view.hasUnitStride() &&
         llvm::all_of(view.getStaticOffsets(),
@@ -527,8 +526,9 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
     }
     Location loc = FusedLoc::get(ctx, locs);
     Value out = m.epilogue ? m.out : m.acc;
-    int32_t dtype = m.type.isF32() ? kFloat : m.type.isF16() ? kFloat16
-                                                             : kBFloat16;
+    int32_t dtype = m.type.isF32()   ? kFloat
+                    : m.type.isF16() ? kFloat16
+                                     : kBFloat16;
     auto i32 = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
     };
@@ -545,12 +545,11 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
             ValueRange{})
             .getResult();
     Value biasPtr = bias ? pointerOf(b, loc, bias)
-                           : LLVM::ZeroOp::create(b, loc, ptr).getResult();
+                         : LLVM::ZeroOp::create(b, loc, ptr).getResult();
     SmallVector<Value> args{stream, i32(dtype), i32(m.epilogueCode)};
     for (int64_t v : {m.n, m.c, m.h, m.w, m.k, m.r, m.s, m.p, m.q, m.pads[0],
                       m.pads[1], m.pads[2], m.pads[3], m.strides[0],
-                      m.strides[1], m.dilations[0], m.dilations[1],
-                      m.groups})
+                      m.strides[1], m.dilations[0], m.dilations[1], m.groups})
       args.push_back(i64(v));
     args.push_back(pointerOf(b, loc, input));
     args.push_back(pointerOf(b, loc, weight));
