@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 #===- scripts/bench_int8.py - int8 (kiln-fuse-qdq) vs fp32 on the CPU ----===#
 #
-# For the demo MLP and transformer block (models/generate_demo_models.py) at
+# For the demo MLP, transformer block and small CNN
+# (models/generate_demo_models.py) at
 # each batch size: the fp32 model with static shapes, its QDQ version from
 # onnxruntime.quantization.quantize_static (scripts/quantize_demo.py:
 # per-channel int8 weights, int8 activations; the transformer's MatMuls
-# only), compiled with kiln-compile -O2 three ways: fp32, int8 (the QDQ
+# only; the CNN's BatchNorms folded first, its Convs integer convolutions),
+# compiled with kiln-compile -O2 three ways: fp32, int8 (the QDQ
 # model, kiln-fuse-qdq on: integer matmuls on the VNNI kernel) and QDQ with
 # --disable-pass=kiln-fuse-qdq (what Kiln did before: float matmuls between
 # elementwise Q/DQ passes). Timing is interleaved: every round runs each
@@ -16,7 +18,7 @@
 # cosine similarity, top-1 agreement along the last axis.
 #
 #   scripts/bench_int8.py [--threads 2] [--rounds 5] [--iterations 50]
-#                         [--batches 1,8] [--markdown FILE]
+#                         [--batches 1,8] [--models mlp,...] [--markdown FILE]
 #
 #===----------------------------------------------------------------------===#
 
@@ -44,6 +46,7 @@ import quantize_demo  # noqa: E402
 MODELS = {
     "mlp": lambda b: [b, 784],
     "transformer_block": lambda b: [b, 64, 256],
+    "small_cnn": lambda b: [b, 3, 32, 32],
 }
 
 

@@ -10,10 +10,13 @@
 # becomes a float op between a DequantizeLinear and a QuantizeLinear), and
 # of those only the linear layers (a weight initializer): attention's
 # activation x activation MatMuls stay float.
+# The small CNN is first run through ONNX Runtime's quant_pre_process,
+# which folds each BatchNormalization into its Conv (as a user quantizing a
+# CNN would); its Convs then quantize per output channel with an i32 bias.
 # Calibration: 16 deterministic random batches (seed 0) of the model's
 # input shape, min/max.
 #
-#   quantize_demo.py MODEL.onnx OUT.onnx [--name mlp|transformer_block]
+#   quantize_demo.py MODEL.onnx OUT.onnx [--name mlp|transformer_block|small_cnn]
 #
 # Used by test/E2E/int8_models.py and scripts/bench_int8.py.
 #
@@ -27,6 +30,7 @@ import numpy as np
 import onnx
 
 MATMUL_ONLY = {"transformer_block"}
+PREPROCESS = {"small_cnn"}
 
 
 def input_shapes(model):
@@ -77,7 +81,12 @@ def quantize(fp32_path, out_path, name):
         extra["nodes_to_exclude"] = [
             n.name for n in model.graph.node
             if n.op_type in ("MatMul", "Gemm") and n.input[1] not in inits]
-    quantize_static(fp32_path, out_path, Reader(),
+    source = fp32_path
+    if name in PREPROCESS:
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+        source = out_path + ".pre.onnx"
+        quant_pre_process(fp32_path, source, skip_symbolic_shape=True)
+    quantize_static(source, out_path, Reader(),
                     quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8,
                     weight_type=QuantType.QInt8, **extra)

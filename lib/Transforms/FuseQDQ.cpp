@@ -1,4 +1,4 @@
-//===- FuseQDQ.cpp - QDQ graphs into integer matmuls ----------------------===//
+//===- FuseQDQ.cpp - QDQ graphs into integer matmuls and convs -----------===//
 //
 // kiln-fuse-qdq: a QDQ model (onnxruntime.quantization.quantize_static's
 // QDQ format) computes in float between DequantizeLinear and
@@ -13,6 +13,15 @@
 //   constant whose scale is a_scale * w_scale, then an optional Relu, then
 //   an optional per-tensor Q
 //                                  -> kiln.quantized_matmul (int8 or f32)
+//
+//   Conv(DQ(x), DQ(w constant), bias) with group 1 on NCHW (bias: DQ of
+//   i32 with the combined scale, added in i32; or any constant bias,
+//   added in f32), then an optional Relu, then an optional per-tensor Q
+//                                  -> kiln.quantized_conv (int8 or f32)
+//
+// The conv weight is permuted at compile time to OHWI [M, KH, KW, C]
+// (still int8): the lowering's im2col then copies runs of contiguous
+// channels. Grouped and depthwise convs stay float.
 //
 // `a` is an i8/ui8 activation with a per-tensor scale and zero point; `w`
 // a constant i8/ui8 weight quantized per tensor or per output column. The
@@ -32,6 +41,7 @@
 #include "FusionMatchers.h"
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/KilnQuantConvOps.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
 
@@ -52,6 +62,7 @@ namespace {
 
 struct QDQCounts {
   int64_t roundTrips = 0, quantized = 0, dequantized = 0;
+  int64_t convsQuantized = 0, convsDequantized = 0;
 };
 
 std::optional<ConstTensor> readConstant(Value v) {
@@ -233,6 +244,28 @@ Value constantOf(PatternRewriter &rewriter, Location loc, ConstTensor t,
   return ConstantOp::create(rewriter, loc, t.toAttr(name));
 }
 
+Operation *singleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+/// The optional Relu and per-tensor Q that follow `last` (each the single
+/// user of its operand): advances `last` past the Relu and returns the Q,
+/// or null when the result stays f32.
+QuantizeLinearOp matchReluAndQuantize(Value &last, bool &relu) {
+  relu = false;
+  if (auto r = dyn_cast_or_null<ReluOp>(singleUser(last))) {
+    relu = true;
+    last = r.getResult();
+  }
+  auto q = dyn_cast_or_null<QuantizeLinearOp>(singleUser(last));
+  if (q && (q.getBlockSize() != 0 || !isPerTensor(q.getYScale()) ||
+            isNone(q.getYZeroPoint()) ||
+            !fusion::getScalarConstant(q.getYScale()) ||
+            !fusion::getScalarConstant(q.getYZeroPoint())))
+    q = nullptr;
+  return q;
+}
+
 /// MatMul / Gemm of DQ(a) and DQ(w constant), with the optional bias,
 /// Relu and Q after it, into kiln.quantized_matmul.
 template <typename OpTy>
@@ -273,9 +306,6 @@ struct FuseQuantizedMatMul : OpRewritePattern<OpTy> {
       if (!bias)
         return failure(); // a float bias: left to kiln-fuse-epilogues
     }
-    auto singleUser = [](Value v) -> Operation * {
-      return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
-    };
     if (!bias) {
       if (auto add = dyn_cast_or_null<AddOp>(singleUser(last))) {
         Value other = add.getA() == last ? add.getB() : add.getA();
@@ -285,16 +315,7 @@ struct FuseQuantizedMatMul : OpRewritePattern<OpTy> {
       }
     }
     bool relu = false;
-    if (auto r = dyn_cast_or_null<ReluOp>(singleUser(last))) {
-      relu = true;
-      last = r.getResult();
-    }
-    QuantizeLinearOp q = dyn_cast_or_null<QuantizeLinearOp>(singleUser(last));
-    if (q && (q.getBlockSize() != 0 || !isPerTensor(q.getYScale()) ||
-              isNone(q.getYZeroPoint()) ||
-              !fusion::getScalarConstant(q.getYScale()) ||
-              !fusion::getScalarConstant(q.getYZeroPoint())))
-      q = nullptr;
+    QuantizeLinearOp q = matchReluAndQuantize(last, relu);
 
     Location loc = op.getLoc();
     Type i32 = rewriter.getI32Type();
@@ -350,6 +371,242 @@ struct FuseQuantizedMatMul : OpRewritePattern<OpTy> {
   QDQCounts &counts;
 };
 
+/// A constant weight DQ(w) of a 2-D convolution, [M, C, KH, KW], quantized
+/// per tensor or per output channel (axis 0).
+struct ConvWeightQuant {
+  Value w;                  // the i8/ui8 constant [M, C, KH, KW]
+  ConstTensor values;       // its elements
+  std::vector<float> scale; // one per output channel m, or one
+  std::vector<int64_t> zp;  // one per output channel m, or one
+};
+
+std::optional<ConvWeightQuant> matchConvWeight(Value v) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0 ||
+      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(dq.getX().getType());
+  if (type.getRank() != 4 || !type.hasStaticShape() ||
+      !type.getElementType().isInteger(8))
+    return std::nullopt;
+  std::optional<ConstTensor> w = readConstant(dq.getX());
+  std::optional<ConstTensor> scale = readConstant(dq.getXScale());
+  if (!w || !scale)
+    return std::nullopt;
+  std::optional<ConstTensor> zp;
+  if (!isNone(dq.getXZeroPoint()) &&
+      !(zp = readConstant(dq.getXZeroPoint())))
+    return std::nullopt;
+  int64_t m = type.getDimSize(0);
+  if (scale->getNumElements() != 1) {
+    int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + 4 : dq.getAxis();
+    // Per-axis along an input dim would scale the reduction.
+    if (axis != 0 || scale->getNumElements() != m)
+      return std::nullopt;
+  }
+  if (zp && zp->getNumElements() != 1 && zp->getNumElements() != m)
+    return std::nullopt;
+  ConvWeightQuant result{dq.getX(), *w, {}, {}};
+  for (int64_t i = 0; i < scale->getNumElements(); ++i)
+    result.scale.push_back(float(scale->getFloat(i)));
+  if (zp)
+    for (int64_t i = 0; i < zp->getNumElements(); ++i)
+      result.zp.push_back(zp->getInt(i));
+  else
+    result.zp.push_back(0);
+  return result;
+}
+
+/// A bias that is not in accumulator units: an f32 constant of `m`
+/// elements, or DQ of an i32 constant with another scale, folded to the
+/// f32 values the float graph adds ((b - zp) * scale, in f32).
+std::optional<std::vector<float>> matchFloatBias(Value v, int64_t m) {
+  auto oneDim = [&](RankedTensorType type) {
+    return type.getNumElements() == m &&
+           llvm::count_if(type.getShape(), [](int64_t d) { return d != 1; }) <=
+               1;
+  };
+  std::vector<float> bias;
+  if (auto dq = v.getDefiningOp<DequantizeLinearOp>()) {
+    auto type = cast<RankedTensorType>(dq.getX().getType());
+    if (dq.getBlockSize() != 0 || !oneDim(type) ||
+        !type.getElementType().isInteger(32))
+      return std::nullopt;
+    std::optional<ConstTensor> b = readConstant(dq.getX());
+    std::optional<ConstTensor> s = readConstant(dq.getXScale());
+    std::optional<ConstTensor> zp;
+    if (!b || !s || (!isNone(dq.getXZeroPoint()) &&
+                     !(zp = readConstant(dq.getXZeroPoint()))))
+      return std::nullopt;
+    if ((s->getNumElements() != 1 && s->getNumElements() != m) ||
+        (zp && zp->getNumElements() != s->getNumElements()))
+      return std::nullopt;
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t j = s->getNumElements() == 1 ? 0 : i;
+      int64_t z = zp ? zp->getInt(j) : 0;
+      bias.push_back(float(b->getInt(i) - z) * float(s->getFloat(j)));
+    }
+    return bias;
+  }
+  std::optional<ConstTensor> b = readConstant(v);
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!b || !type.getElementType().isF32() || !oneDim(type))
+    return std::nullopt;
+  for (int64_t i = 0; i < m; ++i)
+    bias.push_back(float(b->getFloat(i)));
+  return bias;
+}
+
+/// Conv(DQ(x), DQ(w constant), bias) with group 1 on NCHW, with the
+/// optional Relu and Q after it, into kiln.quantized_conv. Grouped and
+/// depthwise convolutions, other ranks and dynamic shapes stay float
+/// (counted as convs-left-float).
+struct FuseQuantizedConv : OpRewritePattern<ConvOp> {
+  FuseQuantizedConv(MLIRContext *context, QDQCounts &counts)
+      : OpRewritePattern(context), counts(counts) {}
+
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    auto xType = cast<RankedTensorType>(op.getX().getType());
+    auto yType = cast<RankedTensorType>(op.getType());
+    if (xType.getRank() != 4 || !xType.hasStaticShape() ||
+        !yType.hasStaticShape() || op.getGroup() != 1)
+      return failure();
+    std::optional<ActivationQuant> x = matchActivation(op.getX());
+    std::optional<ConvWeightQuant> w = matchConvWeight(op.getW());
+    if (!x || !w)
+      return failure();
+    auto wType = cast<RankedTensorType>(w->w.getType());
+    int64_t m = wType.getDimSize(0), c = wType.getDimSize(1),
+            kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+    int64_t k = wType.getNumElements() / m;
+    if (wType.getDimSize(1) != xType.getDimSize(1))
+      return failure();
+
+    // The window, with auto_pad resolved to explicit pads.
+    SmallVector<int64_t> strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};
+    if (auto a = op.getStrides())
+      strides.assign(a->begin(), a->end());
+    if (auto a = op.getDilations())
+      dilations.assign(a->begin(), a->end());
+    if (auto a = op.getKernelShape())
+      if (ArrayRef<int64_t>(*a) != wType.getShape().drop_front(2))
+        return failure();
+    if (strides.size() != 2 || dilations.size() != 2)
+      return failure();
+    StringRef autoPad = op.getAutoPad();
+    for (int64_t i = 0; i < 2; ++i) {
+      int64_t in = xType.getDimSize(2 + i);
+      int64_t extent = (wType.getDimSize(2 + i) - 1) * dilations[i] + 1;
+      if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        int64_t out = (in + strides[i] - 1) / strides[i];
+        int64_t total =
+            std::max<int64_t>(0, (out - 1) * strides[i] + extent - in);
+        int64_t small = total / 2;
+        pads[i] = autoPad == "SAME_UPPER" ? small : total - small;
+        pads[2 + i] = total - pads[i];
+      } else if (autoPad == "NOTSET") {
+        if (auto a = op.getPads()) {
+          if (a->size() != 4)
+            return failure();
+          pads[i] = (*a)[i];
+          pads[2 + i] = (*a)[2 + i];
+        }
+      } else if (autoPad != "VALID") {
+        return failure();
+      }
+      int64_t padded = in + pads[i] + pads[2 + i];
+      if (strides[i] < 1 || dilations[i] < 1 || padded < extent ||
+          yType.getDimSize(2 + i) != (padded - extent) / strides[i] + 1)
+        return failure();
+    }
+
+    std::vector<float> scale;
+    for (float ws : w->scale)
+      scale.push_back(x->scale * ws); // f32, as ONNX Runtime's bias scale
+
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    auto vecType = [&](int64_t size, Type element) {
+      return RankedTensorType::get({size}, element);
+    };
+    Value none = NoneOp::create(rewriter, loc);
+    Value biasV = none;
+    if (!isNone(op.getB())) {
+      if (auto bias = matchBias(op.getB(), scale, m)) {
+        ConstTensor t = ConstTensor::getDense(vecType(m, i32));
+        for (int64_t i = 0; i < m; ++i)
+          t.setInt(i, (*bias)[i]);
+        biasV = constantOf(rewriter, loc, t, "qdq_bias");
+      } else if (auto fbias = matchFloatBias(op.getB(), m)) {
+        ConstTensor t = ConstTensor::getDense(vecType(m, f32));
+        for (int64_t i = 0; i < m; ++i)
+          t.setFloat(i, (*fbias)[i]);
+        biasV = constantOf(rewriter, loc, t, "qdq_float_bias");
+      } else {
+        rewriter.eraseOp(none.getDefiningOp());
+        return rewriter.notifyMatchFailure(op, "a bias that is not constant");
+      }
+    }
+
+    Value last = op.getResult();
+    bool relu = false;
+    QuantizeLinearOp q = matchReluAndQuantize(last, relu);
+    Value replaced = q ? q.getResult() : last;
+
+    // The weight as OHWI [M, KH, KW, C] (still int8): the lowering's
+    // im2col then copies runs of C contiguous channels.
+    ConstTensor ohwi = ConstTensor::getDense(RankedTensorType::get(
+        {m, kh, kw, c}, wType.getElementType()));
+    ConstTensor sums = ConstTensor::getDense(vecType(m, i32));
+    for (int64_t r = 0; r < m; ++r) {
+      int64_t s = 0;
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t v = w->values.getInt(((r * c + ci) * kh + i) * kw + j);
+            ohwi.setInt(((r * kh + i) * kw + j) * c + ci, v);
+            s += v;
+          }
+      sums.setInt(r, s);
+    }
+    ConstTensor scaleT =
+        ConstTensor::getDense(vecType(int64_t(scale.size()), f32));
+    for (size_t i = 0; i < scale.size(); ++i)
+      scaleT.setFloat(i, scale[i]);
+    Value wZp = none;
+    if (llvm::any_of(w->zp, [](int64_t z) { return z != 0; })) {
+      ConstTensor zpT = ConstTensor::getDense(
+          vecType(int64_t(w->zp.size()), wType.getElementType()));
+      for (size_t i = 0; i < w->zp.size(); ++i)
+        zpT.setInt(i, w->zp[i]);
+      wZp = constantOf(rewriter, loc, zpT, "qdq_w_zero_point");
+    }
+    Value xZp = x->zp != 0 ? x->zeroPoint : none;
+    auto fused = QuantizedConvOp::create(
+        rewriter, loc, replaced.getType(), x->q, xZp,
+        constantOf(rewriter, loc, ohwi, "qdq_weight"), wZp,
+        constantOf(rewriter, loc, sums, "qdq_w_row_sums"),
+        constantOf(rewriter, loc, scaleT, "qdq_scale"), biasV,
+        q ? q.getYScale() : none, q ? q.getYZeroPoint() : none,
+        rewriter.getDenseI64ArrayAttr(strides),
+        rewriter.getDenseI64ArrayAttr(pads),
+        rewriter.getDenseI64ArrayAttr(dilations),
+        rewriter.getStringAttr(relu ? "relu" : "none"));
+    rewriter.replaceAllUsesWith(replaced, fused.getResult());
+    ++(q ? counts.convsQuantized : counts.convsDequantized);
+    return success();
+  }
+  QDQCounts &counts;
+};
+
+/// Conv whose input and weight are both DequantizeLinear: a quantized
+/// convolution that this pass leaves in float.
+bool isQuantizedFloatConv(ConvOp op) {
+  return op.getX().getDefiningOp<DequantizeLinearOp>() &&
+         op.getW().getDefiningOp<DequantizeLinearOp>();
+}
+
 struct KilnFuseQDQPass : kiln::impl::KilnFuseQDQBase<KilnFuseQDQPass> {
   kiln::Statistic numRoundTrips{this, "round-trips-removed",
                                 "Q(DQ(y)) pairs replaced by y"};
@@ -359,12 +616,23 @@ struct KilnFuseQDQPass : kiln::impl::KilnFuseQDQBase<KilnFuseQDQPass> {
   kiln::Statistic numDequantized{
       this, "matmuls-dequantized",
       "kiln.quantized_matmul ops with an f32 (dequantized) result"};
+  kiln::Statistic numConvsQuantized{
+      this, "convs-quantized",
+      "kiln.quantized_conv ops with an int8 (requantized) result"};
+  kiln::Statistic numConvsDequantized{
+      this, "convs-dequantized",
+      "kiln.quantized_conv ops with an f32 (dequantized) result"};
+  kiln::Statistic numConvsLeftFloat{
+      this, "convs-left-float",
+      "Convs of DQ'd input and weight left in float (grouped or depthwise, "
+      "not 2-D, dynamic shapes, non-constant weight or bias)"};
 
   void runOnOperation() override {
     QDQCounts counts;
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldRoundTrip, FuseQuantizedMatMul<MatMulOp>,
-                 FuseQuantizedMatMul<GemmOp>>(&getContext(), counts);
+                 FuseQuantizedMatMul<GemmOp>, FuseQuantizedConv>(
+        &getContext(), counts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("kiln-fuse-qdq did not converge");
       return signalPassFailure();
@@ -372,6 +640,12 @@ struct KilnFuseQDQPass : kiln::impl::KilnFuseQDQBase<KilnFuseQDQPass> {
     numRoundTrips += counts.roundTrips;
     numQuantized += counts.quantized;
     numDequantized += counts.dequantized;
+    numConvsQuantized += counts.convsQuantized;
+    numConvsDequantized += counts.convsDequantized;
+    getOperation()->walk([&](ConvOp conv) {
+      if (isQuantizedFloatConv(conv))
+        ++numConvsLeftFloat;
+    });
   }
 };
 

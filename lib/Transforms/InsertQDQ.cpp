@@ -12,10 +12,10 @@
 // weight per output channel, symmetric int8 in [-127, 127], the bias of a
 // Gemm (or of a MatMul's single Add) as i32 in units of the accumulator.
 // kiln-fuse-qdq then makes each MatMul/Gemm one kiln.quantized_matmul and
-// folds the next layer's Q into its epilogue. Conv has no integer rewrite
-// yet: its DQ'd operands are dequantized at run time (weights folded back to
-// f32 at compile time), which is the int8 arithmetic of the QDQ graph but
-// not faster; it is quantized only when asked for (ops=Conv).
+// folds the next layer's Q into its epilogue, and each 2-D Conv with group
+// 1 one kiln.quantized_conv (its float bias added in f32). Grouped and
+// depthwise convs keep their DQ'd operands (int8 numerics at float speed).
+// Conv is quantized only when asked for (ops=Conv).
 //
 //===----------------------------------------------------------------------===//
 

@@ -16,10 +16,19 @@
 #    int32 accumulator itself, which must be exact too. Every case is also
 #    run with KILN_QGEMM_PORTABLE=1 (the kernel's fallback).
 #
-# 2. The demo MLP and transformer block (models/generate_demo_models.py)
+#    Conv layers likewise (kiln.quantized_conv: 1x1 to 5x5, stride 1/2,
+#    padding (with the activation's zero point), dilation, per-channel and
+#    per-tensor weights, int8/uint8 activations, i32 or f32 bias, Relu,
+#    int8 or f32 results); their artifacts must hold the weight as int8.
+#    A depthwise QDQ conv must stay float (no kiln.quantized_conv) and
+#    within one step of the integer reference.
+#
+# 2. The demo MLP, transformer block and small CNN (models/generate_demo_models.py)
 #    quantized with onnxruntime.quantization.quantize_static (QDQ format,
 #    per-channel int8 weights, int8 activations; the transformer's MatMuls
-#    only): Kiln's output with the pass must be within one quantization
+#    only; the CNN after quant_pre_process folds its BatchNorms, 6 Convs
+#    and the classifier, weights int8 in the artifact, also run with
+#    KILN_QGEMM_PORTABLE=1): Kiln's output with the pass must be within one quantization
 #    step of the output's quantizer of ONNX Runtime's (MLP: the softmax's
 #    Q/DQ), resp. close to Kiln without the pass (float QDQ arithmetic),
 #    and the graph must contain the expected number of
@@ -159,6 +168,205 @@ LAYER_CASES = [
 ]
 
 
+def conv_model(case, rng):
+    """A QDQ Conv layer and the numpy reference of its integer computation
+    (as layer_model): the activation padded with its zero point, then
+    acc = sum (x - zx)(w - zw[m]) + bias[m], v = f32(acc) * f32(x_scale *
+    w_scale[m]) (+ a float bias in f32), Relu, requantized or not."""
+    n, c, h, wd = case["shape"]
+    m, kh, kw = case["m"], case["k"], case["k"]
+    stride, pad, dil = case.get("stride", 1), case.get("pad", 0), case.get(
+        "dilation", 1)
+    act_t = case.get("act", np.int8)
+    onnx_act = TensorProto.INT8 if act_t == np.int8 else TensorProto.UINT8
+    lo, hi = (-128, 127) if act_t == np.int8 else (0, 255)
+    a_scale = np.float32(case.get("a_scale", 0.02))
+    a_zp = act_t(case.get("a_zp", 3 if act_t == np.int8 else 130))
+    group = case.get("group", 1)
+    w = rng.integers(-127, 128, size=(m, c // group, kh, kw)).astype(np.int8)
+    per_ch = case.get("per_channel", True)
+    w_scale = (rng.uniform(0.001, 0.01, size=m).astype(np.float32)
+               if per_ch else np.float32(0.005))
+    if case.get("unit_scales"):
+        w_scale = np.ones(m, np.float32) if per_ch else np.float32(1)
+    w_zp = np.zeros(m, np.int8) if per_ch else np.int8(0)
+    if case.get("w_asym"):
+        w_zp = (rng.integers(-5, 6, size=m).astype(np.int8) if per_ch
+                else np.int8(4))
+    combined = (a_scale * w_scale).astype(np.float32)
+    bias_kind = case.get("bias")  # None, "i32" or "f32"
+    y_scale = np.float32(case.get("y_scale", 0.05))
+    y_zp = np.int8(case.get("y_zp", -5))
+    inits = [
+        numpy_helper.from_array(np.array(a_scale), "a_scale"),
+        numpy_helper.from_array(np.array(a_zp), "a_zp"),
+        numpy_helper.from_array(w, "w_q"),
+        numpy_helper.from_array(np.asarray(w_scale), "w_scale"),
+        numpy_helper.from_array(np.asarray(w_zp), "w_zp"),
+        numpy_helper.from_array(np.array(y_scale), "y_scale"),
+        numpy_helper.from_array(np.array(y_zp), "y_zp"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "a_scale", "a_zp"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "a_scale", "a_zp"],
+                         ["xd"]),
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zp"],
+                         ["wd"], axis=0),
+    ]
+    conv_in = ["xd", "wd"]
+    bias = fbias = None
+    if bias_kind == "i32":
+        bias = rng.integers(-3000, 3000, size=m).astype(np.int32)
+        inits += [numpy_helper.from_array(bias, "b_q"),
+                  numpy_helper.from_array(
+                      np.broadcast_to(combined, (m,)).copy(), "b_scale")]
+        nodes.append(helper.make_node("DequantizeLinear", ["b_q", "b_scale"],
+                                      ["bd"], axis=0))
+        conv_in.append("bd")
+    elif bias_kind == "f32":
+        fbias = rng.uniform(-0.5, 0.5, size=m).astype(np.float32)
+        inits.append(numpy_helper.from_array(fbias, "bd"))
+        conv_in.append("bd")
+    nodes.append(helper.make_node(
+        "Conv", conv_in, ["conv"], kernel_shape=[kh, kw],
+        strides=[stride, stride], pads=[pad] * 4, dilations=[dil, dil],
+        group=group))
+    last = "conv"
+    if case.get("relu"):
+        nodes.append(helper.make_node("Relu", [last], ["r"]))
+        last = "r"
+    quantized = case.get("quantized_output", True)
+    oh = (h + 2 * pad - (kh - 1) * dil - 1) // stride + 1
+    ow = (wd + 2 * pad - (kw - 1) * dil - 1) // stride + 1
+    if quantized:
+        nodes.append(helper.make_node("QuantizeLinear",
+                                      [last, "y_scale", "y_zp"], ["y"]))
+        out_t = TensorProto.INT8
+    else:
+        nodes.append(helper.make_node("Identity", [last], ["y"]))
+        out_t = TensorProto.FLOAT
+    graph = helper.make_graph(
+        nodes, "conv_layer",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, wd])],
+        [helper.make_tensor_value_info("y", out_t, [n, m, oh, ow])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+
+    x = rng.uniform(-3, 3, size=(n, c, h, wd)).astype(np.float32)
+    xq = np.clip(np.rint(x / a_scale) + np.float32(a_zp), lo, hi).astype(
+        np.int64)
+    xp = np.pad(xq, ((0, 0), (0, 0), (pad, pad), (pad, pad)),
+                constant_values=int(a_zp)) - int(a_zp)
+    wz = (w.astype(np.int64) -
+          np.asarray(w_zp, np.int64).reshape(-1, 1, 1, 1))
+    acc = np.zeros((n, m, oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dil:i * dil + (oh - 1) * stride + 1:stride,
+                       j * dil:j * dil + (ow - 1) * stride + 1:stride]
+            cg, mg = c // group, m // group
+            for g in range(group):
+                acc[:, g * mg:(g + 1) * mg] += np.einsum(
+                    "nchw,mc->nmhw", patch[:, g * cg:(g + 1) * cg],
+                    wz[g * mg:(g + 1) * mg, :, i, j])
+    if bias is not None:
+        acc = acc + bias.reshape(1, -1, 1, 1)
+    v = acc.astype(np.float32) * np.broadcast_to(
+        combined, (m,)).reshape(1, -1, 1, 1)
+    if fbias is not None:
+        v = (v + fbias.reshape(1, -1, 1, 1)).astype(np.float32)
+    if case.get("relu"):
+        v = np.maximum(v, np.float32(0))
+    if quantized:
+        ref = np.clip(np.rint(v / y_scale) + np.float32(y_zp), -128,
+                      127).astype(np.int8)
+    else:
+        ref = v.astype(np.float32)
+    return model, x, ref, acc
+
+
+CONV_CASES = [
+    dict(name="conv3x3_pad1_per_ch_bias_relu_q", shape=(1, 8, 10, 10), m=16,
+         k=3, pad=1, bias="i32", relu=True),
+    dict(name="conv3x3_stride2_pad1_per_tensor_u8_q", shape=(2, 5, 9, 11),
+         m=12, k=3, stride=2, pad=1, per_channel=False, act=np.uint8),
+    dict(name="conv3x3_stride2_u8_bias_relu_q", shape=(1, 16, 16, 16), m=32,
+         k=3, stride=2, pad=1, bias="i32", relu=True, act=np.uint8),
+    dict(name="conv1x1_bias_float_out", shape=(1, 32, 7, 7), m=24, k=1,
+         bias="i32", quantized_output=False),
+    dict(name="conv3x3_asym_w_float_out", shape=(1, 4, 8, 8), m=8, k=3,
+         pad=1, w_asym=True, quantized_output=False),
+    dict(name="conv3x3_per_tensor_asym_w_u8_q", shape=(1, 3, 12, 12), m=10,
+         k=3, pad=2, dilation=2, per_channel=False, w_asym=True,
+         act=np.uint8),
+    dict(name="conv5x5_float_bias_relu_q", shape=(1, 6, 12, 12), m=9, k=5,
+         pad=2, bias="f32", relu=True),
+    dict(name="conv_depthwise_left_float", shape=(1, 8, 9, 9), m=8, k=3,
+         pad=1, group=8, bias="i32", relu=True),
+    dict(name="conv_int32_accumulator_padded", shape=(1, 7, 6, 6), m=5, k=3,
+         pad=1, a_scale=1.0, a_zp=-7, unit_scales=True,
+         quantized_output=False),
+]
+
+
+def check_conv_layers(args, rng):
+    failures = 0
+    for case in CONV_CASES:
+        name = case["name"]
+        model, x, ref, _ = conv_model(case, rng)
+        path = os.path.join(args.workdir, f"{name}.onnx")
+        onnx.save(model, path)
+        artifact = os.path.join(args.workdir, f"{name}.kiln")
+        compile_model(args, path, artifact)
+        fused = graph_count(args, path, "quantized_conv")
+        dtypes = weight_dtypes(artifact)
+        if case.get("group", 1) != 1:
+            # Left in float: the float QDQ arithmetic, within one step of
+            # the integer reference.
+            got = run_model(args, artifact, {"x": x}, artifact + ".out")
+            diff = np.abs(got.astype(np.int64) - ref.astype(np.int64)).max()
+            ok = fused == 0 and got.dtype == ref.dtype and diff <= 1
+            print(f"{'PASS' if ok else 'FAIL'} conv {name}: {fused} "
+                  f"kiln.quantized_conv ops (expected 0: left in float), "
+                  f"max {diff} step(s) from the integer reference")
+            failures += 0 if ok else 1
+            continue
+        if fused != 1 or dtypes != ["int8"]:
+            print(f"FAIL conv {name}: {fused} kiln.quantized_conv ops "
+                  f"(expected 1), artifact weights {dtypes} (expected "
+                  "['int8'])")
+            failures += 1
+            continue
+        for portable in (False, True):
+            got = run_model(args, artifact, {"x": x},
+                            artifact + (".portable" if portable else ".out"),
+                            portable)
+            tag = f"conv {name}{' (portable kernel)' if portable else ''}"
+            if got.dtype != ref.dtype or got.shape != ref.shape:
+                print(f"FAIL {tag}: {got.dtype}{got.shape}, numpy "
+                      f"{ref.dtype}{ref.shape}")
+                failures += 1
+            elif not np.array_equal(got, ref):
+                diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+                print(f"FAIL {tag}: not bit-exact vs numpy: "
+                      f"{int((diff > 0).sum())} of {diff.size} differ, "
+                      f"max {diff.max():.3g}")
+                failures += 1
+            else:
+                print(f"PASS {tag}: bit-exact vs numpy ({ref.dtype})")
+    return failures
+
+
+def weight_dtypes(artifact):
+    """The dtypes of the artifact's weights, from its JSON header."""
+    import json
+    with open(artifact, "rb") as f:
+        data = f.read()
+    start = data.index(b'{\n  "format"')
+    header, _ = json.JSONDecoder().raw_decode(data[start:].decode("latin1"))
+    return [w["dtype"] for w in header.get("weights", [])]
+
+
 def run(cmd, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
@@ -231,26 +439,44 @@ def check_models(args):
     failures = 0
     subprocess.run([sys.executable,
                     os.path.join(ROOT, "models", "generate_demo_models.py"),
-                    "--out", args.workdir, "--only", "mlp,transformer_block",
+                    "--out", args.workdir, "--only",
+                    "mlp,transformer_block,small_cnn",
                     "--static-shapes"], check=True, stdout=subprocess.DEVNULL)
-    # name: (expected quantized matmuls, how close to ONNX Runtime)
-    expectations = {"mlp": 3, "transformer_block": 7}
-    for name, want_fused in expectations.items():
+    # name: the integer ops expected in the graph
+    expectations = {
+        "mlp": {"quantized_matmul": 3},
+        "transformer_block": {"quantized_matmul": 7},
+        "small_cnn": {"quantized_conv": 6, "quantized_matmul": 1},
+    }
+    for name, want_ops in expectations.items():
         fp32 = os.path.join(args.workdir, f"{name}.onnx")
         qdq = os.path.join(args.workdir, f"{name}_qdq.onnx")
         quantize_demo.quantize(fp32, qdq, name)
         model = onnx.load(qdq)
         x = quantize_demo.inputs_for(onnx.load(fp32), seed=1)
-        fused = graph_count(args, qdq, "quantized_matmul")
-        if fused != want_fused:
-            print(f"FAIL model {name}: {fused} kiln.quantized_matmul ops, "
-                  f"expected {want_fused}")
+        got_ops = {op: graph_count(args, qdq, op) for op in want_ops}
+        fused = sum(got_ops.values())
+        if got_ops != want_ops:
+            print(f"FAIL model {name}: integer ops {got_ops}, expected "
+                  f"{want_ops}")
             failures += 1
         on = os.path.join(args.workdir, f"{name}_qdq.kiln")
         off = os.path.join(args.workdir, f"{name}_qdq_nofuse.kiln")
         compile_model(args, qdq, on)
         compile_model(args, qdq, off, ["--disable-pass=kiln-fuse-qdq"])
+        if name == "small_cnn" and set(weight_dtypes(on)) != {"int8"}:
+            print(f"FAIL model {name}: artifact weights "
+                  f"{weight_dtypes(on)}, expected int8 only")
+            failures += 1
         got = run_model(args, on, x, on + ".out").astype(np.float64)
+        if name == "small_cnn":
+            # The fallback kernel must give the same integers.
+            portable = run_model(args, on, x, on + ".portable",
+                                 portable=True).astype(np.float64)
+            if not np.array_equal(portable, got):
+                print(f"FAIL model {name}: KILN_QGEMM_PORTABLE=1 differs "
+                      f"by {np.abs(portable - got).max():.3g}")
+                failures += 1
         float_qdq = run_model(args, off, x, off + ".out").astype(np.float64)
         session = ort.InferenceSession(model.SerializeToString(),
                                        providers=["CPUExecutionProvider"])
@@ -264,7 +490,7 @@ def check_models(args):
         bound = step
         ok = err_ort <= bound + 1e-6 and err_float <= bound + 1e-6
         print(f"{'PASS' if ok else 'FAIL'} model {name}: {fused} integer "
-              f"matmuls; max abs error vs onnxruntime {err_ort:.3g}, vs "
+              f"ops; max abs error vs onnxruntime {err_ort:.3g}, vs "
               f"Kiln without the pass {err_float:.3g} (bound {bound:.3g}, "
               f"one step {step:.3g})")
         failures += 0 if ok else 1
@@ -279,7 +505,8 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     rng = np.random.default_rng(7)
-    failures = check_layers(args, rng) + check_models(args)
+    failures = (check_layers(args, rng) + check_conv_layers(args, rng) +
+                check_models(args))
     print(f"int8 e2e: {failures} failure(s)")
     return 1 if failures else 0
 

@@ -379,7 +379,8 @@ def main():
     check(len(rep["quantization"]["layers"]) == 3,
           "report: the quantization table")
 
-    # Conv through the generic DQ path: the small CNN.
+    # Conv: the small CNN (integer convolutions, kiln.quantized_conv, with
+    # the f32 bias added in the epilogue).
     cnn = os.path.join(wd, "small_cnn.onnx")
     ccal = make_sets(os.path.join(wd, "ccalib"), (2, 3, 32, 32), 3, rng)
     cart, cqdq = os.path.join(wd, "cnn8.kiln"), os.path.join(wd, "cnn8.onnx")

@@ -308,8 +308,8 @@ cl::opt<bool> activationSymmetric(
 cl::list<std::string> quantizeOps(
     "quantize-ops",
     cl::desc("--precision=int8: the ONNX op types quantized (default "
-             "MatMul,Gemm; Conv is quantized through the generic Q/DQ "
-             "lowering, int8 numerics at float speed)"),
+             "MatMul,Gemm; Conv: integer convolutions for group 1, "
+             "grouped ones int8 numerics at float speed)"),
     cl::CommaSeparated, cl::value_desc("op"), cl::cat(category));
 cl::opt<std::string> emitQdqOnnx(
     "emit-qdq-onnx",

@@ -217,6 +217,22 @@ void printInfo(const std::string &path, kiln_model *model) {
         weightBytes += uint64_t(s->getInteger());
   std::printf("weights: %zu (%llu bytes)\n", kiln_model_num_weights(model),
               (unsigned long long)weightBytes);
+  // One line per weight: its stored dtype shows what the artifact holds
+  // (int8 weights of kiln-fuse-qdq stay int8).
+  if (const json::Value *w = root.find("weights")) {
+    size_t i = 0;
+    for (const json::Value &x : w->getArray()) {
+      std::vector<int64_t> shape;
+      if (const json::Value *dims = x.find("shape"))
+        for (const json::Value &d : dims->getArray())
+          shape.push_back(d.getInteger());
+      const json::Value *size = x.find("size");
+      std::printf("  %zu %s %s %s (%llu bytes)\n", i++,
+                  str(x.find("name")).c_str(), str(x.find("dtype")).c_str(),
+                  shapeString(shape).c_str(),
+                  (unsigned long long)(size ? size->getInteger() : 0));
+    }
+  }
 }
 
 struct Options {

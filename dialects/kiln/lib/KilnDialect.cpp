@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/KilnQuantConvOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -37,6 +38,10 @@ void KilnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnQuantOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnQuantConvOps.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

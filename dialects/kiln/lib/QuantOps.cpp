@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/KilnQuantConvOps.h"
 #include "kiln/Dialect/NNShapes.h"
 
 #include "mlir/IR/Builders.h"
@@ -17,6 +18,8 @@ using namespace kiln;
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnQuantOps.cpp.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnQuantConvOps.cpp.inc"
 
 static RankedTensorType rankedType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -271,6 +274,76 @@ LogicalResult QuantizedMatMulOp::verify() {
                        "result) or both none (an f32 result)");
   if (failed(verifyZeroPoint(getLoc(), getA(), "A", getAZeroPoint(),
                              "a_zero_point")) ||
+      failed(verifyZeroPoint(getLoc(), getW(), "W", getWZeroPoint(),
+                             "w_zero_point")))
+    return failure();
+  if (getActivation() != "none" && getActivation() != "relu")
+    return emitOpError("activation must be \"none\" or \"relu\", got \"")
+           << getActivation() << "\"";
+  return success();
+}
+
+LogicalResult QuantizedConvOp::verify() {
+  auto x = rankedType(getX()), w = rankedType(getW()), y = rankedType(getY());
+  if (x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4)
+    return emitOpError("X, W and Y must be 4-D (NCHW, OHWI, NCHW), got ")
+           << x << ", " << w << ", " << y;
+  if (!x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape())
+    return emitOpError("X, W and Y must have static shapes");
+  ArrayRef<int64_t> strides = getStrides(), dilations = getDilations(),
+                    pads = getPads();
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return emitOpError("strides and dilations need 2 entries, pads 4");
+  if (x.getDimSize(1) != w.getDimSize(3))
+    return emitOpError("X has ") << x.getDimSize(1) << " channels, W "
+                                 << w.getDimSize(3) << " (group must be 1)";
+  int64_t m = w.getDimSize(0);
+  SmallVector<int64_t> want{x.getDimSize(0), m};
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = (w.getDimSize(1 + i) - 1) * dilations[i] + 1;
+    int64_t in = x.getDimSize(2 + i) + pads[i] + pads[2 + i];
+    if (strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 || pads[2 + i] < 0 ||
+        in < extent)
+      return emitOpError("a window that does not fit the padded input");
+    want.push_back((in - extent) / strides[i] + 1);
+  }
+  if (y.getShape() != ArrayRef<int64_t>(want))
+    return emitOpError("result shape must be [")
+           << want[0] << ", " << want[1] << ", " << want[2] << ", " << want[3]
+           << "], got " << y;
+  auto perChannel = [&](Value v, StringRef name,
+                        bool allowScalar) -> LogicalResult {
+    if (isNone(v))
+      return success();
+    auto type = rankedType(v);
+    if ((type.getNumElements() == 1 && allowScalar) ||
+        (type.getRank() == 1 && type.getDimSize(0) == m))
+      return success();
+    return emitOpError() << name << " must have "
+                         << (allowScalar ? "1 or " : "") << m
+                         << " elements (one per output channel), got " << type;
+  };
+  if (failed(perChannel(getWZeroPoint(), "w_zero_point", true)) ||
+      failed(perChannel(getWRowSums(), "w_row_sums", false)) ||
+      failed(perChannel(getScale(), "scale", true)) ||
+      failed(perChannel(getBias(), "bias", false)))
+    return failure();
+  for (auto [v, name] : {std::pair{getXZeroPoint(), "x_zero_point"},
+                         std::pair{getYScale(), "y_scale"},
+                         std::pair{getYZeroPoint(), "y_zero_point"}})
+    if (!isNone(v) && rankedType(v).getNumElements() != 1)
+      return emitOpError() << name << " must be per-tensor (one element), got "
+                           << v.getType();
+  if (isNone(getYScale()) != isNone(getYZeroPoint()))
+    return emitOpError("y_scale and y_zero_point must be both given (an int8 "
+                       "result) or both none (an f32 result)");
+  Type want8 = isNone(getYZeroPoint()) ? Type(Float32Type::get(getContext()))
+                                       : rankedType(getYZeroPoint())
+                                             .getElementType();
+  if (y.getElementType() != want8)
+    return emitOpError("result element type must be ") << want8;
+  if (failed(verifyZeroPoint(getLoc(), getX(), "X", getXZeroPoint(),
+                             "x_zero_point")) ||
       failed(verifyZeroPoint(getLoc(), getW(), "W", getWZeroPoint(),
                              "w_zero_point")))
     return failure();

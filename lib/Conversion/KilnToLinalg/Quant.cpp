@@ -8,6 +8,9 @@
 // widen both operands to i32 minus their zero points, then contract in i32
 // (linalg.matmul / linalg.batch_matmul when the shapes fit); ConvInteger
 // and QLinearConv likewise convolve in i32 (a grouped linalg.generic).
+// kiln.quantized_matmul and kiln.quantized_conv (kiln-fuse-qdq) share one
+// int8 GEMM (the CPU backend's VNNI/AMX kernel) and fused epilogue; the
+// conv reaches it through an im2col of its 8-bit input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +18,10 @@
 
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/KilnQuantConvOps.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace kiln::lowering;
@@ -725,18 +730,212 @@ struct QLinearConvLowering : OpConversionPattern<kiln::QLinearConvOp> {
   }
 };
 
-/// kiln.quantized_matmul: A [..., K] viewed as [M, K] and W [N, K], both
-/// 8-bit, contracted in i32 by a linalg.generic that reads them as they
-/// are (no widened copy of the weight) and carries the attribute
-/// `kiln.int8_matmul`, which the CPU backend replaces with its int8 GEMM
-/// kernel (runtime/abi/kiln_abi_qgemm.c, VNNI: u8 x s8). The contraction
-/// reads A as unsigned: an i8 A is shifted, a + 128 (a xor 0x80), with its
-/// zero point shifted alike, za + 128, so that (a - za) is unchanged and
-/// the shift costs one correction term that exists anyway. Then one
-/// elementwise epilogue: the zero-point corrections (acc - za * rowsum(W)[n]
-/// - zw[n] * rowsum(A)[m] + K * za * zw[n], W's row sums folded at compile
-/// time), the i32 bias, the scale, ReLU, and the requantization (or the f32
-/// result).
+/// The operands of the int8 GEMM and its epilogue, shared by
+/// kiln.quantized_matmul and kiln.quantized_conv: converted values (`none`
+/// when absent) and the kiln element types of the 8-bit ones (null when
+/// absent).
+struct Int8GemmOperands {
+  Value a;    // [M, K], 8-bit
+  Value w;    // [N, K], 8-bit
+  Type aKiln, wKiln;
+  Value aZp, wZp, rowSums, scale, bias, yScale, yZp;
+  Type aZpKiln, wZpKiln, yZpKiln;
+  bool relu = false;
+};
+
+/// Where the epilogue writes its result: `outType`, whose loops read the
+/// [M, N] accumulator through `accMap`, rowsum(A) [M] through `rowMap` and
+/// the per-column parameters through `colMap`, after the optional reshapes
+/// `viewAcc` / `viewRows` (a conv's NHWC-ordered rows are read from the
+/// NCHW loops). Null: the [M, N] result itself.
+struct EpilogueLayout {
+  RankedTensorType outType;
+  std::function<Value(Value)> viewAcc, viewRows;
+  AffineMap accMap, rowMap, colMap;
+};
+
+/// The i32 contraction A [M, K] x W [N, K]^T by a linalg.generic that reads
+/// both as they are (no widened copy of the weight) and carries the
+/// attribute `kiln.int8_matmul`, which the CPU backend replaces with its int8
+/// GEMM kernel (runtime/abi/kiln_abi_qgemm.c, VNNI: u8 x s8). The
+/// contraction reads A as unsigned: an i8 A is shifted, a + 128 (a xor
+/// 0x80), with its zero point shifted alike, za + 128, so that (a - za) is
+/// unchanged and the shift costs one correction term that exists anyway.
+/// Then one elementwise epilogue: the zero-point corrections (acc - za *
+/// rowsum(W)[n] - zw[n] * rowsum(A)[m] + K * za * zw[n], W's row sums
+/// folded at compile time), the bias (i32, or f32 after the scale), the
+/// scale, ReLU, and the requantization (or the f32 result). Failure when a
+/// parameter is neither per-tensor nor per output column.
+FailureOr<Value> int8GemmWithEpilogue(OpBuilder &rewriter, Location loc,
+                                      const Int8GemmOperands &ops,
+                                      Type resultElement,
+                                      const EpilogueLayout *layout) {
+  MLIRContext *context = rewriter.getContext();
+  Value a = ops.a, w = ops.w;
+  auto a2Type = cast<RankedTensorType>(a.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t k = wType.getDimSize(1), n = wType.getDimSize(0);
+  Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+  Type wKiln = ops.wKiln;
+  bool aShift = !isUnsignedInt(ops.aKiln);
+  // A's element as the unsigned value the contraction multiplies.
+  auto aValue = [&](OpBuilder &b, Location l, Value x) -> Value {
+    if (aShift)
+      x = arith::XOrIOp::create(
+          b, l, x, arith::ConstantIntOp::create(b, l, b.getI8Type(), -128));
+    return arith::ExtUIOp::create(b, l, i32, x);
+  };
+
+  SmallVector<Value> dynamicM;
+  if (a2Type.isDynamicDim(0))
+    dynamicM.push_back(tensor::DimOp::create(rewriter, loc, a, 0));
+  auto accType = RankedTensorType::get({a2Type.getDimSize(0), n}, i32);
+  Value zero = scalarConstant(rewriter, loc, i32, 0);
+  Value init = linalg::FillOp::create(
+                   rewriter, loc, zero,
+                   tensor::EmptyOp::create(rewriter, loc, accType.getShape(),
+                                           i32, dynamicM)
+                       .getResult())
+                   .getResult(0);
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {d(0), d(2)}, context),
+                              AffineMap::get(3, 0, {d(1), d(2)}, context),
+                              AffineMap::get(3, 0, {d(0), d(1)}, context)};
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel,
+                                             utils::IteratorType::parallel,
+                                             utils::IteratorType::reduction};
+  auto gemm = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{accType}, ValueRange{a, w}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = aValue(b, l, args[0]);
+        Value y = castScalar(b, l, args[1], wKiln, i32);
+        Value p = arith::MulIOp::create(b, l, x, y);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddIOp::create(b, l, p, args[2])});
+      });
+  gemm->setAttr("kiln.int8_matmul",
+                rewriter.getDictionaryAttr(
+                    {rewriter.getNamedAttr("a_shifted",
+                                           rewriter.getBoolAttr(aShift)),
+                     rewriter.getNamedAttr(
+                         "w_unsigned",
+                         rewriter.getBoolAttr(isUnsignedInt(wKiln)))}));
+  Value acc = gemm.getResult(0);
+
+  // rowsum(A)[m], only for a weight zero point.
+  bool hasWzp = !isa<NoneType>(ops.wZp.getType());
+  Value aSums;
+  if (hasWzp) {
+    auto sumType = RankedTensorType::get({a2Type.getDimSize(0)}, i32);
+    Value sumInit =
+        linalg::FillOp::create(rewriter, loc, zero,
+                               tensor::EmptyOp::create(rewriter, loc,
+                                                       sumType.getShape(), i32,
+                                                       dynamicM)
+                                   .getResult())
+            .getResult(0);
+    aSums = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{sumType}, ValueRange{a},
+                ValueRange{sumInit},
+                ArrayRef<AffineMap>{
+                    AffineMap::getMultiDimIdentityMap(2, context),
+                    AffineMap::get(2, 0, {d(0)}, context)},
+                ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                              utils::IteratorType::reduction},
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value x = aValue(b, l, args[0]);
+                  linalg::YieldOp::create(
+                      b, l,
+                      ValueRange{arith::AddIOp::create(b, l, x, args[1])});
+                })
+                .getResult(0);
+  }
+
+  // The epilogue, over [M, N] or the layout's result.
+  EpilogueLayout plain;
+  if (!layout) {
+    plain.outType = RankedTensorType::get({a2Type.getDimSize(0), n},
+                                          resultElement);
+    plain.accMap = AffineMap::getMultiDimIdentityMap(2, context);
+    plain.rowMap = AffineMap::get(2, 0, {d(0)}, context);
+    plain.colMap = AffineMap::get(2, 0, {d(1)}, context);
+    layout = &plain;
+  }
+  SmallVector<Value> inputs{layout->viewAcc ? layout->viewAcc(acc) : acc};
+  SmallVector<AffineMap> epiMaps{layout->accMap};
+  auto param = [&](Value v) {
+    return addParam(rewriter, loc, v, accType, 1, inputs, epiMaps,
+                    layout->colMap);
+  };
+  auto aZp = param(ops.aZp);
+  auto wZp = param(ops.wZp);
+  bool hasAzp = !isa<NoneType>(ops.aZp.getType());
+  auto sums =
+      hasAzp || aShift ? param(ops.rowSums) : FailureOr<Param>(Param());
+  auto scale = param(ops.scale);
+  auto bias = param(ops.bias);
+  auto yScale = param(ops.yScale);
+  auto yZp = param(ops.yZp);
+  if (failed(aZp) || failed(wZp) || failed(sums) || failed(scale) ||
+      failed(bias) || failed(yScale) || failed(yZp))
+    return failure();
+  bool floatBias = bias->present() && elementTypeOf(ops.bias).isF32();
+  int aSumInput = -1;
+  if (aSums) {
+    aSumInput = inputs.size();
+    inputs.push_back(layout->viewRows ? layout->viewRows(aSums) : aSums);
+    epiMaps.push_back(layout->rowMap);
+  }
+  Type qType = ops.yZpKiln;
+  Value out = buildParallel(
+      rewriter, loc, inputs, epiMaps, layout->outType,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value v = args[0];
+        Value za, zw;
+        if (aZp->present() || aShift) {
+          za = aZp->present()
+                   ? castScalar(b, l, aZp->get(args), ops.aZpKiln, i32)
+                   : scalarConstant(b, l, i32, 0);
+          if (aShift)
+            za = arith::AddIOp::create(b, l, za,
+                                       scalarConstant(b, l, i32, 128));
+          v = arith::SubIOp::create(
+              b, l, v, arith::MulIOp::create(b, l, za, sums->get(args)));
+        }
+        if (wZp->present()) {
+          zw = castScalar(b, l, wZp->get(args), ops.wZpKiln, i32);
+          v = arith::SubIOp::create(
+              b, l, v, arith::MulIOp::create(b, l, zw, args[aSumInput]));
+          if (za) {
+            Value kzz = arith::MulIOp::create(
+                b, l, scalarConstant(b, l, i32, double(k)),
+                arith::MulIOp::create(b, l, za, zw));
+            v = arith::AddIOp::create(b, l, v, kzz);
+          }
+        }
+        if (bias->present() && !floatBias)
+          v = arith::AddIOp::create(b, l, v, bias->get(args));
+        Value f = arith::MulFOp::create(
+            b, l, arith::SIToFPOp::create(b, l, f32, v), scale->get(args));
+        if (floatBias)
+          f = arith::AddFOp::create(b, l, f, bias->get(args));
+        if (ops.relu)
+          f = arith::MaximumFOp::create(b, l, f, scalarConstant(b, l, f32, 0));
+        if (!qType)
+          return f;
+        Value q = arith::DivFOp::create(b, l, f, yScale->get(args));
+        Value z = castScalar(b, l, yZp->get(args), ops.yZpKiln, f32);
+        return quantizeScalar(b, l, q, z, qType);
+      });
+  return out;
+}
+
+Type kilnTypeOf(Value v) {
+  return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
+}
+
+/// kiln.quantized_matmul: A [..., K] viewed as [M, K] and W [N, K] through
+/// int8GemmWithEpilogue.
 struct QuantizedMatMulLowering
     : OpConversionPattern<kiln::QuantizedMatMulOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -744,7 +943,6 @@ struct QuantizedMatMulLowering
   matchAndRewrite(kiln::QuantizedMatMulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = getContext();
     auto resultType =
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     Value a = adaptor.getA(), w = adaptor.getW();
@@ -753,19 +951,9 @@ struct QuantizedMatMulLowering
     int64_t rank = aType.getRank();
     if (rank < 2)
       return unsupported(op, "an A of rank 1 (the pass makes rank >= 2)");
-    int64_t k = wType.getDimSize(1), n = wType.getDimSize(0);
-    if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n))
+    if (ShapedType::isDynamic(wType.getDimSize(1)) ||
+        ShapedType::isDynamic(wType.getDimSize(0)))
       return unsupported(op, "a weight of dynamic shape");
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-    Type aKiln = elementTypeOf(op.getA()), wKiln = elementTypeOf(op.getW());
-    bool aShift = !isUnsignedInt(aKiln);
-    // A's element as the unsigned value the contraction multiplies.
-    auto aValue = [&](OpBuilder &b, Location l, Value x) -> Value {
-      if (aShift)
-        x = arith::XOrIOp::create(
-            b, l, x, arith::ConstantIntOp::create(b, l, b.getI8Type(), -128));
-      return arith::ExtUIOp::create(b, l, i32, x);
-    };
 
     // [..., K] -> [M, K].
     SmallVector<ReassociationIndices> rows;
@@ -776,154 +964,160 @@ struct QuantizedMatMulLowering
       rows = {lead, {rank - 1}};
       a = tensor::CollapseShapeOp::create(rewriter, loc, a, rows);
     }
-    auto a2Type = cast<RankedTensorType>(a.getType());
-    SmallVector<Value> dynamicM;
-    if (a2Type.isDynamicDim(0))
-      dynamicM.push_back(tensor::DimOp::create(rewriter, loc, a, 0));
-    auto accType = RankedTensorType::get({a2Type.getDimSize(0), n}, i32);
-    Value zero = scalarConstant(rewriter, loc, i32, 0);
-    Value init = linalg::FillOp::create(
-                     rewriter, loc, zero,
-                     tensor::EmptyOp::create(rewriter, loc, accType.getShape(),
-                                             i32, dynamicM)
-                         .getResult())
-                     .getResult(0);
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-    SmallVector<AffineMap> maps{
-        AffineMap::get(3, 0, {d(0), d(2)}, context),
-        AffineMap::get(3, 0, {d(1), d(2)}, context),
-        AffineMap::get(3, 0, {d(0), d(1)}, context)};
-    SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel,
-                                               utils::IteratorType::parallel,
-                                               utils::IteratorType::reduction};
-    auto gemm = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{accType},
-        ValueRange{a, w}, ValueRange{init}, maps, iterators,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value x = aValue(b, l, args[0]);
-          Value y = castScalar(b, l, args[1], wKiln, i32);
-          Value p = arith::MulIOp::create(b, l, x, y);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddIOp::create(b, l, p, args[2])});
-        });
-    gemm->setAttr("kiln.int8_matmul",
-                  rewriter.getDictionaryAttr(
-                      {rewriter.getNamedAttr(
-                           "a_shifted", rewriter.getBoolAttr(aShift)),
-                       rewriter.getNamedAttr(
-                           "w_unsigned", rewriter.getBoolAttr(
-                                             isUnsignedInt(wKiln)))}));
-    Value acc = gemm.getResult(0);
-
-    // rowsum(A)[m], only for a weight zero point.
-    bool hasWzp = !isa<NoneType>(adaptor.getWZeroPoint().getType());
-    Value aSums;
-    if (hasWzp) {
-      auto sumType = RankedTensorType::get({a2Type.getDimSize(0)}, i32);
-      Value sumInit =
-          linalg::FillOp::create(
-              rewriter, loc, zero,
-              tensor::EmptyOp::create(rewriter, loc, sumType.getShape(), i32,
-                                      dynamicM)
-                  .getResult())
-              .getResult(0);
-      aSums = linalg::GenericOp::create(
-                  rewriter, loc, TypeRange{sumType}, ValueRange{a},
-                  ValueRange{sumInit},
-                  ArrayRef<AffineMap>{
-                      AffineMap::getMultiDimIdentityMap(2, context),
-                      AffineMap::get(2, 0, {d(0)}, context)},
-                  ArrayRef<utils::IteratorType>{
-                      utils::IteratorType::parallel,
-                      utils::IteratorType::reduction},
-                  [&](OpBuilder &b, Location l, ValueRange args) {
-                    Value x = aValue(b, l, args[0]);
-                    linalg::YieldOp::create(
-                        b, l,
-                        ValueRange{arith::AddIOp::create(b, l, x, args[1])});
-                  })
-                  .getResult(0);
-    }
-
-    // The epilogue over [M, N].
-    auto outType = RankedTensorType::get({a2Type.getDimSize(0), n},
-                                         resultType.getElementType());
-    AffineMap colMap = AffineMap::get(2, 0, {d(1)}, context);
-    AffineMap rowMap = AffineMap::get(2, 0, {d(0)}, context);
-    SmallVector<Value> inputs{acc};
-    SmallVector<AffineMap> epiMaps{
-        AffineMap::getMultiDimIdentityMap(2, context)};
-    auto kilnOf = [](Value v) -> Type {
-      return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
-    };
-    auto param = [&](Value v) {
-      return addParam(rewriter, loc, v, accType, 1, inputs, epiMaps, colMap);
-    };
-    auto aZp = param(adaptor.getAZeroPoint());
-    auto wZp = param(adaptor.getWZeroPoint());
-    bool hasAzp = !isa<NoneType>(adaptor.getAZeroPoint().getType());
-    auto sums = hasAzp || aShift ? param(adaptor.getWRowSums())
-                                 : FailureOr<Param>(Param());
-    auto scale = param(adaptor.getScale());
-    auto bias = param(adaptor.getBias());
-    auto yScale = param(adaptor.getYScale());
-    auto yZp = param(adaptor.getYZeroPoint());
-    if (failed(aZp) || failed(wZp) || failed(sums) || failed(scale) ||
-        failed(bias) || failed(yScale) || failed(yZp))
+    Int8GemmOperands ops{a,
+                         w,
+                         elementTypeOf(op.getA()),
+                         elementTypeOf(op.getW()),
+                         adaptor.getAZeroPoint(),
+                         adaptor.getWZeroPoint(),
+                         adaptor.getWRowSums(),
+                         adaptor.getScale(),
+                         adaptor.getBias(),
+                         adaptor.getYScale(),
+                         adaptor.getYZeroPoint(),
+                         kilnTypeOf(op.getAZeroPoint()),
+                         kilnTypeOf(op.getWZeroPoint()),
+                         kilnTypeOf(op.getYZeroPoint()),
+                         op.getActivation() == "relu"};
+    FailureOr<Value> out = int8GemmWithEpilogue(
+        rewriter, loc, ops, resultType.getElementType(), nullptr);
+    if (failed(out))
       return unsupported(op, "a parameter that is neither per-tensor nor "
                              "per output column");
-    int aSumInput = -1;
-    if (aSums) {
-      aSumInput = inputs.size();
-      inputs.push_back(aSums);
-      epiMaps.push_back(rowMap);
-    }
-    Type aZpKiln = kilnOf(op.getAZeroPoint()), wZpKiln = kilnOf(op.getWZeroPoint());
-    Type yZpKiln = kilnOf(op.getYZeroPoint());
-    Type qType = yZpKiln;
-    bool relu = op.getActivation() == "relu";
-    Value out = buildParallel(
-        rewriter, loc, inputs, epiMaps, outType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value v = args[0];
-          Value za, zw;
-          if (aZp->present() || aShift) {
-            za = aZp->present()
-                     ? castScalar(b, l, aZp->get(args), aZpKiln, i32)
-                     : scalarConstant(b, l, i32, 0);
-            if (aShift)
-              za = arith::AddIOp::create(b, l, za,
-                                         scalarConstant(b, l, i32, 128));
-            v = arith::SubIOp::create(
-                b, l, v, arith::MulIOp::create(b, l, za, sums->get(args)));
-          }
-          if (wZp->present()) {
-            zw = castScalar(b, l, wZp->get(args), wZpKiln, i32);
-            v = arith::SubIOp::create(
-                b, l, v, arith::MulIOp::create(b, l, zw, args[aSumInput]));
-            if (za) {
-              Value kzz = arith::MulIOp::create(
-                  b, l, scalarConstant(b, l, i32, double(k)),
-                  arith::MulIOp::create(b, l, za, zw));
-              v = arith::AddIOp::create(b, l, v, kzz);
-            }
-          }
-          if (bias->present())
-            v = arith::AddIOp::create(b, l, v, bias->get(args));
-          Value f = arith::MulFOp::create(
-              b, l, arith::SIToFPOp::create(b, l, f32, v), scale->get(args));
-          if (relu)
-            f = arith::MaximumFOp::create(b, l, f,
-                                          scalarConstant(b, l, f32, 0));
-          if (!qType)
-            return f;
-          Value q = arith::DivFOp::create(b, l, f, yScale->get(args));
-          Value z = castScalar(b, l, yZp->get(args), yZpKiln, f32);
-          return quantizeScalar(b, l, q, z, qType);
-        });
+    Value result = *out;
     if (rank > 2)
-      out = tensor::ExpandShapeOp::create(rewriter, loc, resultType, out, rows);
-    rewriter.replaceOp(op, out);
+      result =
+          tensor::ExpandShapeOp::create(rewriter, loc, resultType, result, rows);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// kiln.quantized_conv: X [N, C, H, W] transposed to NHWC and padded with
+/// its zero point (a padded element then contributes (zp - zp) * w = 0, as
+/// a 0 does in the float graph), copied by an im2col generic into
+/// [N*OH*OW, KH*KW*C] (rows in NHWC order, columns in the OHWI weight's
+/// order: each (kh, kw) a run of C contiguous bytes on both sides), then
+/// the GEMM against W viewed as [M, KH*KW*C] and the epilogue of
+/// int8GemmWithEpilogue, whose loops run over the NCHW result and read the
+/// [N*OH*OW, M] accumulator transposed: no separate layout pass.
+struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::QuantizedConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    Value x = adaptor.getX(), w = adaptor.getW();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    if (!xType.hasStaticShape() || !wType.hasStaticShape() ||
+        !resultType.hasStaticShape())
+      return unsupported(op, "dynamic shapes (the pass makes static ones)");
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      pads = op.getPads();
+    int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1);
+    int64_t m = wType.getDimSize(0), kh = wType.getDimSize(1),
+            kw = wType.getDimSize(2);
+    int64_t oh = resultType.getDimSize(2), ow = resultType.getDimSize(3);
+    Type i8 = xType.getElementType();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+
+    // NCHW -> NHWC.
+    auto nhwcType = RankedTensorType::get(
+        {batch, xType.getDimSize(2), xType.getDimSize(3), channels}, i8);
+    x = buildParallel(
+        rewriter, loc, ValueRange{x},
+        {AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, context)}, nhwcType,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+
+    // Pad with the zero point (0 without one).
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      Value padValue;
+      if (isa<NoneType>(adaptor.getXZeroPoint().getType())) {
+        padValue = scalarConstant(rewriter, loc, i8, 0);
+      } else {
+        auto zpType = cast<RankedTensorType>(adaptor.getXZeroPoint().getType());
+        SmallVector<Value> zeros(
+            zpType.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
+        padValue = tensor::ExtractOp::create(rewriter, loc,
+                                             adaptor.getXZeroPoint(), zeros);
+      }
+      SmallVector<OpFoldResult> low{rewriter.getIndexAttr(0),
+                                    rewriter.getIndexAttr(pads[0]),
+                                    rewriter.getIndexAttr(pads[1]),
+                                    rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> high{rewriter.getIndexAttr(0),
+                                     rewriter.getIndexAttr(pads[2]),
+                                     rewriter.getIndexAttr(pads[3]),
+                                     rewriter.getIndexAttr(0)};
+      auto paddedType = RankedTensorType::get(
+          {batch, nhwcType.getDimSize(1) + pads[0] + pads[2],
+           nhwcType.getDimSize(2) + pads[1] + pads[3], channels},
+          i8);
+      x = tensor::PadOp::create(rewriter, loc, paddedType, x, low, high,
+                                padValue);
+    }
+
+    // im2col: [N, OH, OW, KH, KW, C], a copy, then collapsed.
+    auto colType =
+        RankedTensorType::get({batch, oh, ow, kh, kw, channels}, i8);
+    AffineMap readX = AffineMap::get(
+        6, 0,
+        {d(0), d(1) * strides[0] + d(3) * dilations[0],
+         d(2) * strides[1] + d(4) * dilations[1], d(5)},
+        context);
+    Value cols = buildParallel(
+        rewriter, loc, ValueRange{x}, {readX}, colType,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    Value a = tensor::CollapseShapeOp::create(
+        rewriter, loc, cols,
+        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+    Value w2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+
+    // The epilogue over [N, M, OH, OW] reads acc [N*OH*OW, M] as
+    // [N, OH, OW, M] and rowsum(A) as [N, OH, OW].
+    Type i32 = rewriter.getI32Type();
+    EpilogueLayout layout;
+    layout.outType = resultType;
+    layout.viewAcc = [&](Value acc) -> Value {
+      return tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({batch, oh, ow, m}, i32), acc,
+          ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+    };
+    layout.viewRows = [&](Value sums) -> Value {
+      return tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({batch, oh, ow}, i32), sums,
+          ArrayRef<ReassociationIndices>{{0, 1, 2}});
+    };
+    layout.accMap = AffineMap::get(4, 0, {d(0), d(2), d(3), d(1)}, context);
+    layout.rowMap = AffineMap::get(4, 0, {d(0), d(2), d(3)}, context);
+    layout.colMap = AffineMap::get(4, 0, {d(1)}, context);
+
+    Int8GemmOperands ops{a,
+                         w2,
+                         elementTypeOf(op.getX()),
+                         elementTypeOf(op.getW()),
+                         adaptor.getXZeroPoint(),
+                         adaptor.getWZeroPoint(),
+                         adaptor.getWRowSums(),
+                         adaptor.getScale(),
+                         adaptor.getBias(),
+                         adaptor.getYScale(),
+                         adaptor.getYZeroPoint(),
+                         kilnTypeOf(op.getXZeroPoint()),
+                         kilnTypeOf(op.getWZeroPoint()),
+                         kilnTypeOf(op.getYZeroPoint()),
+                         op.getActivation() == "relu"};
+    FailureOr<Value> out = int8GemmWithEpilogue(
+        rewriter, loc, ops, resultType.getElementType(), &layout);
+    if (failed(out))
+      return unsupported(op, "a parameter that is neither per-tensor nor "
+                             "per output channel");
+    rewriter.replaceOp(op, *out);
     return success();
   }
 };
@@ -935,6 +1129,7 @@ void kiln::populateQuantToLinalgPatterns(const TypeConverter &converter,
   patterns.add<QuantizeLinearLowering, DequantizeLinearLowering,
                DynamicQuantizeLinearLowering, MatMulIntegerLowering,
                QLinearMatMulLowering, ConvIntegerLowering,
-               QLinearConvLowering, QuantizedMatMulLowering>(
+               QLinearConvLowering, QuantizedMatMulLowering,
+               QuantizedConvLowering>(
       converter, patterns.getContext());
 }
