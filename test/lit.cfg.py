@@ -71,6 +71,9 @@ config.substitutions.append(
 config.substitutions.append(
     ("%fake_libcublaslt",
      os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cublaslt.so")))
+config.substitutions.append(
+    ("%fake_libcudnn",
+     os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cudnn.so")))
 if config.kiln_test_cuda_fatbin:
     config.available_features.add("cuda-test-fatbin")
     config.substitutions.append(("%cuda_test_fatbin",

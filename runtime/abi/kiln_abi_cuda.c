@@ -4,12 +4,13 @@
  * libkiln_abi.a into the host shared object of a CUDA artifact. The host
  * code, lowered by upstream MLIR's gpu-to-llvm, calls the C functions of
  * MLIR's CudaRuntimeWrappers.cpp (mgpuModuleLoad, mgpuLaunchKernel,
- * mgpuMemAlloc, ...) and Kiln's library kernels (kiln_rt_cuda_gemm). This
- * shim defines all of them with the signatures upstream declares and
- * forwards each to the function table of include/kiln/cuda_abi.h, which the
- * runtime installs with kiln_abi_set_cuda_runtime() right after loading the
- * code. So the code needs no libcuda at link time and the runtime owns
- * every driver call (its pool, its stream, graph capture, error messages).
+ * mgpuMemAlloc, ...) and Kiln's library kernels (kiln_rt_cuda_gemm,
+ * kiln_rt_cuda_qgemm, kiln_rt_cuda_conv2d). This shim defines all of them
+ * with the signatures upstream declares and forwards each to the function
+ * table of include/kiln/cuda_abi.h, which the runtime installs with
+ * kiln_abi_set_cuda_runtime() right after loading the code. So the code
+ * needs no libcuda at link time and the runtime owns every driver call
+ * (its pool, its stream, graph capture, error messages).
  *
  * The version and the hooks (kiln_abi_version, kiln_abi_set_profiler, ...)
  * come from libkiln_abi.a: they are not repeated here.
@@ -234,4 +235,19 @@ KILN_HIDDEN void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n,
   const kiln_cuda_runtime_api *api = KILN_API(qgemm);
   if (api)
     api->qgemm(api->ctx, stream, m, n, k, a, aFlags, w, c);
+}
+
+KILN_HIDDEN void
+kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue, int64_t n,
+                    int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
+                    int64_t s, int64_t p, int64_t q, int64_t padTop,
+                    int64_t padLeft, int64_t padBottom, int64_t padRight,
+                    int64_t strideH, int64_t strideW, int64_t dilationH,
+                    int64_t dilationW, int64_t groups, const void *x,
+                    const void *weight, const void *bias, void *y) {
+  const kiln_cuda_runtime_api *api = KILN_API(conv2d);
+  if (api)
+    api->conv2d(api->ctx, stream, dtype, epilogue, n, c, h, w, k, r, s, p, q,
+                padTop, padLeft, padBottom, padRight, strideH, strideW,
+                dilationH, dilationW, groups, x, weight, bias, y);
 }

@@ -19,6 +19,7 @@
 #include "CudaSession.h"
 
 #include "CublasLt.h"
+#include "Cudnn.h"
 
 #include <cstring>
 #include <algorithm>
@@ -46,6 +47,19 @@ void *hptr(CUdeviceptr p) { return reinterpret_cast<void *>(uintptr_t(p)); }
 // The cuBLASLt workspace: 32 MiB covers its heuristics' choices on
 // Ampere/Hopper (NVIDIA recommends 32 MiB for Hopper).
 constexpr uint64_t kWorkspaceBytes = uint64_t(32) << 20;
+
+// The largest cuDNN workspace a convolution may take from the pool (per
+// call, freed right after it): heuristics' choices above it are skipped.
+constexpr uint64_t kMaxConvWorkspaceBytes = uint64_t(256) << 20;
+
+// "<call> failed: <status>" -> "<call> failed in kernel <k>: <status>".
+std::string inKernel(const std::string &err, const std::string &kernel) {
+  size_t at = err.find(" failed: ");
+  return at == std::string::npos
+             ? err + " (in kernel " + kernel + ")"
+             : err.substr(0, at) + " failed in kernel " + kernel + ": " +
+                   err.substr(at + 9);
+}
 
 // The trampolines of the table: `ctx` is the CudaModel; the session is the
 // one running on this thread (none: the call is outside a run and ignored).
@@ -125,6 +139,18 @@ void tQGemm(void *ctx, void *, int64_t m, int64_t n, int64_t k, const void *a,
   KILN_SESSION_OR()
   s->qgemm(m, n, k, a, aFlags, w, c);
 }
+void tConv2d(void *ctx, void *, int32_t dtype, int32_t epilogue, int64_t n,
+             int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s_,
+             int64_t p, int64_t q, int64_t padTop, int64_t padLeft,
+             int64_t padBottom, int64_t padRight, int64_t strideH,
+             int64_t strideW, int64_t dilationH, int64_t dilationW,
+             int64_t groups, const void *x, const void *weight,
+             const void *bias, void *y) {
+  KILN_SESSION_OR()
+  s->conv2d(ConvArgs{dtype, epilogue, n, c, h, w, k, r, s_, p, q, padTop,
+                     padLeft, padBottom, padRight, strideH, strideW,
+                     dilationH, dilationW, groups, x, weight, bias, y});
+}
 #undef KILN_SESSION_OR
 
 std::string chipOf(int major, int minor) {
@@ -166,6 +192,7 @@ CudaModel::CudaModel(ModelDesc desc,
   api_.memset16 = tMemset16;
   api_.gemm = tGemm;
   api_.qgemm = tQGemm;
+  api_.conv2d = tConv2d;
   if (setRuntime_)
     setRuntime_(&api_);
 }
@@ -363,6 +390,18 @@ std::string CudaSession::open(const CudaModel &model,
     functions_[m.kernels[i]] = f;
     functionNames_[f] = m.kernels[i];
   }
+  // cuDNN's handle now, outside any capture, when the table names a cuDNN
+  // call (kiln-compile's k<N>_cudnn_conv*). A missing cuDNN is reported by
+  // the call, in the run, with the kernel named.
+  for (size_t i = 0; i < m.kernels.size() && !cudnnHandle_; ++i) {
+    if (i >= m.libraryKernels.size() || !m.libraryKernels[i] ||
+        m.kernels[i].find("cudnn") == std::string::npos)
+      continue;
+    Cudnn *dnn = nullptr;
+    if (Cudnn::load(dnn).empty())
+      (void)dnn->createHandle(stream_, cudnnHandle_);
+    break;
+  }
 
   auto residentAlloc = [&](uint64_t bytes, CUdeviceptr &out,
                            const std::string &what) -> std::string {
@@ -436,6 +475,11 @@ CudaSession::~CudaSession() {
       d.cuMemFree(p);
   if (workspace_)
     d.cuMemFree(workspace_);
+  if (cudnnHandle_) {
+    Cudnn *dnn = nullptr;
+    if (Cudnn::load(dnn).empty())
+      dnn->destroyHandle(cudnnHandle_);
+  }
   if (module_)
     d.cuModuleUnload(module_);
   if (pool_)
@@ -680,14 +724,73 @@ void CudaSession::gemm(int32_t dtype, int32_t epilogue, int64_t batch,
   }
   lastKernel_ = kernel;
   err = lt->run(args, plan, stream_, hptr(workspace_), workspaceBytes_);
+  if (!err.empty())
+    error_ = inKernel(err, kernel);
+}
+
+void CudaSession::conv2d(const ConvArgs &args) {
+  if (failed())
+    return;
+  std::string kernel =
+      hookKernel_ >= 0 && size_t(hookKernel_) < model_->kernels.size()
+          ? model_->kernels[size_t(hookKernel_)]
+          : std::string("kiln_rt_cuda_conv2d");
+  ConvPlan plan;
+  std::string err = planConv(args, plan);
   if (!err.empty()) {
-    // "<call> failed: <status>" -> "<call> failed in kernel <k>: <status>"
-    size_t at = err.find(" failed: ");
-    error_ = at == std::string::npos
-                 ? err + " (in kernel " + kernel + ")"
-                 : err.substr(0, at) + " failed in kernel " + kernel + ": " +
-                       err.substr(at + 9);
+    error_ = "kiln_rt_cuda_conv2d failed in kernel " + kernel + ": " + err;
+    return;
   }
+  Cudnn *dnn = nullptr;
+  err = Cudnn::load(dnn);
+  if (!err.empty()) {
+    error_ = "kiln_rt_cuda_conv2d failed in kernel " + kernel + ": " + err;
+    return;
+  }
+  if (!cudnnHandle_) {
+    // Usually made at session creation (open); here when that failed or a
+    // kernel's name did not say cuDNN. Relaxed capture mode allows the
+    // allocations cudnnCreate may make.
+    err = dnn->createHandle(stream_, cudnnHandle_);
+    if (!err.empty()) {
+      error_ = inKernel(err, kernel);
+      return;
+    }
+  }
+  // The heuristics once per shape: host work only, but not free, and eager
+  // runs (graphs off, profiling) repeat every call.
+  std::string key;
+  for (int64_t v : {int64_t(args.dtype), args.n, args.c, args.h, args.w,
+                    args.k, args.r, args.s, args.padTop, args.padLeft,
+                    args.strideH, args.strideW, args.dilationH,
+                    args.dilationW, args.groups})
+    key += std::to_string(v) + ",";
+  auto it = convChoices_.find(key);
+  if (it == convChoices_.end()) {
+    ConvChoice choice{0, 0};
+    err = dnn->selectAlgorithm(cudnnHandle_, plan, kMaxConvWorkspaceBytes,
+                               choice.algo, choice.workspaceBytes);
+    if (!err.empty()) {
+      error_ = inKernel(err, kernel);
+      return;
+    }
+    it = convChoices_.emplace(key, choice).first;
+  }
+  // The workspace from the session's pool, stream-ordered, so a captured
+  // graph holds it as an allocation node (no cudaMalloc in the run).
+  void *workspace = nullptr;
+  if (it->second.workspaceBytes) {
+    workspace = alloc(it->second.workspaceBytes, 0);
+    if (!workspace)
+      return; // alloc recorded the error
+  }
+  lastKernel_ = kernel;
+  err = dnn->run(cudnnHandle_, args, plan, it->second.algo, workspace,
+                 it->second.workspaceBytes);
+  if (workspace)
+    free(workspace);
+  if (!err.empty() && !failed())
+    error_ = inKernel(err, kernel);
 }
 
 void CudaSession::qgemm(int64_t m, int64_t n, int64_t k, const void *a,

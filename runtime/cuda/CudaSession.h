@@ -37,6 +37,8 @@
 namespace kiln {
 namespace cuda {
 
+struct ConvArgs; // Cudnn.h
+
 /// What a session needs of the model (pointers into the mapped artifact,
 /// valid while the model lives).
 struct ModelDesc {
@@ -134,6 +136,7 @@ public:
             const void *bias, void *c);
   void qgemm(int64_t m, int64_t n, int64_t k, const void *a, int32_t aFlags,
              const void *w, void *c);
+  void conv2d(const ConvArgs &args);
   void profileHook(int32_t kernel, int32_t end);
   void *stream() const { return stream_; }
 
@@ -169,6 +172,14 @@ private:
   std::vector<void *> buffers_; // kiln_entry's argument
   CUdeviceptr workspace_ = 0;
   uint64_t workspaceBytes_ = 0;
+  // cuDNN (library convolutions): the session's handle, on its stream, and
+  // the algorithm chosen per convolution shape (heuristics asked once).
+  void *cudnnHandle_ = nullptr;
+  struct ConvChoice {
+    int algo;
+    uint64_t workspaceBytes;
+  };
+  std::unordered_map<std::string, ConvChoice> convChoices_;
 
   bool graphs_ = true;
   std::string graphsOff_;

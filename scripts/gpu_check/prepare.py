@@ -229,6 +229,9 @@ def main():
     if args.quick:
         mlp, mlp_in = demo_model("mlp", {"batch": 4}, 1)
         models.append(("mlp", mlp, mlp_in, "fp32"))
+        # Convolutions: library mode calls cuDNN (kiln_rt_cuda_conv2d).
+        cnn, cnn_in = demo_model("small_cnn", {"batch": 2}, 1)
+        models.append(("small_cnn", cnn, cnn_in, "fp32"))
         ew = 1 << 18
         models.append(("elementwise", elementwise_model(ew), None, "fp32"))
         models.append(("gemm_f16", gemm_model(256, 256, 256), None, "fp16"))

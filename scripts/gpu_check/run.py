@@ -17,7 +17,8 @@
 # reported SKIPPED with kiln-run's reason and the script exits 0, so the
 # build machine runs this half too. --require-gpu makes that an error.
 # --fake-driver LIBDIR runs every artifact on the runtime's stand-in driver
-# (LIBDIR/libkiln_fake_cuda.so, libkiln_fake_cublaslt.so: test/Runtime):
+# (LIBDIR/libkiln_fake_cuda.so, libkiln_fake_cublaslt.so,
+# libkiln_fake_cudnn.so: test/Runtime):
 # kernels do nothing there, so outputs are not compared, but each artifact
 # must load, resolve its kernels, allocate, capture and replay its graph.
 # With a device, the CUDA runtime's own check (BUNDLE/runtime-check/run.sh)
@@ -204,7 +205,8 @@ def main():
                         help="fail instead of skipping without a device")
     parser.add_argument("--fake-driver", metavar="LIBDIR",
                         help="run on the runtime's stand-in libcuda and "
-                        "cuBLASLt in LIBDIR (outputs not compared)")
+                        "cuBLASLt and cuDNN in LIBDIR (outputs not "
+                        "compared)")
     args = parser.parse_args()
     bundle = Bundle(args.bundle)
     if args.fake_driver:
@@ -212,6 +214,10 @@ def main():
         bundle.env["KILN_LIBCUDA"] = os.path.join(lib, "libkiln_fake_cuda.so")
         bundle.env["KILN_LIBCUBLASLT"] = os.path.join(
             lib, "libkiln_fake_cublaslt.so")
+        # Library-mode convolutions (kiln_rt_cuda_conv2d): the stand-in
+        # cuDNN, never a real one (it cannot run on the fake driver).
+        bundle.env["KILN_LIBCUDNN"] = os.path.join(
+            lib, "libkiln_fake_cudnn.so")
     os.makedirs(args.out, exist_ok=True)
     manifest = bundle.manifest
     rows = []

@@ -16,6 +16,8 @@ const char *const kTestCudaModelGemmSo = KILN_TEST_CUDA_MODEL_GEMM_SO;
 const char *const kTestCudaModelQGemmSo = KILN_TEST_CUDA_MODEL_QGEMM_SO;
 const char *const kFakeCudaSo = KILN_FAKE_CUDA_SO;
 const char *const kFakeCublasLtSo = KILN_FAKE_CUBLASLT_SO;
+const char *const kTestCudaModelConvSo = KILN_TEST_CUDA_MODEL_CONV_SO;
+const char *const kFakeCudnnSo = KILN_FAKE_CUDNN_SO;
 const char *const kFakeFatbin = "FAKEBIN:k0_add,k1_relu";
 
 namespace {
@@ -83,7 +85,8 @@ std::string writeTestArtifact(const std::string &path,
 std::string writeTestCudaArtifact(const std::string &path,
                                   const std::string &soPath,
                                   const std::string &fatbin,
-                                  const std::string &chip, bool gemm) {
+                                  const std::string &chip, bool gemm,
+                                  bool conv) {
   std::vector<char> code = readFile(soPath);
   if (code.empty())
     return soPath + ": cannot read";
@@ -96,7 +99,7 @@ std::string writeTestCudaArtifact(const std::string &path,
   spec.target = {"cuda", "aarch64-unknown-linux-gnu", "", {}, chip};
 #endif
   spec.setOption("opt_level", int64_t(0));
-  spec.setOption("kernels", gemm ? "library" : "codegen");
+  spec.setOption("kernels", gemm || conv ? "library" : "codegen");
   spec.pipeline = "none";
   spec.inputs = {{"x", "float32", {2, 4}}};
   spec.outputs = {{"y", "float32", {2, 4}}};
@@ -108,7 +111,10 @@ std::string writeTestCudaArtifact(const std::string &path,
                   R"("onnx_nodes": ["Relu"]})") +
       (gemm ? R"(, {"id": 2, "name": "gemm_0", "category": "gemm", )"
               R"("library": true, "onnx_nodes": ["MatMul"]}])"
-            : "]");
+       : conv
+           ? R"(, {"id": 2, "name": "k2_cudnn_conv_relu", "category": )"
+             R"("gemm", "library": true, "onnx_nodes": ["Conv", "Relu"]}])"
+           : "]");
   spec.code = code.data();
   spec.codeSize = code.size();
   spec.sections.push_back(

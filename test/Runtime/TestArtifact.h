@@ -49,9 +49,14 @@ extern const char *const kTestCudaModelSo;
 extern const char *const kTestCudaModelGemmSo;
 /// The variant calling kiln_rt_cuda_qgemm (int8) after the kernels.
 extern const char *const kTestCudaModelQGemmSo;
+/// Its variant calling the library convolution: y = the kiln_rt_cuda_conv2d
+/// of relu(x + w) (see TestCudaModel.c).
+extern const char *const kTestCudaModelConvSo;
 extern const char *const kFakeCudaSo;
 /// A cuBLASLt computing on the host (FakeCublasLt.c).
 extern const char *const kFakeCublasLtSo;
+/// A cuDNN computing on the host (FakeCudnn.c).
+extern const char *const kFakeCudnnSo;
 
 /// The fatbin FakeCuda.c accepts, with both kernels of TestCudaModel.c.
 extern const char *const kFakeFatbin;
@@ -59,12 +64,13 @@ extern const char *const kFakeFatbin;
 /// Packs TestCudaModel.c's code (from `soPath`) as a "cuda" artifact for
 /// `chip`, with `fatbin` as its cuda-fatbin section (text, NUL included)
 /// and the weight w = {0.5, -1, 2, -3}; "" or an error. With `gemm` the
-/// kernel table gets a third, library entry.
+/// kernel table gets a third, library entry gemm_0; with `conv` the third
+/// entry is the library convolution k2_cudnn_conv_relu.
 std::string writeTestCudaArtifact(const std::string &path,
                                   const std::string &soPath = kTestCudaModelSo,
                                   const std::string &fatbin = kFakeFatbin,
                                   const std::string &chip = "sm_80",
-                                  bool gemm = false);
+                                  bool gemm = false, bool conv = false);
 
 /// TestCudaModel.c's y = relu(x + w) for x of 8 floats.
 void testCudaModelReference(const float *x, float *y);

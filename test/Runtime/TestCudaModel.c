@@ -15,7 +15,11 @@
  * instead, which overwrites y: C int32 [2, 4] = A [2, 4] x W [4, 4]^T with
  * A the first 8 bytes of x and W the 16 bytes of w, read as int8 (the
  * stand-in cuBLASLt computes it), checking the call's path through the
- * shim, the session and cuBLASLt with numbers.
+ * shim, the session and cuBLASLt with numbers. KILN_TEST_CUDA_CONV makes
+ * k1_relu work in place and y a library convolution of it
+ * (kiln_rt_cuda_conv2d, kernel 2): relu(x + w) as x' [2, 1, 2, 2] (NCHW),
+ * w as the filter [1, 1, 2, 2] and w[0] as the bias, pads 1, strides 2,
+ * ReLU epilogue -> y [2, 1, 2, 2].
  *
  *===----------------------------------------------------------------------===*/
 #include <stdbool.h>
@@ -43,6 +47,14 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
 void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
                         const void *a, int32_t aFlags, const void *w,
                         void *c);
+void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
+                         int64_t n, int64_t c, int64_t h, int64_t w,
+                         int64_t k, int64_t r, int64_t s, int64_t p,
+                         int64_t q, int64_t padTop, int64_t padLeft,
+                         int64_t padBottom, int64_t padRight, int64_t strideH,
+                         int64_t strideW, int64_t dilationH,
+                         int64_t dilationW, int64_t groups, const void *x,
+                         const void *weight, const void *bias, void *y);
 void kiln_abi_prof_begin(int32_t id);
 void kiln_abi_prof_end(int32_t id);
 
@@ -73,7 +85,11 @@ EXPORT void kiln_entry(void **buffers) {
 
   kiln_abi_prof_begin(1);
   void *relu = mgpuModuleGetFunction(module, "k1_relu");
+#ifdef KILN_TEST_CUDA_CONV
+  void *reluParams[] = {&tmp, &tmp, &n};
+#else
   void *reluParams[] = {&tmp, &y, &n};
+#endif
   mgpuLaunchKernel(relu, 1, 1, 1, 8, 1, 1, 0, stream, reluParams, NULL, 3);
   kiln_abi_prof_end(1);
 
@@ -86,6 +102,12 @@ EXPORT void kiln_entry(void **buffers) {
 #ifdef KILN_TEST_CUDA_QGEMM
   kiln_abi_prof_begin(2);
   kiln_rt_cuda_qgemm(stream, 2, 4, 4, x, 0, w, y);
+  kiln_abi_prof_end(2);
+#endif
+#ifdef KILN_TEST_CUDA_CONV
+  kiln_abi_prof_begin(2);
+  kiln_rt_cuda_conv2d(stream, 1 /* float32 */, 1 /* relu */, 2, 1, 2, 2, 1,
+                      2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 1, 1, 1, tmp, w, w, y);
   kiln_abi_prof_end(2);
 #endif
 

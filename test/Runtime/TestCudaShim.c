@@ -4,8 +4,9 @@
  * function the shim defines, checking that each call arrives at the right
  * table entry with its arguments; also what happens before a table is
  * installed (mgpuModuleLoad records, the rest do nothing), with a table of
- * another ABI version (ignored) and with a shorter, older table (the
- * missing entries are skipped). Exit status 0 when all checks pass.
+ * another ABI version (ignored) and with shorter, older tables (the
+ * missing entries, gemm, qgemm or conv2d, are skipped). Exit status 0 when
+ * all checks pass.
  *
  *===----------------------------------------------------------------------===*/
 #include "kiln/cuda_abi.h"
@@ -46,6 +47,14 @@ void kiln_rt_cuda_gemm(void *stream, int32_t dtype, int32_t epilogue,
 void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
                         const void *a, int32_t aFlags, const void *w,
                         void *c);
+void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
+                         int64_t n, int64_t c, int64_t h, int64_t w,
+                         int64_t k, int64_t r, int64_t s, int64_t p,
+                         int64_t q, int64_t padTop, int64_t padLeft,
+                         int64_t padBottom, int64_t padRight, int64_t strideH,
+                         int64_t strideW, int64_t dilationH,
+                         int64_t dilationW, int64_t groups, const void *x,
+                         const void *weight, const void *bias, void *y);
 
 static int failures = 0;
 #define CHECK(cond)                                                            \
@@ -65,7 +74,7 @@ static struct {
   const char *name;
   const void *p0, *p1, *p2;
   intptr_t dims[6];
-  int64_t sizes[5];
+  int64_t sizes[20];
   int32_t i0, i1;
   uint64_t u0;
   size_t n0;
@@ -193,6 +202,25 @@ static void qgemm(void *ctx, void *s, int64_t m, int64_t n, int64_t k,
   rec.p2 = c;
 }
 
+static void conv2d(void *ctx, void *st, int32_t dtype, int32_t epi,
+                   int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
+                   int64_t r, int64_t s, int64_t p, int64_t q, int64_t pt,
+                   int64_t pl, int64_t pb, int64_t pr, int64_t sh, int64_t sw,
+                   int64_t dh, int64_t dw, int64_t groups, const void *x,
+                   const void *wt, const void *bias, void *y) {
+  int64_t v[19] = {n, c, h, w, k, r, s, p, q, pt,
+                   pl, pb, pr, sh, sw, dh, dw, groups, 0};
+  ENTER("conv2d");
+  rec.p0 = st;
+  rec.i0 = dtype;
+  rec.i1 = epi;
+  memcpy(rec.sizes, v, sizeof(v));
+  rec.params = x;
+  rec.extra = wt;
+  rec.p1 = bias;
+  rec.p2 = y;
+}
+
 static int ctxToken;
 
 static kiln_cuda_runtime_api makeTable(void) {
@@ -218,6 +246,7 @@ static kiln_cuda_runtime_api makeTable(void) {
   t.memset16 = memSet16;
   t.gemm = gemm;
   t.qgemm = qgemm;
+  t.conv2d = conv2d;
   return t;
 }
 
@@ -310,6 +339,17 @@ int main(void) {
   CHECK(rec.sizes[0] == 3 && rec.sizes[1] == 8 && rec.sizes[2] == 12);
   CHECK(rec.params == &x && rec.extra == &y && rec.p2 == &z);
 
+  /* Every argument of the convolution in its place (all distinct). */
+  kiln_rt_cuda_conv2d(&theStream, 16, KILN_CUDA_EPILOGUE_RELU, 2, 3, 4, 5, 6,
+                      7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, &x, &y,
+                      &z, &theAlloc);
+  CHECK(LAST_IS("conv2d") && rec.p0 == &theStream && rec.i0 == 16 &&
+        rec.i1 == KILN_CUDA_EPILOGUE_RELU);
+  for (int i = 0; i < 18; ++i)
+    CHECK(rec.sizes[i] == i + 2);
+  CHECK(rec.params == &x && rec.extra == &y && rec.p1 == &z &&
+        rec.p2 == &theAlloc);
+
   /* The session picks the device: no call. */
   int before = rec.calls;
   mgpuSetDefaultDevice(3);
@@ -334,6 +374,17 @@ int main(void) {
   CHECK(rec.calls == before);
   kiln_rt_cuda_gemm(&theStream, 1, 0, 1, 1, 1, 1, 1, &x, &y, NULL, &z);
   CHECK(rec.calls == before + 1 && LAST_IS("gemm"));
+
+  /* A table that ends with qgemm (a runtime before conv2d): qgemm is
+   * called, conv2d skipped. */
+  old.struct_size = (uint32_t)offsetof(kiln_cuda_runtime_api, conv2d);
+  kiln_abi_set_cuda_runtime(&old);
+  before = rec.calls;
+  kiln_rt_cuda_conv2d(&theStream, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
+                      1, 1, 1, 1, 1, &x, &y, NULL, &z);
+  CHECK(rec.calls == before);
+  kiln_rt_cuda_qgemm(&theStream, 4, 4, 4, &x, 0, &y, &z);
+  CHECK(rec.calls == before + 1 && LAST_IS("qgemm"));
 
   /* Uninstalled: inert again; the module handle stays valid. */
   kiln_abi_set_cuda_runtime(NULL);

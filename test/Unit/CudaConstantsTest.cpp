@@ -2,12 +2,14 @@
 //
 // runtime/cuda/ declares the driver API and cuBLASLt values it uses itself,
 // so it builds without a CUDA toolkit. Where a toolkit is installed this
-// test compiles those declarations against cuda.h and cublasLt.h: a wrong
+// test compiles those declarations against cuda.h and cublasLt.h (and
+// cudnn.h where cuDNN's headers are there too): a wrong
 // value or struct layout fails the build of the test.
 //
 //===----------------------------------------------------------------------===//
 #include "CublasLt.h"
 #include "CudaDriver.h"
+#include "Cudnn.h"
 
 #include <cublasLt.h>
 #include <cuda.h>
@@ -83,6 +85,29 @@ SAME_FIELD(usage);
 static_assert(sizeof(k::CUdeviceptr) == sizeof(::CUdeviceptr), "CUdeviceptr");
 static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == 96,
               "the heuristic result CublasLt.cpp declares");
+
+// cuDNN's values (Cudnn.h) where its headers came with the toolkit.
+#if __has_include(<cudnn.h>)
+#include <cudnn.h>
+#define SAME(name) static_assert(int(k::name) == int(::name), #name)
+SAME(CUDNN_STATUS_SUCCESS);
+SAME(CUDNN_TENSOR_NCHW);
+SAME(CUDNN_DATA_FLOAT);
+SAME(CUDNN_DATA_HALF);
+SAME(CUDNN_DATA_BFLOAT16);
+SAME(CUDNN_CROSS_CORRELATION);
+SAME(CUDNN_TENSOR_OP_MATH);
+SAME(CUDNN_FMA_MATH);
+SAME(CUDNN_ACTIVATION_RELU);
+SAME(CUDNN_NOT_PROPAGATE_NAN);
+SAME(CUDNN_PROPAGATE_NAN);
+#undef SAME
+static_assert(CUDNN_MAJOR == 9, "Cudnn.cpp declares cuDNN 9's legacy API");
+static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == 48 &&
+                  offsetof(cudnnConvolutionFwdAlgoPerf_t, memory) == 16 &&
+                  offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType) == 28,
+              "the perf result Cudnn.cpp declares");
+#endif
 
 TEST(CudaConstants, MatchTheToolkit) {
   // Everything is checked at compile time; this records that it ran.

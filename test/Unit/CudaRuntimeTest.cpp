@@ -1,7 +1,9 @@
 //===- CudaRuntimeTest.cpp - Tests of the CUDA runtime without a GPU ------===//
 //
 // runtime/cuda/ on a machine without a GPU: the device memory bookkeeping,
-// the cuBLASLt GEMM planning, a "cuda" artifact's metadata, the messages
+// the cuBLASLt GEMM and cuDNN convolution planning, the library calls on
+// host stand-ins (FakeCublasLt.c, FakeCudnn.c), a "cuda" artifact's
+// metadata, the messages
 // without a driver ($KILN_LIBCUDA at a missing file, a cuInit error, zero
 // devices), and whole sessions and runs against the fake driver of
 // test/Runtime/FakeCuda.c: outputs, graph capture and replay, profiling with
@@ -11,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
 #include "CublasLt.h"
+#include "Cudnn.h"
 #include "DeviceMemory.h"
 #include "TestArtifact.h"
 #include "kiln/cuda_abi.h"
@@ -94,10 +97,10 @@ void useFakeDriver() {
 std::string cudaArtifact(const std::string &name,
                          const std::string &fatbin = test::kFakeFatbin,
                          const std::string &so = test::kTestCudaModelSo,
-                         bool gemm = false) {
+                         bool gemm = false, bool conv = false) {
   std::string path = tempPath(name);
   std::string err =
-      test::writeTestCudaArtifact(path, so, fatbin, "sm_80", gemm);
+      test::writeTestCudaArtifact(path, so, fatbin, "sm_80", gemm, conv);
   EXPECT_EQ(err, "");
   return path;
 }
@@ -799,6 +802,374 @@ TEST(CudaFakeDriver, CppWrapperWithOptions) {
                "cuda:0 Fake GPU 0 (sm_80)");
   o.device = "cuda:7";
   EXPECT_THROW(kiln::Session(model, o), kiln::Error);
+}
+
+//===----------------------------------------------------------------------===//
+// cuDNN convolutions (kiln_rt_cuda_conv2d)
+//===----------------------------------------------------------------------===//
+
+// FakeCudnn.c's state (same layout).
+struct FakeCudnnState {
+  char failCall[64];
+  int handlesCreated, handlesDestroyed;
+  int convolutions, biasAdds, activations;
+  int heuristicsCalls;
+  void *lastStream;
+  int lastAlgo, lastMathType, lastComputeType, lastMode, lastGroups;
+  int lastNanOpt;
+  size_t lastWorkspaceBytes;
+  int liveDescriptors;
+};
+
+FakeCudnnState &fakeDnn() {
+  static FakeCudnnState *state = [] {
+    void *h = dlopen(test::kFakeCudnnSo, RTLD_NOW | RTLD_LOCAL);
+    EXPECT_NE(h, nullptr) << dlerror();
+    return static_cast<FakeCudnnState *>(
+        h ? dlsym(h, "fake_cudnn_state") : nullptr);
+  }();
+  return *state;
+}
+
+void useFakeCudnn() {
+  setenv("KILN_LIBCUDNN", test::kFakeCudnnSo, 1);
+  FakeCudnnState &s = fakeDnn();
+  int created = s.handlesCreated, destroyed = s.handlesDestroyed;
+  std::memset(&s, 0, sizeof(s));
+  s.handlesCreated = created;
+  s.handlesDestroyed = destroyed;
+}
+
+cuda::ConvArgs convArgs(int64_t n, int64_t c, int64_t h, int64_t w,
+                        int64_t k, int64_t r, int64_t s, int64_t pad,
+                        int64_t stride, int64_t dilation, int64_t groups) {
+  cuda::ConvArgs a{};
+  a.dtype = KILN_DTYPE_FLOAT32;
+  a.epilogue = KILN_CUDA_EPILOGUE_NONE;
+  a.n = n, a.c = c, a.h = h, a.w = w, a.k = k, a.r = r, a.s = s;
+  a.padTop = a.padLeft = a.padBottom = a.padRight = pad;
+  a.strideH = a.strideW = stride;
+  a.dilationH = a.dilationW = dilation;
+  a.groups = groups;
+  a.p = (h + 2 * pad - dilation * (r - 1) - 1) / stride + 1;
+  a.q = (w + 2 * pad - dilation * (s - 1) - 1) / stride + 1;
+  return a;
+}
+
+// ONNX Conv as a plain loop: NCHW x, OIHW weight, bias, ReLU.
+std::vector<float> referenceConv(const cuda::ConvArgs &a, const float *x,
+                                 const float *w, const float *bias) {
+  std::vector<float> y(size_t(a.n * a.k * a.p * a.q));
+  int64_t cg = a.c / a.groups, kg = a.k / a.groups;
+  for (int64_t n = 0; n < a.n; ++n)
+    for (int64_t k = 0; k < a.k; ++k)
+      for (int64_t p = 0; p < a.p; ++p)
+        for (int64_t q = 0; q < a.q; ++q) {
+          float acc = bias ? bias[k] : 0.0f;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t r = 0; r < a.r; ++r)
+              for (int64_t s = 0; s < a.s; ++s) {
+                int64_t ih = p * a.strideH - a.padTop + r * a.dilationH;
+                int64_t iw = q * a.strideW - a.padLeft + s * a.dilationW;
+                if (ih < 0 || ih >= a.h || iw < 0 || iw >= a.w)
+                  continue;
+                int64_t cin = (k / kg) * cg + ci;
+                acc += x[((n * a.c + cin) * a.h + ih) * a.w + iw] *
+                       w[((k * cg + ci) * a.r + r) * a.s + s];
+              }
+          if (a.epilogue == KILN_CUDA_EPILOGUE_RELU)
+            acc = acc > 0 ? acc : 0;
+          y[size_t(((n * a.k + k) * a.p + p) * a.q + q)] = acc;
+        }
+  return y;
+}
+
+TEST(CudaConvPlan, Descriptors) {
+  char x, w, y;
+  cuda::ConvArgs a = convArgs(2, 8, 9, 7, 6, 3, 2, 1, 2, 2, 2);
+  a.dtype = KILN_DTYPE_BFLOAT16;
+  a.epilogue = KILN_CUDA_EPILOGUE_RELU;
+  a.x = &x, a.weight = &w, a.y = &y;
+  cuda::ConvPlan p;
+  ASSERT_EQ(cuda::planConv(a, p), "");
+  EXPECT_EQ(p.dataType, cuda::CUDNN_DATA_BFLOAT16);
+  EXPECT_EQ(p.mathType, cuda::CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(p.cPerGroup, 4);
+  EXPECT_EQ(p.groups, 2);
+  // (9 + 2 - 2 * 2 - 1) / 2 + 1 = 4, (7 + 2 - 2 * 1 - 1) / 2 + 1 = 4
+  EXPECT_EQ(p.p, 4);
+  EXPECT_EQ(p.q, 4);
+  EXPECT_EQ(p.padH, 1);
+  EXPECT_EQ(p.dilationW, 2);
+  EXPECT_TRUE(p.relu);
+  EXPECT_FALSE(p.bias);
+  a.dtype = KILN_DTYPE_FLOAT32;
+  ASSERT_EQ(cuda::planConv(a, p), "");
+  EXPECT_EQ(p.dataType, cuda::CUDNN_DATA_FLOAT);
+  EXPECT_EQ(p.mathType, cuda::CUDNN_FMA_MATH); // no TF32 for float32
+  a.dtype = KILN_DTYPE_FLOAT16;
+  ASSERT_EQ(cuda::planConv(a, p), "");
+  EXPECT_EQ(p.dataType, cuda::CUDNN_DATA_HALF);
+}
+
+TEST(CudaConvPlan, Errors) {
+  char x, w, y;
+  cuda::ConvArgs base = convArgs(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1);
+  base.x = &x, base.weight = &w, base.y = &y;
+  cuda::ConvPlan p;
+  cuda::ConvArgs a = base;
+  a.dtype = KILN_DTYPE_INT8;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "dtype int8 is not supported "
+                                             "by the cuDNN convolution"));
+  a = base;
+  a.padBottom = 0;
+  EXPECT_EQ(cuda::planConv(a, p),
+            "asymmetric pads (top 1, left 1, bottom 0, right 1) are not "
+            "supported by cuDNN");
+  a = base;
+  a.groups = 3;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "groups 3 must divide"));
+  a = base;
+  a.p = 7;
+  EXPECT_TRUE(contains(cuda::planConv(a, p),
+                       "the output is 7x8 but the sizes give 8x8"));
+  a = base;
+  a.epilogue = KILN_CUDA_EPILOGUE_GELU;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "epilogue 2 is not supported"));
+  a = base;
+  a.c = 0;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "must be positive"));
+  a = base;
+  a.strideW = 0;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "strides and dilations"));
+  a = base;
+  a.y = nullptr;
+  EXPECT_TRUE(contains(cuda::planConv(a, p), "a NULL operand"));
+}
+
+// The runtime's cuDNN call on FakeCudnn.c (a float32 cuDNN on the host)
+// against the plain loop: pads, strides, dilations, groups, bias, ReLU.
+TEST(CudaConv, NchwThroughCudnn) {
+  useFakeCudnn();
+  cuda::Cudnn *dnn = nullptr;
+  ASSERT_EQ(cuda::Cudnn::load(dnn), "");
+  ASSERT_NE(dnn, nullptr);
+  static char stream;
+  void *handle = nullptr;
+  ASSERT_EQ(dnn->createHandle(&stream, handle), "");
+  EXPECT_EQ(fakeDnn().lastStream, &stream);
+  struct Case {
+    int64_t n, c, h, w, k, r, s, pad, stride, dilation, groups;
+  };
+  for (Case t : {Case{1, 1, 5, 5, 1, 3, 3, 0, 1, 1, 1},
+                 Case{2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1},
+                 Case{2, 4, 7, 7, 6, 3, 2, 1, 2, 1, 2},
+                 Case{1, 2, 9, 8, 3, 3, 3, 2, 1, 2, 1},
+                 Case{1, 4, 4, 4, 4, 3, 3, 1, 1, 1, 4}}) // depthwise
+    for (int32_t epi : {KILN_CUDA_EPILOGUE_NONE, KILN_CUDA_EPILOGUE_RELU})
+      for (bool withBias : {false, true}) {
+        cuda::ConvArgs a = convArgs(t.n, t.c, t.h, t.w, t.k, t.r, t.s, t.pad,
+                                    t.stride, t.dilation, t.groups);
+        SCOPED_TRACE("x [" + std::to_string(t.n) + "," + std::to_string(t.c) +
+                     "," + std::to_string(t.h) + "," + std::to_string(t.w) +
+                     "] k " + std::to_string(t.k) + " groups " +
+                     std::to_string(t.groups) + " epilogue " +
+                     std::to_string(epi) + (withBias ? " bias" : ""));
+        std::vector<float> x(size_t(a.n * a.c * a.h * a.w));
+        std::vector<float> w(size_t(a.k * (a.c / a.groups) * a.r * a.s));
+        std::vector<float> bias(size_t(a.k));
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = float(int(i * 7 % 11) - 5) * 0.25f;
+        for (size_t i = 0; i < w.size(); ++i)
+          w[i] = float(int(i * 5 % 13) - 6) * 0.5f;
+        for (size_t i = 0; i < bias.size(); ++i)
+          bias[i] = float(i) - 1.5f;
+        std::vector<float> y(size_t(a.n * a.k * a.p * a.q), 12345.0f);
+        a.epilogue = epi;
+        a.x = x.data(), a.weight = w.data(), a.y = y.data();
+        a.bias = withBias ? bias.data() : nullptr;
+        cuda::ConvPlan plan;
+        ASSERT_EQ(cuda::planConv(a, plan), "");
+        int algo = -1;
+        uint64_t wsBytes = 0;
+        ASSERT_EQ(dnn->selectAlgorithm(handle, plan, 1 << 20, algo, wsBytes),
+                  "");
+        // The stand-in's first choice wants 64 KiB.
+        EXPECT_EQ(algo, 1);
+        EXPECT_EQ(wsBytes, 64u << 10);
+        std::vector<char> ws(wsBytes);
+        ASSERT_EQ(dnn->run(handle, a, plan, algo, ws.data(), wsBytes), "");
+        EXPECT_EQ(fakeDnn().lastMode, cuda::CUDNN_CROSS_CORRELATION);
+        EXPECT_EQ(fakeDnn().lastComputeType, cuda::CUDNN_DATA_FLOAT);
+        EXPECT_EQ(fakeDnn().lastMathType, cuda::CUDNN_FMA_MATH);
+        EXPECT_EQ(fakeDnn().lastGroups, int(t.groups));
+        std::vector<float> want = referenceConv(
+            a, x.data(), w.data(), a.bias ? bias.data() : nullptr);
+        for (size_t i = 0; i < y.size(); ++i)
+          EXPECT_NEAR(y[i], want[i], 1e-4f) << "element " << i;
+      }
+  EXPECT_EQ(fakeDnn().liveDescriptors, 0);
+  // A workspace cap below the first choice: the heuristics' second.
+  cuda::ConvArgs a = convArgs(1, 1, 4, 4, 1, 3, 3, 1, 1, 1, 1);
+  char x, w, y;
+  a.x = &x, a.weight = &w, a.y = &y;
+  cuda::ConvPlan plan;
+  ASSERT_EQ(cuda::planConv(a, plan), "");
+  int algo = -1;
+  uint64_t wsBytes = 1;
+  ASSERT_EQ(dnn->selectAlgorithm(handle, plan, 1024, algo, wsBytes), "");
+  EXPECT_EQ(algo, 0);
+  EXPECT_EQ(wsBytes, 0u);
+  // A failing call comes back with its status.
+  std::strcpy(fakeDnn().failCall, "cudnnAddTensor");
+  std::vector<float> fx(16), fw(9), fb(1), fy(16);
+  a.x = fx.data(), a.weight = fw.data(), a.bias = fb.data(), a.y = fy.data();
+  ASSERT_EQ(cuda::planConv(a, plan), "");
+  EXPECT_EQ(dnn->run(handle, a, plan, 0, nullptr, 0),
+            "cudnnAddTensor failed: CUDNN_STATUS_EXECUTION_FAILED");
+  fakeDnn().failCall[0] = 0;
+  dnn->destroyHandle(handle);
+  EXPECT_EQ(fakeDnn().liveDescriptors, 0);
+}
+
+// TestCudaModel.c's convolution variant: y = conv(relu(x + w)) with the
+// filter w (2x2), bias w[0], pads 1, strides 2, ReLU.
+std::vector<float> convModelReference(const float *x) {
+  float tmp[8];
+  test::testCudaModelReference(x, tmp);
+  cuda::ConvArgs a = convArgs(2, 1, 2, 2, 1, 2, 2, 1, 2, 1, 1);
+  a.epilogue = KILN_CUDA_EPILOGUE_RELU;
+  const float w[4] = {0.5f, -1.0f, 2.0f, -3.0f};
+  return referenceConv(a, tmp, w, w);
+}
+
+kiln_status runConv(kiln_session *s, float seed, std::string *error,
+                    bool checkValues) {
+  float x[8], y[8];
+  for (int i = 0; i < 8; ++i)
+    x[i] = seed * float(i) - 2.0f;
+  std::memset(y, 0, sizeof(y));
+  kiln_tensor in = {x, KILN_DTYPE_FLOAT32, 2, kDims};
+  kiln_tensor out = {y, KILN_DTYPE_FLOAT32, 2, kDims};
+  kiln_status st = kiln_session_run(s, &in, 1, &out, 1);
+  if (error)
+    *error = st == KILN_OK ? "" : kiln_last_error();
+  if (st == KILN_OK && checkValues) {
+    std::vector<float> want = convModelReference(x);
+    for (int i = 0; i < 8; ++i)
+      EXPECT_NEAR(y[i], want[i], 1e-5f) << "element " << i << " seed " << seed;
+  }
+  return st;
+}
+
+// A session whose code calls kiln_rt_cuda_conv2d, on the fake driver and
+// the fake cuDNN: the library entry is not looked up in the fatbin, the
+// handle is made at session creation on the session's stream, the
+// workspace comes from the pool and goes back, the heuristics run once.
+TEST(CudaFakeDriver, LibraryConvEager) {
+  useFakeDriver();
+  useFakeCudnn();
+  int handlesBefore = fakeDnn().handlesCreated;
+  {
+    Loaded l;
+    ASSERT_EQ(open(cudaArtifact("conv.kiln", test::kFakeFatbin,
+                                test::kTestCudaModelConvSo, false, true),
+                   l, /*graphs=*/false),
+              KILN_OK)
+        << kiln_last_error();
+    EXPECT_EQ(fakeDnn().handlesCreated, handlesBefore + 1);
+    EXPECT_NE(fakeDnn().lastStream, nullptr);
+    for (int run = 0; run < 3; ++run)
+      ASSERT_EQ(runConv(l.session, 0.75f + float(run), nullptr, true),
+                KILN_OK)
+          << kiln_last_error();
+    EXPECT_EQ(fakeDnn().convolutions, 3);
+    EXPECT_EQ(fakeDnn().biasAdds, 3);
+    EXPECT_EQ(fakeDnn().activations, 3);
+    EXPECT_EQ(fakeDnn().heuristicsCalls, 1);
+    EXPECT_EQ(fakeDnn().lastWorkspaceBytes, 64u << 10);
+    EXPECT_EQ(fakeDnn().lastNanOpt, cuda::CUDNN_PROPAGATE_NAN);
+    // Per run: the intermediate and the workspace from the pool.
+    EXPECT_EQ(fake().poolAllocations, 6);
+    kiln_session_stats st;
+    ASSERT_EQ(kiln_session_get_stats(l.session, &st), KILN_OK);
+    EXPECT_EQ(st.device_current_bytes, 80u);
+    EXPECT_EQ(st.device_pool_peak_bytes, 32u + (64u << 10));
+  }
+  EXPECT_EQ(fakeDnn().handlesDestroyed, fakeDnn().handlesCreated);
+  EXPECT_EQ(fakeDnn().liveDescriptors, 0);
+}
+
+// With graphs the convolution is enqueued once, during the capture (the
+// stand-in computes on the host at the call, so replays are not compared),
+// its workspace allocated and freed inside the graph.
+TEST(CudaFakeDriver, LibraryConvCaptured) {
+  useFakeDriver();
+  useFakeCudnn();
+  Loaded l;
+  ASSERT_EQ(open(cudaArtifact("convg.kiln", test::kFakeFatbin,
+                              test::kTestCudaModelConvSo, false, true),
+                 l),
+            KILN_OK)
+      << kiln_last_error();
+  for (int run = 0; run < 3; ++run)
+    ASSERT_EQ(runConv(l.session, 1.0f, nullptr, false), KILN_OK)
+        << kiln_last_error();
+  EXPECT_EQ(fake().captures, 1);
+  EXPECT_EQ(fake().graphLaunches, 3);
+  EXPECT_EQ(fakeDnn().convolutions, 1);
+  EXPECT_EQ(fake().poolAllocations, 2); // intermediate + workspace
+  EXPECT_TRUE(contains(kiln_session_cuda_graphs(l.session), "on (1 capture"))
+      << kiln_session_cuda_graphs(l.session);
+}
+
+TEST(CudaFakeDriver, LibraryConvErrorNamesCallAndKernel) {
+  useFakeDriver();
+  useFakeCudnn();
+  Loaded l;
+  ASSERT_EQ(open(cudaArtifact("conve.kiln", test::kFakeFatbin,
+                              test::kTestCudaModelConvSo, false, true),
+                 l, /*graphs=*/false),
+            KILN_OK)
+      << kiln_last_error();
+  std::strcpy(fakeDnn().failCall, "cudnnConvolutionForward");
+  std::string error;
+  EXPECT_EQ(runConv(l.session, 1.0f, &error, false), KILN_ERROR_DEVICE);
+  EXPECT_TRUE(contains(error, "cudnnConvolutionForward failed in kernel "
+                              "k2_cudnn_conv_relu: "
+                              "CUDNN_STATUS_EXECUTION_FAILED"))
+      << error;
+  // The run's leftovers (the workspace) went back: the session goes on.
+  fakeDnn().failCall[0] = 0;
+  EXPECT_EQ(runConv(l.session, 1.0f, &error, true), KILN_OK) << error;
+  kiln_session_stats st;
+  ASSERT_EQ(kiln_session_get_stats(l.session, &st), KILN_OK);
+  EXPECT_EQ(st.device_current_bytes, 80u);
+}
+
+// Without cuDNN the run fails naming the kernel and what to do. In a fresh
+// process (the library is loaded once per process).
+TEST(CudaFakeDriver, LibraryConvWithoutCudnn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        useFakeDriver();
+        setenv("KILN_LIBCUDNN", "/nonexistent/libcudnn.so.9", 1);
+        Loaded l;
+        if (open(cudaArtifact("conv0.kiln", test::kFakeFatbin,
+                              test::kTestCudaModelConvSo, false, true),
+                 l, /*graphs=*/false) != KILN_OK)
+          _exit(2);
+        std::string error;
+        kiln_status st = runConv(l.session, 1.0f, &error, false);
+        fprintf(stderr, "%s\n", error.c_str());
+        _exit(st == KILN_ERROR_DEVICE ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "kiln_rt_cuda_conv2d failed in kernel k2_cudnn_conv_relu: cuDNN not "
+      "found \\(tried /nonexistent/libcudnn.so.9\\): the model uses library "
+      "convolutions \\(--kernels=library\\); install cuDNN 9 or compile with "
+      "--kernels=codegen");
 }
 
 } // namespace

@@ -51,6 +51,7 @@
 using namespace mlir;
 
 namespace kiln::cuda {
+void registerCudnnCallsPasses(); // CudnnCalls.cpp
 namespace {
 
 /// The PTX ISA version named for each chip: LLVM's default (6.0) does not
@@ -331,9 +332,11 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       // Matmuls first: library calls (--kernels=library: int8 GEMMs as
       // cuBLASLt IMMA calls, Int8Calls.cpp; float GEMMs as cuBLASLt calls,
       // LibraryCalls.cpp), then tiled kernels (tensor cores for fp16/bf16)
-      // for the ones left (MatmulKernels.cpp).
+      // for the ones left (MatmulKernels.cpp). Convolutions before them all
+      // (cuDNN, CudnnCalls.cpp): the GEMM matchers would remark on them.
       std::string(o.kernels == "library"
-                      ? "kiln-cuda-int8-calls,kiln-cuda-library-calls,"
+                      ? "kiln-cuda-cudnn-calls,kiln-cuda-int8-calls,"
+                        "kiln-cuda-library-calls,"
                       : "") +
       "func.func(kiln-cuda-matmul-kernels,kiln-cuda-copies-to-kernels,"
       "convert-linalg-to-parallel-loops,kiln-cuda-hoist-allocs,"
@@ -395,6 +398,7 @@ void registerCudaBackendPasses() {
   registerHostCodePasses();
   registerMatmulKernelsPasses();
   registerLibraryCallsPasses();
+  registerCudnnCallsPasses(); // CudnnCalls.cpp: convolutions through cuDNN
   registerConvertNVGPUToNVVMPass();
   registerTransformsPasses();
   registerGPUPasses();

@@ -241,6 +241,21 @@ struct DeviceMemoryPass
             first = user;
           if (!last || position[user] > position[last])
             last = user;
+          // A library call's pointer (extract_aligned_pointer_as_index ->
+          // index_cast -> inttoptr -> kiln_rt_cuda_*): the buffer lives
+          // until the call, not just its pointer's extraction.
+          if (isa<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+            SmallVector<Operation *> chain{user};
+            while (!chain.empty()) {
+              Operation *op = chain.pop_back_val();
+              for (Operation *next : op->getUsers())
+                if (next->getBlock() == &block) {
+                  if (position[next] > position[last])
+                    last = next;
+                  chain.push_back(next);
+                }
+            }
+          }
         }
       }
       for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))

@@ -67,8 +67,9 @@ extern "C" {
 #define KILN_CUDA_ABI_VERSION 1
 
 /* Epilogues of kiln_rt_cuda_gemm (cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS,
- * or RELU / GELU without a bias). cuBLASLt's GELU is the tanh
- * approximation, not ONNX Gelu's default erf form. */
+ * or RELU / GELU without a bias) and kiln_rt_cuda_conv2d (NONE, RELU).
+ * cuBLASLt's GELU is the tanh approximation, not ONNX Gelu's default erf
+ * form. */
 typedef enum kiln_cuda_epilogue {
   KILN_CUDA_EPILOGUE_NONE = 0,
   KILN_CUDA_EPILOGUE_RELU = 1,
@@ -137,6 +138,25 @@ typedef struct kiln_cuda_runtime_api {
    * it (struct_size) never gets the call. */
   void (*qgemm)(void *ctx, void *stream, int64_t m, int64_t n, int64_t k,
                 const void *a, int32_t a_flags, const void *w, void *c);
+
+  /* Library kernels (--kernels=library): a 2-D convolution through cuDNN
+   * (appended after qgemm: a runtime whose struct_size ends before it never
+   * has it called). y = epilogue(conv(x, w) + bias), cross-correlation as
+   * ONNX Conv: x is NCHW [n, c, h, w], w is OIHW [k, c / groups, r, s],
+   * bias is [k] or NULL, y is NCHW [n, k, p, q] with
+   * p = (h + pad_top + pad_bottom - dilation_h * (r - 1) - 1) / stride_h + 1
+   * (q alike); the runtime checks p and q against that. cuDNN pads
+   * symmetrically: pad_top != pad_bottom or pad_left != pad_right is
+   * refused (the compiler does not emit such calls). dtype is a kiln_dtype
+   * code (float32, float16, bfloat16; fp32 accumulation) of x, w, bias and
+   * y alike; epilogue is KILN_CUDA_EPILOGUE_NONE or _RELU. */
+  void (*conv2d)(void *ctx, void *stream, int32_t dtype, int32_t epilogue,
+                 int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
+                 int64_t r, int64_t s, int64_t p, int64_t q, int64_t pad_top,
+                 int64_t pad_left, int64_t pad_bottom, int64_t pad_right,
+                 int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+                 int64_t dilation_w, int64_t groups, const void *x,
+                 const void *weight, const void *bias, void *y);
 } kiln_cuda_runtime_api;
 
 /* a_flags of qgemm. */
@@ -155,6 +175,16 @@ typedef void (*kiln_abi_set_cuda_runtime_fn)(const kiln_cuda_runtime_api *);
  * void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
  *                         const void *a, int32_t a_flags, const void *w,
  *                         void *c); */
+/* and, forwarding to api->conv2d: */
+/* void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
+ *                          int64_t n, int64_t c, int64_t h, int64_t w,
+ *                          int64_t k, int64_t r, int64_t s, int64_t p,
+ *                          int64_t q, int64_t pad_top, int64_t pad_left,
+ *                          int64_t pad_bottom, int64_t pad_right,
+ *                          int64_t stride_h, int64_t stride_w,
+ *                          int64_t dilation_h, int64_t dilation_w,
+ *                          int64_t groups, const void *x,
+ *                          const void *weight, const void *bias, void *y); */
 
 #ifdef __cplusplus
 }
