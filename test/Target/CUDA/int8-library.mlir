@@ -41,8 +41,8 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<32x64xi8>, %xu: tensor<16x64xf
 
 // The contraction of each layer is a call between two launches on the
 // session's stream: A (i8, or u8 xor 0x80), W and the i32 accumulator.
-// IR: kiln.cuda.kernels = [{{.*}}{category = "gemm", kernel = "k1_cublaslt_qgemm", nodes = ["/l0/MatMul"]}
-// IR-SAME: {category = "gemm", kernel = "k5_cublaslt_qgemm", nodes = ["/l1/MatMul"]}
+// IR: kiln.cuda.kernels = [{{.*}}{category = "gemm", kernel = "k1_cublaslt_qgemm", library = true, nodes = ["/l0/MatMul"]}
+// IR-SAME: {category = "gemm", kernel = "k5_cublaslt_qgemm", library = true, nodes = ["/l1/MatMul"]}
 // IR: func.func @main
 // IR: gpu.launch_func  @kiln_kernels::@k0_quantize_linear
 // IR: %[[S:.+]] = llvm.call @mgpuStreamCreate()
