@@ -50,13 +50,15 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<32x64xi8>, %xu: tensor<16x64xf
 // IR: llvm.call @mgpuStreamDestroy(%[[S]])
 // The reduction 128 * rowsum(W) needs, then the epilogue adding it.
 // IR: gpu.launch_func  @kiln_kernels::@k2_quantized_matmul {{.+}} %arg1 : memref<32x64xi8>
-// IR: gpu.launch_func  @kiln_kernels::@k3_quantized_matmul {{.+}} %c128_i32 : i32
+// (The constants 128 and -128 are sunk into the kernels by
+// gpu-launch-sink-index-computations, so they are no launch arguments.)
+// IR: gpu.launch_func  @kiln_kernels::@k3_quantized_matmul {{.+}} : memref<32xi32>
 // The u8 layer's shift (xor 0x80 = -128) is in its quantize kernel.
-// IR: gpu.launch_func  @kiln_kernels::@k4_quantized_matmul_quantize_linear {{.+}} %c-128_i8 : i8
+// IR: gpu.launch_func  @kiln_kernels::@k4_quantized_matmul_quantize_linear
 // IR: call @kiln_rt_cuda_qgemm({{.+}}) {kiln.cuda.library = "k5_cublaslt_qgemm"}
 // The second layer reads the same weight: its correction reuses k2's sums.
 // IR-NEXT: llvm.call @mgpuStreamDestroy
-// IR-NEXT: gpu.launch_func  @kiln_kernels::@k6_quantized_matmul {{.+}} %c128_i32 : i32
+// IR-NEXT: gpu.launch_func  @kiln_kernels::@k6_quantized_matmul {{.+}} : memref<32xi32>
 // IR-NOT: gpu.launch_func
 // IR: return
 // IR-NOT: linalg.
