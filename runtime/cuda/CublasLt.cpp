@@ -1,5 +1,6 @@
 //===- CublasLt.cpp - cuBLASLt GEMMs for kiln_rt_cuda_gemm ------------------===//
 #include "CublasLt.h"
+#include "CudaDriver.h"
 
 #include "kiln/artifact_format.h"
 #include "kiln/cuda_abi.h"
@@ -140,30 +141,10 @@ std::string CublasLt::load(CublasLt *&out) {
   }
   // $KILN_LIBCUBLASLT alone when set; else the loader's path, then the
   // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda), newest first.
-  std::vector<std::string> names;
-  const char *env = std::getenv("KILN_LIBCUBLASLT");
-  if (env && *env) {
-    names.push_back(env);
-  } else {
-    const char *sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
-                             "libcublasLt.so"};
-    for (const char *n : sonames)
-      names.push_back(n);
-    const char *home = std::getenv("CUDA_HOME");
-    for (std::string dir : {std::string(home && *home ? home : ""),
-                            std::string("/usr/local/cuda")})
-      if (!dir.empty())
-        for (const char *n : sonames)
-          names.push_back(dir + "/lib64/" + n);
-  }
-  void *h = nullptr;
   std::string tried;
-  for (const std::string &n : names) {
-    h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h)
-      break;
-    tried += (tried.empty() ? "" : ", ") + n;
-  }
+  void *h = openCudaLibrary(
+      "KILN_LIBCUBLASLT",
+      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, tried);
   if (!h) {
     error = "cuBLASLt not found (tried " + tried +
             "): the model uses library GEMMs (--kernels=library); install "

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
 
+#include <vector>
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
@@ -149,6 +151,33 @@ const Driver *loadDriver(std::string &error) {
     return nullptr;
   }
   return &l->driver;
+}
+
+
+void *openCudaLibrary(const char *envVar,
+                      std::initializer_list<const char *> sonames,
+                      std::string &tried) {
+  std::vector<std::string> names;
+  const char *env = std::getenv(envVar);
+  if (env && *env) {
+    names.push_back(env);
+  } else {
+    for (const char *n : sonames)
+      names.push_back(n);
+    const char *home = std::getenv("CUDA_HOME");
+    for (std::string dir : {std::string(home && *home ? home : ""),
+                            std::string("/usr/local/cuda")})
+      if (!dir.empty())
+        for (const char *n : sonames)
+          names.push_back(dir + "/lib64/" + n);
+  }
+  tried.clear();
+  for (const std::string &n : names) {
+    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return h;
+    tried += (tried.empty() ? "" : ", ") + n;
+  }
+  return nullptr;
 }
 
 } // namespace cuda

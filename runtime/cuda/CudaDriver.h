@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace kiln {
@@ -136,6 +137,14 @@ struct Driver {
   /// knows no name).
   std::string errorText(CUresult r) const;
 };
+
+/// Opens a CUDA library (cuBLASLt, cuDNN) with dlopen: `$envVar` alone when
+/// set; else each of `sonames` on the loader's path, then in the toolkit's
+/// usual folders ($CUDA_HOME/lib64, /usr/local/cuda/lib64). Returns the
+/// handle, or null with `tried` listing every name tried.
+void *openCudaLibrary(const char *envVar,
+                      std::initializer_list<const char *> sonames,
+                      std::string &tried);
 
 /// The library $KILN_LIBCUDA names, or "libcuda.so.1".
 std::string driverLibraryName();

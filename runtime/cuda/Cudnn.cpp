@@ -1,5 +1,6 @@
 //===- Cudnn.cpp - cuDNN convolutions for kiln_rt_cuda_conv2d -------------===//
 #include "Cudnn.h"
+#include "CudaDriver.h"
 
 #include "kiln/artifact_format.h"
 #include "kiln/cuda_abi.h"
@@ -160,26 +161,8 @@ std::string Cudnn::load(Cudnn *&out) {
   }
   // $KILN_LIBCUDNN alone when set; else the loader's path, then the
   // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda).
-  std::vector<std::string> names;
-  const char *env = std::getenv("KILN_LIBCUDNN");
-  if (env && *env) {
-    names.push_back(env);
-  } else {
-    names.push_back("libcudnn.so.9");
-    const char *home = std::getenv("CUDA_HOME");
-    for (std::string dir : {std::string(home && *home ? home : ""),
-                            std::string("/usr/local/cuda")})
-      if (!dir.empty())
-        names.push_back(dir + "/lib64/libcudnn.so.9");
-  }
-  void *h = nullptr;
   std::string tried;
-  for (const std::string &n : names) {
-    h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h)
-      break;
-    tried += (tried.empty() ? "" : ", ") + n;
-  }
+  void *h = openCudaLibrary("KILN_LIBCUDNN", {"libcudnn.so.9"}, tried);
   if (!h) {
     error = "cuDNN not found (tried " + tried +
             "): the model uses library convolutions (--kernels=library); "

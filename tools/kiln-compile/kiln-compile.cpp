@@ -439,6 +439,61 @@ static bool writeOutput(StringRef bytes) {
   return true;
 }
 
+/// The LLVM-dialect `module` as machine code for `options`' CPU: LLVM IR,
+/// LLVM's optimizations, then an object file. For --emit=llvm|asm|obj the
+/// output is written here (`written` set); false after an error (printed).
+/// `what` names the code in errors ("--cpu=native", "the host code");
+/// `target` is the resolved target (triple, CPU, features).
+static bool compileMachineCode(ModuleOp module,
+                               const kiln::cpu::CpuOptions &options,
+                               Emit mode, StringRef what,
+                               kiln::cpu::TargetInfo &target,
+                               std::string &object, bool &written) {
+  written = false;
+  std::string error;
+  if (!kiln::cpu::resolveTarget(options, target, error)) {
+    llvm::errs() << "kiln-compile: " << what << ": " << error << "\n";
+    return false;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine =
+      kiln::cpu::createTargetMachine(target, options.llvmOptLevel, error);
+  if (!machine) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      kiln::cpu::translateToLLVMIR(module, llvmContext, *machine);
+  if (!llvmModule) {
+    llvm::errs() << "kiln-compile: translation to LLVM IR failed\n";
+    return false;
+  }
+  if (!kiln::cpu::optimizeLLVMModule(*llvmModule, *machine,
+                                     options.llvmOptLevel, error)) {
+    llvm::errs() << "kiln-compile: LLVM optimization failed: " << error
+                 << "\n";
+    return false;
+  }
+  if (mode == Emit::LLVMIR) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    written = true;
+    return writeOutput(text);
+  }
+  if (!kiln::cpu::emitMachineCode(*llvmModule, *machine, mode == Emit::Asm,
+                                  object, error)) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return false;
+  }
+  if (mode == Emit::Asm || mode == Emit::Obj) {
+    written = true;
+    return writeOutput(object);
+  }
+  return true;
+}
+
+
 static bool writeIR(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -552,51 +607,20 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
   if (mode == Emit::LLVMDialect)
     return writeIR(module);
 
-  // The host code runs on any x86-64 host: baseline features.
-  kiln::cpu::CpuOptions hostOptions = options;
-  hostOptions.cpu = "generic";
-  std::string error;
-  kiln::cpu::TargetInfo target;
-  if (!kiln::cpu::resolveTarget(hostOptions, target, error)) {
-    llvm::errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  std::unique_ptr<llvm::TargetMachine> machine =
-      kiln::cpu::createTargetMachine(target, options.llvmOptLevel, error);
-  if (!machine) {
-    llvm::errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  llvm::LLVMContext llvmContext;
-  // The gpu.binary becomes a global holding the fatbin and a constructor
+  // The host code runs on any x86-64 host: baseline features. The
+  // gpu.binary becomes a global holding the fatbin and a constructor
   // calling mgpuModuleLoad; each launch mgpuModuleGetFunction(module, the
   // kernel table's name) and mgpuLaunchKernel (upstream's SelectObject).
-  std::unique_ptr<llvm::Module> llvmModule =
-      kiln::cpu::translateToLLVMIR(module, llvmContext, *machine);
-  if (!llvmModule) {
-    llvm::errs() << "kiln-compile: translation to LLVM IR failed\n";
+  kiln::cpu::CpuOptions hostOptions = options;
+  hostOptions.cpu = "generic";
+  std::string code, error;
+  bool written = false;
+  kiln::cpu::TargetInfo target;
+  if (!compileMachineCode(module, hostOptions, mode, "the host code", target,
+                          code, written))
     return false;
-  }
-  if (!kiln::cpu::optimizeLLVMModule(*llvmModule, *machine,
-                                     options.llvmOptLevel, error)) {
-    llvm::errs() << "kiln-compile: LLVM optimization failed: " << error
-                 << "\n";
-    return false;
-  }
-  if (mode == Emit::LLVMIR) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    llvmModule->print(os, nullptr);
-    return writeOutput(text);
-  }
-  std::string code;
-  if (!kiln::cpu::emitMachineCode(*llvmModule, *machine, mode == Emit::Asm,
-                                  code, error)) {
-    llvm::errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  if (mode == Emit::Asm || mode == Emit::Obj)
-    return writeOutput(code);
+  if (written)
+    return true;
   std::string sharedObject, warning;
   if (!kiln::cuda::linkHostSharedObject(code, sharedObject, error, warning)) {
     llvm::errs() << "kiln-compile: " << error << "\n";
@@ -683,46 +707,14 @@ static bool compileBackend(ModuleOp module, Emit mode,
   if (mode == Emit::Linalg || mode == Emit::LLVMDialect)
     return writeIR(module);
 
-  std::string error;
+  std::string code, error;
+  bool written = false;
   kiln::cpu::TargetInfo target;
-  if (!kiln::cpu::resolveTarget(options, target, error)) {
-    llvm::errs() << "kiln-compile: --cpu=" << options.cpu << ": " << error
-                 << "\n";
+  if (!compileMachineCode(module, options, mode, "--cpu=" + options.cpu,
+                          target, code, written))
     return false;
-  }
-  std::unique_ptr<llvm::TargetMachine> machine =
-      kiln::cpu::createTargetMachine(target, options.llvmOptLevel, error);
-  if (!machine) {
-    llvm::errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      kiln::cpu::translateToLLVMIR(module, llvmContext, *machine);
-  if (!llvmModule) {
-    llvm::errs() << "kiln-compile: translation to LLVM IR failed\n";
-    return false;
-  }
-  if (!kiln::cpu::optimizeLLVMModule(*llvmModule, *machine,
-                                     options.llvmOptLevel, error)) {
-    llvm::errs() << "kiln-compile: LLVM optimization failed: " << error
-                 << "\n";
-    return false;
-  }
-  if (mode == Emit::LLVMIR) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    llvmModule->print(os, nullptr);
-    return writeOutput(text);
-  }
-  std::string code;
-  if (!kiln::cpu::emitMachineCode(*llvmModule, *machine, mode == Emit::Asm,
-                                  code, error)) {
-    llvm::errs() << "kiln-compile: " << error << "\n";
-    return false;
-  }
-  if (mode == Emit::Asm || mode == Emit::Obj)
-    return writeOutput(code);
+  if (written)
+    return true;
   std::string sharedObject;
   if (!kiln::cpu::linkSharedObject(code, options, sharedObject, error)) {
     llvm::errs() << "kiln-compile: " << error << "\n";
