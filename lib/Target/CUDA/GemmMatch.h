@@ -61,6 +61,9 @@ struct GemmMatch {
   /// from (foldTransposedB), and that transpose (dies with the contraction).
   mlir::Value bTransposed;
   mlir::Operation *bTranspose = nullptr;
+  /// B is indexed [n, k] by the contraction's own map (no batch, one k and
+  /// one n loop): bTransposed is B itself, and there is no transpose.
+  bool bNK = false;
   /// Ops that die with the contraction when the epilogue is folded: C's
   /// allocation and its views.
   llvm::SmallVector<mlir::Operation *> deadWithC;

@@ -260,6 +260,8 @@ struct LibraryCallsPass
       return "inputs are not f32, f16 or bf16";
     if (!match.accType.isF32())
       return "the accumulator is not f32";
+    if (match.bNK)
+      return "B is read transposed ([n, k]) by the contraction";
     if (!match.zeroStart)
       return "it accumulates into an existing result (no zero fill)";
     if (!t.isF32() && epilogue < 0)
