@@ -358,11 +358,13 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   cDims.append(mDims.begin(), mDims.end());
   cDims.append(nDims.begin(), nDims.end());
   // A operand order other than A x B (B first) is not a row-major GEMM.
-  // B indexed [n, k] by its map (the signed int8 GEMM of
-  // kiln-cuda-int8-prepare reads its weight so) is read in place, as a
-  // folded transpose is (bNK).
-  bool bNK = batch.empty() && kDims.size() == 1 && nDims.size() == 1 &&
-             resultsAre(maps[1], {nDims[0], kDims[0]});
+  // B indexed [n.., k] by its map (the signed int8 GEMM of
+  // kiln-cuda-int8-prepare reads its weight so; reshape propagation may
+  // split its n into heads) is read in place, as a folded transpose is
+  // (bNK).
+  SmallVector<unsigned> nkDims(nDims);
+  nkDims.append(kDims.begin(), kDims.end());
+  bool bNK = batch.empty() && kDims.size() == 1 && resultsAre(maps[1], nkDims);
   if (!resultsAre(maps[0], aDims) ||
       !(bNK || resultsAre(maps[1], bDims)) || !resultsAre(maps[2], cDims)) {
     why = "operands are not row-major [batch, m, k] x [batch, k, n] "
@@ -396,10 +398,7 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   match.k = 1;
   for (unsigned d : kDims)
     match.k *= ranges[d];
-  if (bNK) {
-    match.bNK = true;
-    match.bTransposed = match.b;
-  }
+  match.bNK = bNK;
   match.inType = cast<MemRefType>(match.a.getType()).getElementType();
   match.accType = cast<MemRefType>(match.c.getType()).getElementType();
   if (match.inType != cast<MemRefType>(match.b.getType()).getElementType()) {

@@ -61,8 +61,9 @@ struct GemmMatch {
   /// from (foldTransposedB), and that transpose (dies with the contraction).
   mlir::Value bTransposed;
   mlir::Operation *bTranspose = nullptr;
-  /// B is indexed [n, k] by the contraction's own map (no batch, one k and
-  /// one n loop): bTransposed is B itself, and there is no transpose.
+  /// B is indexed [n.., k] by the contraction's own map (no batch, one k
+  /// loop): the kernels read it as [n, k] in place (its n dims collapsed),
+  /// as they read bTransposed.
   bool bNK = false;
   /// Ops that die with the contraction when the epilogue is folded: C's
   /// allocation and its views.

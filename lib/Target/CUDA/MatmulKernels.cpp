@@ -176,11 +176,14 @@ void buildKernel(GemmMatch &match) {
   // is staged like A's and ldmatrix reads its fragments without .trans
   // (tensor cores), or its chunks are transposed into the [k][n] tile on
   // the way to shared memory (f32).
+  // A B indexed [n.., k] by the contraction (bNK: int8) is read so too.
   bool bT = match.bNK || foldTransposedB(match, anchor);
-  Value B = bT ? match.bTransposed
-               : collapseGroups(b, loc, match.b,
-                                {match.numBatchDims, match.numKDims,
-                                 match.numNDims});
+  Value B = match.bNK ? collapseGroups(b, loc, match.b,
+                                       {match.numNDims, match.numKDims})
+            : bT      ? match.bTransposed
+                      : collapseGroups(b, loc, match.b,
+                                       {match.numBatchDims, match.numKDims,
+                                        match.numNDims});
   Value C;
   if (!match.epilogue || !match.zeroStart)
     C = collapseGroups(b, loc, match.c,
