@@ -18,6 +18,11 @@
 //     mma.sync m16n8k16: nvgpu.mma.sync for f16, nvvm.mma.sync for bf16
 //     (upstream's nvgpu lowering has no bf16 case); the 8 accumulators of
 //     vector<2x2xf32> are loop-carried, in registers;
+//   - int8 (a signed i8 x i8 -> i32 linalg.matmul with B read [n, k]:
+//     kiln-cuda-int8-prepare's, Int8Calls.cpp): the fp16 kernel with its
+//     transposed-B staging, in bytes (vector<16xi8> chunks), the same
+//     ldmatrix addresses at k 16 instead of 8, and nvvm.mma.sync m16n8k32
+//     s8 into vector<2x2xi32> accumulators;
 //   - f32: each thread computes 8 rows (8 apart) x 4 adjacent columns with
 //     vector<4xf32> FMAs: per k, one 16-byte B read and 8 broadcast A
 //     values from shared memory (no TF32: the results stay f32-exact up to
@@ -30,7 +35,7 @@
 //
 // The 16-byte vector loads need K and N to be multiples of the chunk (8
 // half, 4 f32 elements: a chunk is then inside the matrix or outside, and
-// aligned); other shapes, and contractions in another layout, keep the
+// aligned; int8: K a multiple of 16); other shapes, and contractions in another layout, keep the
 // scalar kernel with a remark saying why.
 //
 //===----------------------------------------------------------------------===//
@@ -497,8 +502,8 @@ struct MatmulKernelsPass
   StringRef getDescription() const override {
     return "Contractions with f32 accumulation -> tiled gpu.launch kernels "
            "(shared-memory tiles; fp16/bf16 on tensor cores with ldmatrix "
-           "and mma.sync m16n8k16, f32 with FMAs; fused elementwise "
-           "epilogue); bufferized IR, sm_80+";
+           "and mma.sync m16n8k16, signed int8 with m16n8k32 into i32, f32 "
+           "with FMAs; fused elementwise epilogue); bufferized IR, sm_80+";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, gpu::GPUDialect, LLVM::LLVMDialect,
