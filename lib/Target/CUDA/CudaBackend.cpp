@@ -320,8 +320,11 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
   // writes into them); zero-element buffers leave the signature.
   pm.addPass(cpu::createPrepareEntryPass());
   std::string pipeline =
-      std::string(o.kernels == "library" ? "func.func(kiln-cuda-int8-prepare),"
-                                         : "") +
+      // int8 GEMMs as signed ones: cuBLASLt calls (library mode) or
+      // tensor-core kernels (codegen mode), both s8 x s8 -> s32.
+      std::string(o.kernels == "library"
+                      ? "func.func(kiln-cuda-int8-prepare),"
+                      : "func.func(kiln-cuda-int8-prepare{library=false}),") +
       "linalg-fuse-elementwise-ops,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -331,7 +334,8 @@ LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
       "modify-public-functions=true}," +
       // Matmuls first: library calls (--kernels=library: int8 GEMMs as
       // cuBLASLt IMMA calls, Int8Calls.cpp; float GEMMs as cuBLASLt calls,
-      // LibraryCalls.cpp), then tiled kernels (tensor cores for fp16/bf16)
+      // LibraryCalls.cpp), then tiled kernels (tensor cores for
+      // fp16/bf16/int8)
       // for the ones left (MatmulKernels.cpp). Convolutions before them all
       // (cuDNN, CudnnCalls.cpp): the GEMM matchers would remark on them.
       std::string(o.kernels == "library"

@@ -56,6 +56,9 @@ bool touches(Operation *op, const llvm::SetVector<Value> &set) {
 
 bool isZeroFloat(Value value) {
   auto constant = value.getDefiningOp<arith::ConstantOp>();
+  if (auto attr = constant ? dyn_cast<IntegerAttr>(constant.getValue())
+                           : nullptr) // an i32 accumulator (int8 GEMMs)
+    return attr.getValue().isZero();
   auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
   return attr && attr.getValue().isZero();
 }
@@ -69,38 +72,43 @@ bool isStaticIdentity(Value value) {
 Value skipExt(Value v) {
   if (auto ext = v.getDefiningOp<arith::ExtFOp>())
     return ext.getIn();
+  if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+    return ext.getIn();
   return v;
 }
 
-/// The body is `yield out + ext(a) * ext(b)` (exts optional, either order).
+/// The body is `yield out + ext(a) * ext(b)` (exts optional, either order):
+/// floats with extf, or integers with extsi (a signed int8 GEMM; extui is
+/// no signed product, and is not taken).
 bool isMulAddBody(Block &body) {
   if (body.getNumArguments() != 3)
     return false;
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   if (!yield || yield.getNumOperands() != 1)
     return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add))
     return false;
   Value out = body.getArgument(2);
-  if (add.getLhs() != out && add.getRhs() != out)
+  if (add->getOperand(0) != out && add->getOperand(1) != out)
     return false;
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
+  Value product =
+      add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0);
+  Operation *mul = product.getDefiningOp();
+  if (!mul || !(isa<arith::AddFOp>(add) ? isa<arith::MulFOp>(mul)
+                                         : isa<arith::MulIOp>(mul)))
     return false;
-  Value x = skipExt(mul.getLhs()), y = skipExt(mul.getRhs());
+  Value x = skipExt(mul->getOperand(0)), y = skipExt(mul->getOperand(1));
   Value a = body.getArgument(0), b = body.getArgument(1);
   if (!((x == a && y == b) || (x == b && y == a)))
     return false;
   // Nothing else in the body: the add, the multiply, extensions of the
   // inputs and the yield.
   for (Operation &op : body) {
-    if (&op == add.getOperation() || &op == mul.getOperation() ||
-        &op == yield.getOperation())
+    if (&op == add || &op == mul || &op == yield.getOperation())
       continue;
-    auto ext = dyn_cast<arith::ExtFOp>(op);
-    if (!ext || (ext.getIn() != a && ext.getIn() != b))
+    if (!isa<arith::ExtFOp, arith::ExtSIOp>(op) ||
+        (op.getOperand(0) != a && op.getOperand(0) != b))
       return false;
   }
   return true;
@@ -272,15 +280,17 @@ void matchEpilogue(GemmMatch &match) {
   if (accArg < 0)
     return;
   // The kernel or call replaces the epilogue where it is: the operands of
-  // the contraction must not change in between, and its output must not be
-  // an input (other blocks still read the inputs while one stores).
-  llvm::SetVector<Value> guarded = aliasesOf(match.a);
-  guarded.insert_range(aliasesOf(match.b));
-  guarded.insert_range(cAliases);
+  // the contraction must not change in between (readers are fine: the row
+  // sums of an int8 weight, Int8Calls.cpp), and its output must not be an
+  // input (other blocks still read the inputs while one stores).
+  llvm::SetVector<Value> operands = aliasesOf(match.a);
+  operands.insert_range(aliasesOf(match.b));
   for (Operation *between = op->getNextNode(); between != candidate;
        between = between->getNextNode())
-    if (touches(between, guarded))
+    if (writes(between, operands) || touches(between, cAliases))
       return;
+  llvm::SetVector<Value> guarded = operands;
+  guarded.insert_range(cAliases);
   llvm::SetVector<Value> outAliases = aliasesOf(out);
   if (llvm::any_of(guarded, [&](Value v) {
         return outAliases.contains(v) && !(inPlace && cAliases.contains(v));
@@ -348,8 +358,15 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   cDims.append(mDims.begin(), mDims.end());
   cDims.append(nDims.begin(), nDims.end());
   // A operand order other than A x B (B first) is not a row-major GEMM.
-  if (!resultsAre(maps[0], aDims) || !resultsAre(maps[1], bDims) ||
-      !resultsAre(maps[2], cDims)) {
+  // B indexed [n.., k] by its map (the signed int8 GEMM of
+  // kiln-cuda-int8-prepare reads its weight so; reshape propagation may
+  // split its n into heads) is read in place, as a folded transpose is
+  // (bNK).
+  SmallVector<unsigned> nkDims(nDims);
+  nkDims.append(kDims.begin(), kDims.end());
+  bool bNK = batch.empty() && kDims.size() == 1 && resultsAre(maps[1], nkDims);
+  if (!resultsAre(maps[0], aDims) ||
+      !(bNK || resultsAre(maps[1], bDims)) || !resultsAre(maps[2], cDims)) {
     why = "operands are not row-major [batch, m, k] x [batch, k, n] "
           "(a transposed operand)";
     return failure();
@@ -381,6 +398,7 @@ FailureOr<GemmMatch> matchGemm(linalg::LinalgOp op, std::string &why) {
   match.k = 1;
   for (unsigned d : kDims)
     match.k *= ranges[d];
+  match.bNK = bNK;
   match.inType = cast<MemRefType>(match.a.getType()).getElementType();
   match.accType = cast<MemRefType>(match.c.getType()).getElementType();
   if (match.inType != cast<MemRefType>(match.b.getType()).getElementType()) {

@@ -61,6 +61,10 @@ struct GemmMatch {
   /// from (foldTransposedB), and that transpose (dies with the contraction).
   mlir::Value bTransposed;
   mlir::Operation *bTranspose = nullptr;
+  /// B is indexed [n.., k] by the contraction's own map (no batch, one k
+  /// loop): the kernels read it as [n, k] in place (its n dims collapsed),
+  /// as they read bTransposed.
+  bool bNK = false;
   /// Ops that die with the contraction when the epilogue is folded: C's
   /// allocation and its views.
   llvm::SmallVector<mlir::Operation *> deadWithC;

@@ -104,11 +104,19 @@ bool isZeroFill(linalg::FillOp fill) {
 struct Int8PreparePass
     : PassWrapper<Int8PreparePass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(Int8PreparePass)
+  Int8PreparePass() = default;
+  Int8PreparePass(const Int8PreparePass &other) : PassWrapper(other) {}
   StringRef getArgument() const override { return "kiln-cuda-int8-prepare"; }
   StringRef getDescription() const override {
     return "Rewrite kiln.int8_matmul contractions into signed int8 "
-           "linalg.matmul ops plus a correction (for cuBLASLt IMMA calls)";
+           "linalg.matmul ops plus a correction (for cuBLASLt IMMA calls, "
+           "or the tensor-core kernels of codegen mode)";
   }
+  // Codegen mode (false): no cuBLASLt shape limits; the tensor-core kernel
+  // (MatmulKernels.cpp) has its own, and remarks on them.
+  Option<bool> library{*this, "library",
+                       llvm::cl::desc("For cuBLASLt calls (--kernels=library)"),
+                       llvm::cl::init(true)};
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, linalg::LinalgDialect,
                     tensor::TensorDialect>();
@@ -141,9 +149,10 @@ struct Int8PreparePass
     std::string node = findOnnxNode(op.getLoc());
     auto keep = [&](const Twine &why) {
       emitRemark(stripOrigins(op.getLoc()))
-          << "CUDA library mode: the int8 GEMM of ONNX node '"
-          << (node.empty() ? "?" : node)
-          << "' stays a generated kernel: " << why;
+          << (library ? "CUDA library mode" : "CUDA")
+          << ": the int8 GEMM of ONNX node '" << (node.empty() ? "?" : node)
+          << "' stays a generated kernel" << (library ? "" : " (no IMMA)")
+          << ": " << why;
     };
     Value a = op.getDpsInputOperand(0)->get();
     Value w = op.getDpsInputOperand(1)->get();
@@ -157,7 +166,7 @@ struct Int8PreparePass
     if (flag("w_unsigned"))
       return keep("a uint8 weight (cuBLASLt's IMMA GEMM is int8 x int8)");
     int64_t k = aType.getDimSize(1), n = wType.getDimSize(0);
-    if (n % 4 != 0 || k % 4 != 0)
+    if (library && (n % 4 != 0 || k % 4 != 0))
       return keep("cuBLASLt's int8 GEMM needs N and K multiples of 4 (N " +
                   Twine(n) + ", K " + Twine(k) + ")");
     auto fill = init.getDefiningOp<linalg::FillOp>();

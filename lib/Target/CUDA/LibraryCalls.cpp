@@ -260,6 +260,8 @@ struct LibraryCallsPass
       return "inputs are not f32, f16 or bf16";
     if (!match.accType.isF32())
       return "the accumulator is not f32";
+    if (match.bNK)
+      return "B is read transposed ([n, k]) by the contraction";
     if (!match.zeroStart)
       return "it accumulates into an existing result (no zero fill)";
     if (!t.isF32() && epilogue < 0)
@@ -299,6 +301,10 @@ struct LibraryCallsPass
         if (epilogue < 0)
           bias = Value();
       }
+      // Integer GEMMs are kiln-cuda-int8-calls' (which said why it left
+      // one); they go on to the tensor-core kernels.
+      if (match->inType.isInteger())
+        continue;
       why = unsupported(*match, epilogue);
       if (why.empty() && (isHostGlobal(match->a) || isHostGlobal(match->b)))
         why = "an operand is a host constant";

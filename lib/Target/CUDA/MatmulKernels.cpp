@@ -18,6 +18,11 @@
 //     mma.sync m16n8k16: nvgpu.mma.sync for f16, nvvm.mma.sync for bf16
 //     (upstream's nvgpu lowering has no bf16 case); the 8 accumulators of
 //     vector<2x2xf32> are loop-carried, in registers;
+//   - int8 (a signed i8 x i8 -> i32 linalg.matmul with B read [n, k]:
+//     kiln-cuda-int8-prepare's, Int8Calls.cpp): the fp16 kernel with its
+//     transposed-B staging, in bytes (vector<16xi8> chunks), the same
+//     ldmatrix addresses at k 16 instead of 8, and nvvm.mma.sync m16n8k32
+//     s8 into vector<2x2xi32> accumulators;
 //   - f32: each thread computes 8 rows (8 apart) x 4 adjacent columns with
 //     vector<4xf32> FMAs: per k, one 16-byte B read and 8 broadcast A
 //     values from shared memory (no TF32: the results stay f32-exact up to
@@ -30,7 +35,7 @@
 //
 // The 16-byte vector loads need K and N to be multiples of the chunk (8
 // half, 4 f32 elements: a chunk is then inside the matrix or outside, and
-// aligned); other shapes, and contractions in another layout, keep the
+// aligned; int8: K a multiple of 16); other shapes, and contractions in another layout, keep the
 // scalar kernel with a remark saying why.
 //
 //===----------------------------------------------------------------------===//
@@ -101,13 +106,17 @@ SmallVector<Value> delinearize(Builder &ib, Value v, ArrayRef<int64_t> sizes) {
   return out;
 }
 
-/// One mma.sync m16n8k16 with f32 accumulation.
+/// One mma.sync m16n8k16 with f32 accumulation (f16, bf16) or m16n8k32
+/// with i32 accumulation (s8).
 Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
           Type inType) {
   if (inType.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
                                     ArrayRef<int64_t>{16, 8, 16});
-  // bf16: the NVVM op on the packed registers (i32 = two bf16).
+  // bf16, s8: the NVVM op on the packed registers (i32 = two bf16, four
+  // s8). For s8, nvgpu's lowering would add .satfinite (clamping on
+  // overflow); "wrapped" wraps like the CPU's i32 sums.
+  bool s8 = inType.isInteger(8);
   MLIRContext *ctx = b.getContext();
   auto regs = [&](Value frag, int64_t count) {
     SmallVector<Value> out;
@@ -124,19 +133,22 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
     for (int64_t j = 0; j < 2; ++j)
       cRegs.push_back(
           vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
-  Type f32 = b.getF32Type();
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Type accElem = s8 ? Type(b.getI32Type()) : Type(b.getF32Type());
+  NVVM::MMATypes ptxType = s8 ? NVVM::MMATypes::s8 : NVVM::MMATypes::bf16;
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      ctx, {accElem, accElem, accElem, accElem});
   Value d = NVVM::MmaOp::create(
       b, loc, structType, regs(a, 4), regs(bFrag, 2), cRegs,
-      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      ArrayRef<int64_t>{16, 8, s8 ? 32 : 16}, std::nullopt,
+      s8 ? std::optional(NVVM::MMAIntOverflow::wrapped) : std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> elements;
   for (int64_t i = 0; i < 4; ++i)
     elements.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-  return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
-                                        elements);
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({2, 2}, accElem), elements);
 }
 
 /// Replaces the contraction of `match` (and its fill and epilogue) by the
@@ -144,8 +156,11 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc,
 void buildKernel(GemmMatch &match) {
   // f16/bf16 on tensor cores, f32 on CUDA cores (SIMT) from the same shared
   // tiles. A chunk is 16 bytes, rows are padded by one chunk.
+  // int8 (signed, B as [n, k]): the same tiles in bytes, mma m16n8k32 with
+  // i32 accumulators.
   bool simt = match.inType.isF32();
-  const int64_t kVec = simt ? 4 : 8;
+  bool imma = match.inType.isInteger(8);
+  const int64_t kVec = simt ? 4 : imma ? 16 : 8;
   const int64_t kPad = kVec;
   Operation *op = match.op;
   Operation *anchor = match.epilogue ? match.epilogue.getOperation() : op;
@@ -154,7 +169,8 @@ void buildKernel(GemmMatch &match) {
   MLIRContext *ctx = b.getContext();
   Builder hb{b, loc};
   Type t = match.inType;
-  Type f32 = b.getF32Type();
+  // The accumulator type (i32 for int8).
+  Type f32 = imma ? Type(b.getI32Type()) : Type(b.getF32Type());
   bool hasBatch = match.numBatchDims > 0;
   int64_t M = match.m, N = match.n, K = match.k;
 
@@ -165,11 +181,14 @@ void buildKernel(GemmMatch &match) {
   // is staged like A's and ldmatrix reads its fragments without .trans
   // (tensor cores), or its chunks are transposed into the [k][n] tile on
   // the way to shared memory (f32).
-  bool bT = foldTransposedB(match, anchor);
-  Value B = bT ? match.bTransposed
-               : collapseGroups(b, loc, match.b,
-                                {match.numBatchDims, match.numKDims,
-                                 match.numNDims});
+  // A B indexed [n.., k] by the contraction (bNK: int8) is read so too.
+  bool bT = match.bNK || foldTransposedB(match, anchor);
+  Value B = match.bNK ? collapseGroups(b, loc, match.b,
+                                       {match.numNDims, match.numKDims})
+            : bT      ? match.bTransposed
+                      : collapseGroups(b, loc, match.b,
+                                       {match.numBatchDims, match.numKDims,
+                                        match.numNDims});
   Value C;
   if (!match.epilogue || !match.zeroStart)
     C = collapseGroups(b, loc, match.c,
@@ -247,14 +266,14 @@ void buildKernel(GemmMatch &match) {
              hb.add(hb.add(warpCol, nt * 8 + j), hb.mul(hb.rem(lane, 4), 2))});
     return out;
   };
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
 
   // Initial accumulators: zeros when C was zero-filled, else C.
   SmallVector<Value> init;
   for (int64_t acc = 0; acc < numAccs; ++acc) {
     if (match.zeroStart) {
       init.push_back(arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0))));
+          b, loc, DenseElementsAttr::get(accType, b.getZeroAttr(f32))));
       continue;
     }
     SmallVector<Value> elements;
@@ -375,15 +394,22 @@ void buildKernel(GemmMatch &match) {
       }
     } else {
       // Fragment addresses: ldmatrix.x4 takes row addresses from all 32
-      // lanes (rows 0-15 at k 0, then at k 8); x2 from lanes 0-15.
+      // lanes (rows 0-15 at k 0, then at k 8); x2 from lanes 0-15. Its
+      // 8x8 matrices are of 16-bit units, 16 bytes a row: for s8 a row is
+      // 16 k, so the same addresses with k 16 for k 8 give the m16n8k32
+      // fragments (a0-a3: rows 0-7/8-15 x k 0-15/16-31; b0, b1: n 0-7 x
+      // k 0-15/16-31, each thread 4 consecutive k of one row).
+      const int64_t kStep = imma ? 32 : 16, kHalf = kStep / 2;
+      const int64_t perReg = imma ? 4 : 2; // elements per 32-bit register
       Value warpTileRow = hb.mul(hb.div(warp, kWarpsN), kWM);
       Value warpTileCol = hb.mul(hb.rem(warp, kWarpsN), kWN);
-      Value laneRow = hb.rem(lane, 16), laneHalf = hb.mul(hb.div(lane, 16), 8);
-      for (int64_t kk = 0; kk < kBK; kk += 16) {
+      Value laneRow = hb.rem(lane, 16),
+            laneHalf = hb.mul(hb.div(lane, 16), kHalf);
+      for (int64_t kk = 0; kk < kBK; kk += kStep) {
         SmallVector<Value> aFrags, bFrags;
         for (int64_t mt = 0; mt < kMTiles; ++mt)
           aFrags.push_back(nvgpu::LdMatrixOp::create(
-              b, loc, VectorType::get({4, 2}, t), aTile,
+              b, loc, VectorType::get({4, perReg}, t), aTile,
               ValueRange{hb.add(hb.add(warpTileRow, mt * 16), laneRow),
                          hb.add(laneHalf, kk)},
               b.getBoolAttr(false), b.getI32IntegerAttr(4)));
@@ -393,11 +419,11 @@ void buildKernel(GemmMatch &match) {
           SmallVector<Value, 2> index;
           if (bT)
             index = {hb.add(hb.add(warpTileCol, nt * 8), hb.rem(lane, 8)),
-                     hb.add(hb.mul(hb.rem(hb.div(lane, 8), 2), 8), kk)};
+                     hb.add(hb.mul(hb.rem(hb.div(lane, 8), 2), kHalf), kk)};
           else
             index = {hb.add(laneRow, kk), hb.add(warpTileCol, nt * 8)};
           bFrags.push_back(nvgpu::LdMatrixOp::create(
-              b, loc, VectorType::get({2, 2}, t), bTile, index,
+              b, loc, VectorType::get({2, perReg}, t), bTile, index,
               b.getBoolAttr(!bT), b.getI32IntegerAttr(2)));
         }
         for (int64_t mt = 0; mt < kMTiles; ++mt)
@@ -476,8 +502,8 @@ struct MatmulKernelsPass
   StringRef getDescription() const override {
     return "Contractions with f32 accumulation -> tiled gpu.launch kernels "
            "(shared-memory tiles; fp16/bf16 on tensor cores with ldmatrix "
-           "and mma.sync m16n8k16, f32 with FMAs; fused elementwise "
-           "epilogue); bufferized IR, sm_80+";
+           "and mma.sync m16n8k16, signed int8 with m16n8k32 into i32, f32 "
+           "with FMAs; fused elementwise epilogue); bufferized IR, sm_80+";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, gpu::GPUDialect, LLVM::LLVMDialect,
@@ -497,20 +523,31 @@ struct MatmulKernelsPass
                         ? getElementTypeOrSelf(op.getDpsInputs()[0].getType())
                         : Type();
       bool half = inType && (inType.isF16() || inType.isBF16());
-      if (!half && !(inType && inType.isF32()))
+      bool i8 = inType && inType.isInteger(8);
+      if (!half && !i8 && !(inType && inType.isF32()))
         continue;
-      // The 16-byte chunks: 8 half or 4 f32 elements.
-      int64_t vec = half ? 8 : 4;
-      if (succeeded(match) && !match->accType.isF32())
+      // The 16-byte chunks: 16 int8, 8 half or 4 f32 elements. int8 reads
+      // B as [n, k] only (ldmatrix has no .trans for 8-bit elements), so
+      // N needs no chunks.
+      int64_t vec = i8 ? 16 : half ? 8 : 4;
+      if (succeeded(match) && i8 && !match->accType.isInteger(32))
+        why = "the accumulator is not i32";
+      else if (succeeded(match) && !i8 && !match->accType.isF32())
         why = "the accumulator is not f32";
-      else if (succeeded(match) && (match->k % vec || match->n % vec))
+      else if (succeeded(match) && i8 && !match->bNK)
+        why = "B is not read as [n, k]";
+      else if (succeeded(match) && i8 && match->k % vec)
+        why = "K must be a multiple of 16 (K = " + std::to_string(match->k) +
+              ")";
+      else if (succeeded(match) && !i8 && (match->k % vec || match->n % vec))
         why = "K and N must be multiples of " + std::to_string(vec) +
               " (K = " + std::to_string(match->k) +
               ", N = " + std::to_string(match->n) + ")";
       if (!why.empty()) {
         emitRemark(stripOrigins(op.getLoc()))
             << "CUDA: the contraction of ONNX node '" << onnxNodeOf(op)
-            << "' is not " << (half ? "on tensor cores" : "tiled") << " ("
+            << "' is not " << (half || i8 ? "on tensor cores" : "tiled")
+            << " ("
             << why << "); it keeps the scalar kernel";
         continue;
       }

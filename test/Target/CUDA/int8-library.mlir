@@ -9,7 +9,8 @@
 // fused into its QuantizeLinear's kernel; the 128 * rowsum(W) correction
 // is a reduction over the weight (an entry buffer, as kiln-hoist-weights
 // makes it; one per weight) whose sum is added in the epilogue's kernel.
-// Codegen mode keeps the generated kernel; both assemble with ptxas.
+// Codegen mode runs the same signed GEMMs as tensor-core kernels; both
+// assemble with ptxas.
 //
 // RUN: kiln-opt %s --convert-kiln-to-linalg --kiln-cuda-pipeline-library | FileCheck %s --check-prefix=IR
 // RUN: kiln-compile %s -O0 --target=cuda:sm_80 --kernels=library --emit=ptx -o %t.lib.ptx
@@ -76,10 +77,16 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<32x64xi8>, %xu: tensor<16x64xf
 // HOST-NEXT: llvm.extractvalue
 // HOST-NEXT: llvm.call @mgpuMemFree(
 
-// Codegen mode: the int8 GEMMs are generated kernels (the contractions,
-// with the quantization of A fused in, and the epilogues; equal iteration
-// spaces fuse across the two layers).
-// CODEGEN: // kernel k0_quantized_matmul <- ONNX nodes: /l0/MatMul
-// CODEGEN-NEXT: // kernel k1_quantized_matmul_quantize_linear
+// Codegen mode: the same signed int8 GEMMs as tensor-core kernels of
+// their own (IMMA, int8-tensorcore.mlir) with the epilogues folded, after
+// the quantizations, and the row sums of W once.
+// CODEGEN: // kernel k0_quantize_linear <- ONNX nodes: /l0/QuantizeLinear
+// CODEGEN-NEXT: // kernel k1_quantized_matmul <- ONNX nodes: /l0/MatMul
+// CODEGEN-NEXT: // kernel k2_quantized_matmul <- ONNX nodes: /l0/MatMul
+// CODEGEN-NEXT: // kernel k3_quantized_matmul_quantize_linear <- ONNX nodes: /l1/MatMul /l1/QuantizeLinear
+// CODEGEN-NEXT: // kernel k4_quantized_matmul <- ONNX nodes: /l1/MatMul
 // CODEGEN-NOT: cublaslt
-// CODEGEN: .visible .entry k0_quantized_matmul(
+// CODEGEN: .visible .entry k2_quantized_matmul(
+// CODEGEN: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+// CODEGEN: .visible .entry k4_quantized_matmul(
+// CODEGEN: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
