@@ -514,6 +514,46 @@ static std::string kernelBinary(ModuleOp module) {
   return bytes;
 }
 
+static std::string formatNumber(double v, const char *format);
+
+/// What every artifact records the same way, CPU or CUDA: the compiler,
+/// the source, the precision options, both pipelines, the signature (with
+/// the weights' bytes), the kernel table and the code.
+static void describeArtifact(kiln::ArtifactSpec &spec, ModuleOp module,
+                             const kiln::ModelSignature &signature,
+                             PassManager &pm, const std::string &graphPipeline,
+                             const std::string &code) {
+  spec.compilerVersion = KILN_VERSION;
+  spec.source = inputPath;
+  spec.setOption("opt_level", int64_t(optLevel));
+  spec.setOption("embed_weights", bool(embedWeights));
+  spec.setOption("precision", precision);
+  if (autoKeep >= 0)
+    spec.setOption("auto_keep", std::to_string(autoKeep.getValue()));
+  if (precision == "int8") {
+    spec.setOption("calibration_method", calibrationMethod);
+    if (calibrationMethod == "percentile")
+      spec.setOption("percentile", formatNumber(percentileValue, "%g"));
+    spec.setOption("activation_type", activationType);
+  }
+  std::string backendPipeline;
+  llvm::raw_string_ostream pipelineOs(backendPipeline);
+  pm.printAsTextualPipeline(pipelineOs);
+  spec.pipeline = graphPipeline + " ; " + backendPipeline;
+  for (const kiln::TensorSpec &t : signature.inputs)
+    spec.inputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::TensorSpec &t : signature.outputs)
+    spec.outputs.push_back({t.name, t.dtype, t.shape});
+  for (const kiln::WeightSpec &w : signature.weights)
+    spec.weights.push_back(
+        {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
+  // The runtime resolves the table's kernels at session creation (CUDA: in
+  // the fatbin): the table is written with or without the profiling hooks.
+  spec.kernelsJson = kiln::cpu::kernelTableJson(module);
+  spec.code = code.data();
+  spec.codeSize = code.size();
+}
+
 /// --target=cuda:sm_XX: linalg -> kernels (PTX or fatbin) and, past
 /// --emit=ptx|fatbin, the host code on device memory (HostCode.cpp) down to
 /// the artifact: the host .so, the fatbin and the kernel table
@@ -637,32 +677,13 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
     return false;
   }
   kiln::ArtifactSpec spec;
-  spec.compilerVersion = KILN_VERSION;
-  spec.source = inputPath;
+  describeArtifact(spec, module, *signature, pm, graphPipeline, sharedObject);
   spec.target.kind = "cuda";
   spec.target.chip = chip.str();
   spec.target.triple = target.triple;
-  spec.setOption("opt_level", int64_t(optLevel));
   spec.setOption("target", std::string(targetName));
+  spec.setOption("kernels", options.kernels);
   spec.setOption("profile_hooks", options.profileHooks);
-  spec.setOption("embed_weights", bool(embedWeights));
-  spec.setOption("precision", precision);
-  std::string backendPipeline;
-  llvm::raw_string_ostream pipelineOs(backendPipeline);
-  pm.printAsTextualPipeline(pipelineOs);
-  spec.pipeline = graphPipeline + " ; " + backendPipeline;
-  for (const kiln::TensorSpec &t : signature->inputs)
-    spec.inputs.push_back({t.name, t.dtype, t.shape});
-  for (const kiln::TensorSpec &t : signature->outputs)
-    spec.outputs.push_back({t.name, t.dtype, t.shape});
-  for (const kiln::WeightSpec &w : signature->weights)
-    spec.weights.push_back(
-        {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
-  // The runtime resolves every kernel of the table in the fatbin at session
-  // creation: the table is written with or without the profiling hooks.
-  spec.kernelsJson = kiln::cpu::kernelTableJson(module);
-  spec.code = sharedObject.data();
-  spec.codeSize = sharedObject.size();
   if (!fatbin.empty())
     spec.sections.push_back({"cuda-fatbin", "cuda-fatbin", fatbin.data(),
                              uint64_t(fatbin.size())});
@@ -675,7 +696,6 @@ static bool compileCuda(ModuleOp module, Emit mode, StringRef chip,
 }
 #endif
 
-static std::string formatNumber(double v, const char *format);
 
 /// The graph (optimized, weights hoisted) down to the requested stage.
 static bool compileBackend(ModuleOp module, Emit mode,
@@ -729,37 +749,11 @@ static bool compileBackend(ModuleOp module, Emit mode,
     return false;
   }
   kiln::ArtifactSpec spec;
-  spec.compilerVersion = KILN_VERSION;
-  spec.source = inputPath;
+  describeArtifact(spec, module, *signature, pm, graphPipeline, sharedObject);
   spec.target = {"cpu", target.triple, target.cpu, target.features};
-  spec.setOption("opt_level", int64_t(optLevel));
   spec.setOption("kernels", options.kernels);
   spec.setOption("cpu", options.cpu);
   spec.setOption("parallel", options.parallel);
-  spec.setOption("embed_weights", bool(embedWeights));
-  spec.setOption("precision", precision);
-  if (autoKeep >= 0)
-    spec.setOption("auto_keep", std::to_string(autoKeep.getValue()));
-  if (precision == "int8") {
-    spec.setOption("calibration_method", calibrationMethod);
-    if (calibrationMethod == "percentile")
-      spec.setOption("percentile", formatNumber(percentileValue, "%g"));
-    spec.setOption("activation_type", activationType);
-  }
-  std::string backendPipeline;
-  llvm::raw_string_ostream pipelineOs(backendPipeline);
-  pm.printAsTextualPipeline(pipelineOs);
-  spec.pipeline = graphPipeline + " ; " + backendPipeline;
-  for (const kiln::TensorSpec &t : signature->inputs)
-    spec.inputs.push_back({t.name, t.dtype, t.shape});
-  for (const kiln::TensorSpec &t : signature->outputs)
-    spec.outputs.push_back({t.name, t.dtype, t.shape});
-  for (const kiln::WeightSpec &w : signature->weights)
-    spec.weights.push_back(
-        {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
-  spec.kernelsJson = kiln::cpu::kernelTableJson(module);
-  spec.code = sharedObject.data();
-  spec.codeSize = sharedObject.size();
   std::string writeError = kiln::writeArtifact(artifactPath, spec);
   if (!writeError.empty()) {
     llvm::errs() << "kiln-compile: " << writeError << "\n";
