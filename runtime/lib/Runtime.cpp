@@ -175,11 +175,14 @@ void *allocFor(Counters *owner, size_t size, size_t align) {
   h->size = size;
   h->base = base;
   h->reserved = align;
+  // The process counter first on allocation and last on free, so that it
+  // never holds less than a session's: a session's peak can then never
+  // exceed the process peak, even with runs on several threads.
+  gProcess.add(size);
   if (owner) {
     owner->refs.fetch_add(1, std::memory_order_relaxed);
     owner->add(size);
   }
-  gProcess.add(size);
   return user;
 }
 
@@ -187,11 +190,11 @@ void freeBlock(void *ptr) {
   if (!ptr)
     return;
   AllocHeader *h = static_cast<AllocHeader *>(ptr) - 1;
-  gProcess.sub(h->size);
   if (h->owner) {
     h->owner->sub(h->size);
     unref(h->owner);
   }
+  gProcess.sub(h->size);
   uint64_t total = h->size + h->reserved;
   {
     BlockCache &cache = blockCache();
