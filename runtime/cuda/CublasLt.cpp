@@ -6,7 +6,6 @@
 #include "kiln/cuda_abi.h"
 
 #include <cstdlib>
-#include <dlfcn.h>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -152,13 +151,7 @@ std::string CublasLt::load(CublasLt *&out) {
     return error;
   }
   auto *api = new Api;
-  const char *missing = nullptr;
-  auto sym = [&](auto &fn, const char *name) {
-    void *p = dlsym(h, name);
-    if (!p && !missing)
-      missing = name;
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-  };
+  Symbols sym{h};
   sym(api->create, "cublasLtCreate");
   sym(api->statusString, "cublasLtGetStatusString");
   sym(api->descCreate, "cublasLtMatmulDescCreate");
@@ -172,7 +165,7 @@ std::string CublasLt::load(CublasLt *&out) {
   sym(api->prefSet, "cublasLtMatmulPreferenceSetAttribute");
   sym(api->heuristic, "cublasLtMatmulAlgoGetHeuristic");
   sym(api->matmul, "cublasLtMatmul");
-  if (missing) {
+  if (const char *missing = sym.missing) {
     delete api;
     error = std::string("cuBLASLt lacks ") + missing;
     return error;

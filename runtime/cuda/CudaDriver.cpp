@@ -154,6 +154,10 @@ const Driver *loadDriver(std::string &error) {
 }
 
 
+void *Symbols::lookup(void *handle, const char *name) {
+  return dlsym(handle, name);
+}
+
 void *openCudaLibrary(const char *envVar,
                       std::initializer_list<const char *> sonames,
                       std::string &tried) {

@@ -146,6 +146,21 @@ void *openCudaLibrary(const char *envVar,
                       std::initializer_list<const char *> sonames,
                       std::string &tried);
 
+/// Resolves entry points of a library openCudaLibrary opened, keeping the
+/// first one it lacks: `Symbols sym{h}; sym(api->create, "cudnnCreate");
+/// ... if (sym.missing) ...`.
+struct Symbols {
+  void *handle;
+  const char *missing = nullptr;
+  template <typename Fn> void operator()(Fn &fn, const char *name) {
+    void *p = lookup(handle, name);
+    if (!p && !missing)
+      missing = name;
+    fn = reinterpret_cast<Fn>(p);
+  }
+  static void *lookup(void *handle, const char *name);
+};
+
 /// The library $KILN_LIBCUDA names, or "libcuda.so.1".
 std::string driverLibraryName();
 

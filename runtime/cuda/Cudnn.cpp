@@ -6,7 +6,6 @@
 #include "kiln/cuda_abi.h"
 
 #include <cstdlib>
-#include <dlfcn.h>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -170,13 +169,7 @@ std::string Cudnn::load(Cudnn *&out) {
     return error;
   }
   auto *api = new Api;
-  const char *missing = nullptr;
-  auto sym = [&](auto &fn, const char *name) {
-    void *p = dlsym(h, name);
-    if (!p && !missing)
-      missing = name;
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-  };
+  Symbols sym{h};
   sym(api->create, "cudnnCreate");
   sym(api->destroy, "cudnnDestroy");
   sym(api->setStream, "cudnnSetStream");
@@ -200,7 +193,7 @@ std::string Cudnn::load(Cudnn *&out) {
   sym(api->setActivation, "cudnnSetActivationDescriptor");
   sym(api->destroyActivation, "cudnnDestroyActivationDescriptor");
   sym(api->activationForward, "cudnnActivationForward");
-  if (missing) {
+  if (const char *missing = sym.missing) {
     delete api;
     error = std::string("cuDNN lacks ") + missing +
             " (the legacy API of cuDNN 9 is needed)";
