@@ -660,6 +660,29 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
             " (set KILN_ABI_ARCHIVE)";
     return false;
   }
+  std::vector<std::string> libraries = {"-Wl,--whole-archive", archive};
+  // The library-mode kernels run their own OpenMP regions: their archive
+  // goes before -lomp, which --as-needed would otherwise drop from a model
+  // without parallel loops of its own.
+  if (options.kernels == "library") {
+    llvm::SmallString<256> blas(llvm::sys::path::parent_path(archive));
+    llvm::sys::path::append(blas, "libkiln_abi_blas.a");
+    libraries.push_back(std::string(blas));
+  }
+  std::string ompDir = "/usr/lib/llvm-22/lib";
+  libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
+                                     "-Wl,-rpath," + ompDir, "-lomp"});
+  if (options.kernels == "library")
+    libraries.push_back("-lopenblas");
+  libraries.push_back("-lm");
+  return linkWithSystemCompiler(object, libraries, "the model's shared object",
+                                sharedObject, error);
+}
+
+bool linkWithSystemCompiler(const std::string &object,
+                            llvm::ArrayRef<std::string> libraries,
+                            llvm::StringRef what, std::string &sharedObject,
+                            std::string &error) {
   const char *ccEnv = std::getenv("KILN_CC");
   auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
   if (!cc) {
@@ -678,27 +701,9 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << object;
   }
-  std::string ompDir = "/usr/lib/llvm-22/lib";
-  std::vector<std::string> args = {*cc,
-                                   "-shared",
-                                   "-o",
-                                   std::string(soPath),
-                                   std::string(objPath),
-                                   "-Wl,--whole-archive",
-                                   archive};
-  // The library-mode kernels run their own OpenMP regions: their archive
-  // goes before -lomp, which --as-needed would otherwise drop from a model
-  // without parallel loops of its own.
-  if (options.kernels == "library") {
-    llvm::SmallString<256> blas(llvm::sys::path::parent_path(archive));
-    llvm::sys::path::append(blas, "libkiln_abi_blas.a");
-    args.push_back(std::string(blas));
-  }
-  args.insert(args.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
-                           "-Wl,-rpath," + ompDir, "-lomp"});
-  if (options.kernels == "library")
-    args.push_back("-lopenblas");
-  args.push_back("-lm");
+  std::vector<std::string> args = {*cc, "-shared", "-o", std::string(soPath),
+                                   std::string(objPath)};
+  args.insert(args.end(), libraries.begin(), libraries.end());
   llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt,
                                                 llvm::StringRef(logPath),
@@ -707,7 +712,7 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
   auto so = llvm::MemoryBuffer::getFile(soPath);
   if (rc != 0 || !so) {
     auto log = llvm::MemoryBuffer::getFile(logPath);
-    error = "linking the model's shared object failed";
+    error = "linking " + what.str() + " failed";
     if (log)
       error += ":\n" + (*log)->getBuffer().str();
   } else {

@@ -695,47 +695,12 @@ bool linkHostSharedObject(const std::string &object, std::string &sharedObject,
               "KILN_ABI_CUDA_ARCHIVE)";
     shim.clear();
   }
-  const char *ccEnv = std::getenv("KILN_CC");
-  auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
-  if (!cc) {
-    error = "no C compiler driver to link with (install gcc, or set KILN_CC)";
-    return false;
-  }
-  llvm::SmallString<128> objPath, soPath, logPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-cuda-host", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-cuda-host", "so", soPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-link", "log", logPath)) {
-    error = "cannot create temporary files";
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << object;
-  }
-  std::vector<std::string> args = {*cc, "-shared", "-o", std::string(soPath),
-                                   std::string(objPath),
-                                   "-Wl,--whole-archive", abi};
+  std::vector<std::string> libraries = {"-Wl,--whole-archive", abi};
   if (!shim.empty())
-    args.push_back(shim);
-  args.insert(args.end(), {"-Wl,--no-whole-archive", "-lm"});
-  llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
-  int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects);
-  auto so = llvm::MemoryBuffer::getFile(soPath);
-  if (rc != 0 || !so) {
-    auto log = llvm::MemoryBuffer::getFile(logPath);
-    error = "linking the model's host code failed";
-    if (log)
-      error += ":\n" + (*log)->getBuffer().str();
-  } else {
-    sharedObject = (*so)->getBuffer().str();
-  }
-  llvm::sys::fs::remove(objPath);
-  llvm::sys::fs::remove(soPath);
-  llvm::sys::fs::remove(logPath);
-  return error.empty();
+    libraries.push_back(shim);
+  libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-lm"});
+  return cpu::linkWithSystemCompiler(object, libraries, "the model's host code",
+                                     sharedObject, error);
 }
 
 } // namespace kiln::cuda

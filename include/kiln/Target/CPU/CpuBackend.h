@@ -149,6 +149,14 @@ bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
 bool linkSharedObject(const std::string &object, const CpuOptions &options,
                       std::string &sharedObject, std::string &error);
 
+/// Links `object` into an ELF shared object with the system C compiler
+/// driver ($KILN_CC, else cc): `cc -shared -o SO OBJ <libraries...>`.
+/// `what` names the result in errors ("the model's host code").
+bool linkWithSystemCompiler(const std::string &object,
+                            llvm::ArrayRef<std::string> libraries,
+                            llvm::StringRef what, std::string &sharedObject,
+                            std::string &error);
+
 } // namespace kiln::cpu
 
 #endif // KILN_TARGET_CPU_CPUBACKEND_H
