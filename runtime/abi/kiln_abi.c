@@ -11,8 +11,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_abi_isa.h"
+
 #define KILN_ABI_VERSION 1
 #define KILN_EXPORT __attribute__((visibility("default")))
+
+static int envSet(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && *v != '0';
+}
+
+int kiln_abi_isa_allows(enum KilnIsa isa) {
+  static int cap = -1;
+  int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+  if (c < 0) {
+    const char *v = getenv("KILN_ISA");
+    c = KILN_ISA_AMX;
+    if (v && !strcmp(v, "portable"))
+      c = KILN_ISA_PORTABLE;
+    else if (v && !strcmp(v, "avx2"))
+      c = KILN_ISA_AVX2;
+    else if (v && !strcmp(v, "avx512"))
+      c = KILN_ISA_AVX512;
+    if (c > KILN_ISA_AVX512 && envSet("KILN_NO_AMX"))
+      c = KILN_ISA_AVX512;
+    __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
+  }
+  return (int)isa <= c;
+}
 
 static void *defaultAlloc(size_t size, size_t align) {
   void *p = NULL;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kiln_abi_amx.h"
+#include "kiln_abi_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_HAVE_X86 1
@@ -48,8 +49,7 @@ int kiln_abi_amx_enabled(int bf16) {
     cpu = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) ? (int)(edx >> 22)
                                                            : 0;
   }
-  const char *off = getenv("KILN_NO_AMX");
-  if (off && *off && *off != '0')
+  if (!kiln_abi_isa_allows(KILN_ISA_AMX))
     return 0;
   int tile = (cpu >> 2) & 1, int8 = (cpu >> 3) & 1, bf = cpu & 1;
   if (!tile || !(bf16 ? bf : int8))

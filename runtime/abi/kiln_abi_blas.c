@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kiln_abi_isa.h"
+
 #define KILN_EXPORT __attribute__((visibility("default")))
 
 /* How BLAS reads a rows x cols matrix with element strides (s0, s1): row
@@ -242,16 +244,26 @@ struct ConvKernel {
 static struct ConvKernel convKernel(void) {
   struct ConvKernel kernel = {NULL, 0, 0};
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
+  if (kiln_abi_isa_allows(KILN_ISA_AVX512) &&
+      __builtin_cpu_supports("avx512f")) {
     kernel.tile = convTileAvx512;
     kernel.mr = 8;
     kernel.nr = 32;
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  } else if (kiln_abi_isa_allows(KILN_ISA_AVX2) &&
+             __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     kernel.tile = convTileAvx2;
     kernel.mr = 6;
     kernel.nr = 16;
   }
   return kernel;
+}
+
+/* The convolution micro-kernel that runs here: 2 AVX-512, 1 AVX2, 0 none
+ * (OpenBLAS). For the kernel tests. */
+int kiln_abi_conv_kernel_isa(void) {
+  struct ConvKernel kernel = convKernel();
+  return kernel.tile == convTileAvx512 ? 2 : kernel.tile == convTileAvx2 ? 1
+                                                                         : 0;
 }
 
 /* What a convolution call does around its GEMMs (see below). */

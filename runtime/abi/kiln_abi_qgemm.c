@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "kiln_abi_amx.h"
+#include "kiln_abi_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_HAVE_X86 1
@@ -394,6 +395,7 @@ int kiln_abi_qgemm_has_vnni(void) {
   if (cached < 0) {
     const char *portable = getenv("KILN_QGEMM_PORTABLE");
     cached = !(portable && *portable && *portable != '0') &&
+             kiln_abi_isa_allows(KILN_ISA_AVX512) &&
              __builtin_cpu_supports("avx512vnni") &&
              __builtin_cpu_supports("avx512bw");
   }

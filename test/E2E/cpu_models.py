@@ -4,7 +4,9 @@
 # Generates the demo models with fixed seeds (models/generate_demo_models.py,
 # models/generate_linear_attention.py), compiles each with kiln-compile for
 # the CPU at -O0 and -O3 (codegen kernels) and at -O3 with --kernels=library,
-# runs the artifact with kiln-run on the model's test data set, and compares
+# for three CPU levels (--cpu=native: every configuration; --cpu=x86-64, SSE2
+# only, and --cpu=x86-64-v3, AVX2 without AVX-512: the -O3 ones, so that the
+# code paths of CPUs older than this one run here too), runs the artifact with kiln-run on the model's test data set, and compares
 # every output with the float64 numpy reference written from the math
 # (models/reference.py), not with onnxruntime:
 #
@@ -21,6 +23,7 @@
 #
 #   cpu_models.py --kiln-compile BIN --kiln-run BIN --workdir DIR
 #                 [--models mlp,transformer_block,small_cnn,linear_attention]
+#                 [--cpus native,x86-64-v3,x86-64]
 #
 #===----------------------------------------------------------------------===#
 
@@ -48,6 +51,7 @@ CONFIGS = [("-O0", "codegen", "fp32"), ("-O3", "codegen", "fp32"),
 HALF_TOL = {"fp16": 5e-3, "bf16": 4e-2}
 HALF_COSINE = {"fp16": 0.9999, "bf16": 0.999}
 MODELS = ["mlp", "transformer_block", "small_cnn", "linear_attention"]
+CPUS = ["native", "x86-64-v3", "x86-64"]
 
 
 def generate(workdir, models):
@@ -92,6 +96,7 @@ def main():
     parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--cpus", default=",".join(CPUS))
     args = parser.parse_args()
     models = args.models.split(",")
     os.makedirs(args.workdir, exist_ok=True)
@@ -102,16 +107,19 @@ def main():
         data = os.path.join(args.workdir, name, "test_data_set_0")
         inputs = load_inputs(data)
         expected = numpy_reference(name, model_path, inputs)
-        for opt, kernels, precision in CONFIGS:
-            tag = f"{name} {opt} {kernels}"
+        runs = [(cpu, config) for cpu in args.cpus.split(",")
+                for config in CONFIGS
+                if cpu == "native" or config[0] != "-O0"]
+        for cpu, (opt, kernels, precision) in runs:
+            tag = f"{name} --cpu={cpu} {opt} {kernels}"
             if precision != "fp32":
                 tag += f" {precision}"
-            artifact = os.path.join(args.workdir,
-                                    f"{name}{opt}-{kernels}-{precision}.kiln")
+            artifact = os.path.join(
+                args.workdir, f"{name}-{cpu}{opt}-{kernels}-{precision}.kiln")
             out_dir = artifact + ".out"
             proc = subprocess.run(
                 [args.kiln_compile, model_path, opt, f"--kernels={kernels}",
-                 f"--precision={precision}", "-o", artifact],
+                 f"--precision={precision}", f"--cpu={cpu}", "-o", artifact],
                 capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"FAIL {tag}: kiln-compile: {proc.stderr.strip()[:400]}")

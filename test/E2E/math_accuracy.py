@@ -12,7 +12,11 @@
 #   - inf, -inf, NaN, overflow (exp(89) = inf) and underflow (exp(-104) = 0)
 #     exactly as float64 rounded to f32 (NaN for NaN).
 #
+# Compiled for each CPU level (--cpu=x86-64: SSE2, no FMA; x86-64-v3: AVX2
+# and FMA; native), all run here.
+#
 #   math_accuracy.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+#                    [--cpus x86-64,x86-64-v3,native]
 #
 #===----------------------------------------------------------------------===#
 
@@ -46,43 +50,13 @@ def reference(op, x):
     raise ValueError(op)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, 89.0,
-                        -87.0, -104.0, 1e-30, -1e-30, 9.0, -9.0, 4.0],
-                       np.float32)
-    x = np.concatenate([np.linspace(-100, 100, N - len(special),
-                                    dtype=np.float32), special])
-    nodes = [helper.make_node(op, ["x"], [op.lower()], name=f"/{op}")
-             for op in OPS]
-    nodes.append(helper.make_node("Softmax", ["x2"], ["softmax"], axis=-1,
-                                  name="/Softmax"))
-    nodes.insert(0, helper.make_node("Reshape", ["x", "shape"], ["x2"],
-                                     name="/Reshape"))
-    shape = onnx.numpy_helper.from_array(np.array([256, N // 256], np.int64),
-                                         "shape")
-    outputs = [helper.make_tensor_value_info(op.lower(), 1, [N]) for op in OPS]
-    outputs.append(helper.make_tensor_value_info("softmax", 1,
-                                                 [256, N // 256]))
-    graph = helper.make_graph(nodes, "math",
-                              [helper.make_tensor_value_info("x", 1, [N])],
-                              outputs, [shape])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = os.path.join(args.workdir, "math.onnx")
-    onnx.save(model, path)
-    np.save(os.path.join(args.workdir, "x.npy"), x)
-    artifact = os.path.join(args.workdir, "math.kiln")
-    out = os.path.join(args.workdir, "out")
+def check(args, path, x, cpu):
+    """Compiles and runs the model for `cpu`; the number of failed ops."""
+    artifact = os.path.join(args.workdir, f"math-{cpu}.kiln")
+    out = artifact + ".out"
     os.makedirs(out, exist_ok=True)
-    for cmd in ([args.kiln_compile, path, "-O2", "-o", artifact],
+    for cmd in ([args.kiln_compile, path, "-O2", f"--cpu={cpu}", "-o",
+                 artifact],
                 [args.kiln_run, artifact, "--input",
                  "x=" + os.path.join(args.workdir, "x.npy"),
                  "--consistency-runs", "0", "--save-outputs", out]):
@@ -122,6 +96,47 @@ def main():
             print(f"  x = {x.reshape(-1)[i % N]!r}: got {got[i]!r}, "
                   f"want {want[i]!r}")
         failures += int(bad.any())
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kiln-compile", required=True)
+    parser.add_argument("--kiln-run", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--cpus", default="x86-64,x86-64-v3,native")
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, 89.0,
+                        -87.0, -104.0, 1e-30, -1e-30, 9.0, -9.0, 4.0],
+                       np.float32)
+    x = np.concatenate([np.linspace(-100, 100, N - len(special),
+                                    dtype=np.float32), special])
+    nodes = [helper.make_node(op, ["x"], [op.lower()], name=f"/{op}")
+             for op in OPS]
+    nodes.append(helper.make_node("Softmax", ["x2"], ["softmax"], axis=-1,
+                                  name="/Softmax"))
+    nodes.insert(0, helper.make_node("Reshape", ["x", "shape"], ["x2"],
+                                     name="/Reshape"))
+    shape = onnx.numpy_helper.from_array(np.array([256, N // 256], np.int64),
+                                         "shape")
+    outputs = [helper.make_tensor_value_info(op.lower(), 1, [N]) for op in OPS]
+    outputs.append(helper.make_tensor_value_info("softmax", 1,
+                                                 [256, N // 256]))
+    graph = helper.make_graph(nodes, "math",
+                              [helper.make_tensor_value_info("x", 1, [N])],
+                              outputs, [shape])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = os.path.join(args.workdir, "math.onnx")
+    onnx.save(model, path)
+    np.save(os.path.join(args.workdir, "x.npy"), x)
+    failures = 0
+    for cpu in args.cpus.split(","):
+        print(f"--cpu={cpu}")
+        failures += check(args, path, x, cpu)
     return 1 if failures else 0
 
 

@@ -5,8 +5,9 @@
  * strided rows, the columns split into two calls as the parallel blocks do,
  * C accumulated into (not overwritten). Products of bf16 values are exact
  * in f32, so the only error is the f32 summation's: every result must be
- * within (K + 2) * 2^-23 * sum |a * b| of the double-precision sum. Run as
- * is (AMX where the CPU has it) and with KILN_NO_AMX=1 (the portable loop).
+ * within (K + 2) * 2^-23 * sum |a * b| of the double-precision sum.
+ * `kiln-test-bf16gemm amx|portable` forces one path (KernelPath.h); a path
+ * this CPU lacks is reported as skipped.
  *
  *===----------------------------------------------------------------------===*/
 #include <math.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "KernelPath.h"
 
 void kiln_abi_bf16gemm_f32(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
                            intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
@@ -34,7 +37,10 @@ static double toDouble(uint16_t v) {
   return f;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  static const struct KilnTestPath paths[] = {{"amx", "amx"},
+                                              {"portable", "portable"}};
+  const struct KilnTestPath *path = kilnTestForcePath(argc, argv, paths, 2);
   int bad = 0;
   srand(3);
   for (int trial = 0; trial < 300; ++trial) {
@@ -71,7 +77,7 @@ int main(void) {
     free(b);
     free(c);
   }
-  printf("bf16 gemm (%s): %d mismatches\n",
-         kiln_abi_bf16gemm_has_amx() ? "AMX-BF16" : "portable", bad);
-  return bad != 0;
+  return kilnTestReportPath("bf16gemm", path,
+                            kiln_abi_bf16gemm_has_amx() ? "amx" : "portable",
+                            bad);
 }

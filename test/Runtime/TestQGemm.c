@@ -3,14 +3,17 @@
  * Random shapes (M 1..70: both VNNI kernels, N 1..70, K 1..200, strided rows), both activation
  * modes (u8 as is, i8 shifted by xor 0x80) and both weight signednesses,
  * the columns split into two calls as the parallel blocks do; every int32
- * result must equal the plain loop's. Run as is (the AMX kernel where the
- * CPU has it), with KILN_NO_AMX=1 (the VNNI kernels) and with
- * KILN_QGEMM_PORTABLE=1 (the fallback).
+ * result must equal the plain loop's. `kiln-test-qgemm amx|vnni|portable`
+ * forces one path (KernelPath.h): AMX-INT8 tiles for M >= 4 (VNNI below),
+ * the AVX-512 VNNI kernels, or the portable loop; a path this CPU lacks is
+ * reported as skipped.
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "KernelPath.h"
 
 void kiln_abi_qgemm_s32(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
                         intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
@@ -18,7 +21,10 @@ void kiln_abi_qgemm_s32(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
 int kiln_abi_qgemm_has_vnni(void);
 int kiln_abi_qgemm_has_amx(void);
 
-int main(void) {
+int main(int argc, char **argv) {
+  static const struct KilnTestPath paths[] = {
+      {"amx", "amx"}, {"vnni", "avx512"}, {"portable", "portable"}};
+  const struct KilnTestPath *path = kilnTestForcePath(argc, argv, paths, 3);
   int bad = 0;
   srand(1);
   for (int trial = 0; trial < 400; ++trial) {
@@ -55,10 +61,9 @@ int main(void) {
     free(w);
     free(c);
   }
-  printf("qgemm (%s): %d mismatches\n",
-         kiln_abi_qgemm_has_amx()    ? "AMX for M >= 4, AVX-512 VNNI below"
-         : kiln_abi_qgemm_has_vnni() ? "AVX-512 VNNI"
-                                     : "portable",
-         bad);
-  return bad != 0;
+  return kilnTestReportPath("qgemm", path,
+                            kiln_abi_qgemm_has_amx()    ? "amx"
+                            : kiln_abi_qgemm_has_vnni() ? "vnni"
+                                                        : "portable",
+                            bad);
 }

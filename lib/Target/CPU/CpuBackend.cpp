@@ -64,6 +64,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -423,18 +424,24 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   VectorTransferToSCFOptions transferOptions;
   transferOptions.enableFullUnroll(true);
   pm.addPass(createConvertVectorToSCFPass(transferOptions));
-  // Without AVX512-BF16, LLVM lowers f32 -> bf16 truncation to a
-  // __truncsfbf2 libcall, which the artifact's code cannot resolve: expand
-  // bf16 extf/truncf into integer arithmetic (round to nearest even) first.
+  // bf16 is a storage type here: arithmetic on it (max pooling's compares,
+  // the elementwise ops of --precision=bf16) is done in f32 between an extf
+  // and a truncf, and f32 <-> bf16 as integer arithmetic (round to nearest
+  // even, subnormals kept), on every CPU. Left to LLVM, each bf16 operation
+  // is promoted to f32 and rounded back with a __truncsfbf2 call per element
+  // (a compiler-rt builtin; GCC 12's libgcc lacks it) where the CPU has no
+  // AVX512-BF16, and with VCVTNEPS2BF16 where it has, which flushes
+  // subnormals to zero: the code would be slow on one machine and give
+  // other bits on another (test/E2E/conversions.py).
+  pm.addPass(math::createMathExtendToSupportedTypes());
   {
-    TargetInfo info;
-    std::string error;
-    if (!resolveTarget(options, info, error) ||
-        !llvm::is_contained(info.features, "avx512bf16")) {
-      arith::ArithExpandOpsPassOptions expand;
-      expand.includeBf16 = true;
-      pm.addPass(arith::createArithExpandOpsPass(expand));
-    }
+    arith::ArithEmulateUnsupportedFloatsOptions emulate;
+    emulate.sourceTypeStrs = {"bf16"};
+    emulate.targetTypeStr = "f32";
+    pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
   }
   // Before the vector lowering: the approximations of vector math build
   // vector ops.
@@ -669,7 +676,8 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
     llvm::sys::path::append(blas, "libkiln_abi_blas.a");
     libraries.push_back(std::string(blas));
   }
-  std::string ompDir = "/usr/lib/llvm-22/lib";
+  std::string ompDir =
+      "/usr/lib/llvm-" + std::to_string(LLVM_VERSION_MAJOR) + "/lib";
   libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
                                      "-Wl,-rpath," + ompDir, "-lomp"});
   if (options.kernels == "library")
@@ -677,6 +685,20 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
   libraries.push_back("-lm");
   return linkWithSystemCompiler(object, libraries, "the model's shared object",
                                 sharedObject, error);
+}
+
+/// LLVM's compiler-rt builtins for the code LLVM 22 generates:
+/// $KILN_BUILTINS_ARCHIVE, else the clang resource folder of the LLVM that
+/// Kiln links (Debian's libclang-rt-22-dev). Empty when it is absent.
+static std::string findBuiltinsArchive() {
+  if (const char *env = std::getenv("KILN_BUILTINS_ARCHIVE"))
+    return env;
+  llvm::SmallString<256> path("/usr/lib/llvm-" +
+                              std::to_string(LLVM_VERSION_MAJOR));
+  llvm::sys::path::append(path, "lib", "clang",
+                          std::to_string(LLVM_VERSION_MAJOR), "lib");
+  llvm::sys::path::append(path, "linux", "libclang_rt.builtins-x86_64.a");
+  return llvm::sys::fs::exists(path) ? std::string(path) : std::string();
 }
 
 bool linkWithSystemCompiler(const std::string &object,
@@ -701,9 +723,22 @@ bool linkWithSystemCompiler(const std::string &object,
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << object;
   }
-  std::vector<std::string> args = {*cc, "-shared", "-o", std::string(soPath),
-                                   std::string(objPath)};
+  // -z defs: a symbol the code needs and nothing here defines is a link
+  // error now, not a load error on the machine that runs the artifact.
+  std::vector<std::string> args = {*cc, "-shared", "-Wl,-z,defs", "-o",
+                                   std::string(soPath), std::string(objPath)};
   args.insert(args.end(), libraries.begin(), libraries.end());
+  // LLVM lowers conversions the target CPU has no instruction for (f32 ->
+  // bf16 without AVX512-BF16, f16 <-> f32 without F16C, f64 -> f16/bf16)
+  // to compiler-rt builtins (__truncsfbf2, __extendhfsf2, ...). The system
+  // compiler's libgcc (GCC 12) lacks the bf16 ones, so the builtins of the
+  // LLVM that generated the code are linked in, their symbols kept local.
+  std::string builtins = findBuiltinsArchive();
+  if (!builtins.empty()) {
+    args.push_back(builtins);
+    args.push_back("-Wl,--exclude-libs," +
+                   llvm::sys::path::filename(builtins).str());
+  }
   llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt,
                                                 llvm::StringRef(logPath),
@@ -715,6 +750,12 @@ bool linkWithSystemCompiler(const std::string &object,
     error = "linking " + what.str() + " failed";
     if (log)
       error += ":\n" + (*log)->getBuffer().str();
+    if (builtins.empty() && log &&
+        ((*log)->getBuffer().contains("__trunc") ||
+         (*log)->getBuffer().contains("__extend")))
+      error += "\n(LLVM's compiler-rt builtins were not found: install "
+               "libclang-rt-" + std::to_string(LLVM_VERSION_MAJOR) +
+               "-dev, or set KILN_BUILTINS_ARCHIVE)";
   } else {
     sharedObject = (*so)->getBuffer().str();
   }

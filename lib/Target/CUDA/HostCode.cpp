@@ -698,6 +698,8 @@ bool linkHostSharedObject(const std::string &object, std::string &sharedObject,
   std::vector<std::string> libraries = {"-Wl,--whole-archive", abi};
   if (!shim.empty())
     libraries.push_back(shim);
+  else // (as the warning says: the mgpu* calls bind at load time)
+    libraries.push_back("-Wl,-z,undefs");
   libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-lm"});
   return cpu::linkWithSystemCompiler(object, libraries, "the model's host code",
                                      sharedObject, error);
