@@ -158,6 +158,8 @@ private:
   Value materializeMovedAttribute(const MovedAttribute &moved,
                                   const onnx::AttributeProto &attr,
                                   ValueRange operands, Location loc);
+  void checkAgainstSchema(const onnx::NodeProto &node,
+                          llvm::ArrayRef<Value> operands);
   void addSchemaDefaults(const onnx::NodeProto &node,
                          RegisteredOperationName opName,
                          NamedAttrList &attributes);
@@ -412,6 +414,54 @@ Value GraphBuilder::materializeMovedAttribute(const MovedAttribute &moved,
       ->getResult(0);
 }
 
+/// What the node's ONNX schema requires and Kiln's type inference takes for
+/// granted: every required input present (an empty name or a missing
+/// trailing input is a `none` operand, which only optional inputs may be),
+/// no empty name inside a variadic list, every required attribute set.
+/// libonnx's checker says so too, but it does not run on models newer than
+/// it knows.
+void GraphBuilder::checkAgainstSchema(const onnx::NodeProto &node,
+                                      llvm::ArrayRef<Value> operands) {
+  int opset = int(std::min<int64_t>(currentOpset, kLibOnnxMaxOpset));
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+  if (!schema)
+    return;
+  using Option = onnx::OpSchema::FormalParameterOption;
+  const auto &formals = schema->inputs();
+  for (size_t i = 0; i < operands.size() && !formals.empty(); ++i) {
+    if (!isNone(operands[i]))
+      continue;
+    bool pastEnd = i >= formals.size();
+    const auto &formal = formals[pastEnd ? formals.size() - 1 : i];
+    if (formal.GetOption() == Option::Optional)
+      continue;
+    if (pastEnd && formal.GetOption() != Option::Variadic)
+      continue; // operands Kiln's op has beyond the ONNX inputs
+    if (formal.GetOption() == Option::Variadic) {
+      if (i < size_t(node.input_size()))
+        fail("input {0} is empty: '{1}' is a variadic list, whose entries "
+             "cannot be omitted",
+             i, formal.GetName());
+      if (i >= formals.size() - 1 + size_t(formal.GetMinArity()))
+        continue;
+    }
+    fail("input {0} ('{1}') is required, but the node {2}", i,
+         formal.GetName(),
+         i < size_t(node.input_size()) ? "leaves it empty" : "does not give it");
+  }
+  for (const auto &[name, attr] : schema->attributes()) {
+    if (!attr.required)
+      continue;
+    bool given = llvm::any_of(node.attribute(),
+                              [&](const onnx::AttributeProto &a) {
+                                return a.name() == name;
+                              });
+    if (!given)
+      fail("the required attribute '{0}' is missing", name);
+  }
+}
+
 void GraphBuilder::addSchemaDefaults(const onnx::NodeProto &node,
                                      RegisteredOperationName opName,
                                      NamedAttrList &attributes) {
@@ -604,6 +654,7 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
     operands[moved->position] =
         materializeMovedAttribute(*moved, attr, operands, loc);
   }
+  checkAgainstSchema(node, operands);
   addSchemaDefaults(node, *opName, attributes);
   StringAttr numOutputs = builder.getStringAttr("num_outputs");
   if (llvm::is_contained(opName->getAttributeNames(), numOutputs) &&

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -44,6 +45,26 @@ template <typename... Ts>
 constexpr int64_t kLibOnnxMaxOpset = 17;
 /// Highest IR version libonnx 1.12's checker accepts.
 constexpr int64_t kLibOnnxMaxIrVersion = 8;
+
+//===--------------------------------------------------------------------===//
+// Isolated.cpp
+//===--------------------------------------------------------------------===//
+
+/// How a libonnx step run by runIsolated ended.
+struct IsolatedOutcome {
+  enum Status { Ok, Threw, Crashed } status = Crashed;
+  /// The step's result (Ok).
+  std::string result;
+  /// What it threw (Threw), or how the child ended (Crashed: a signal, a
+  /// time-out, no result).
+  std::string message;
+};
+
+/// Runs `step` in a forked child process (in this process when
+/// $KILN_ONNX_IN_PROCESS is set, for debuggers): the bytes it returns, the
+/// message it throws, or how the child died. `step` sees the parent's state
+/// as it was at the call; what it changes stays in the child.
+IsolatedOutcome runIsolated(llvm::function_ref<std::string()> step);
 
 //===--------------------------------------------------------------------===//
 // ModelLoader.cpp

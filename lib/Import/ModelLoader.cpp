@@ -4,6 +4,8 @@
 // size limit), external data, the checker, the version converter and shape
 // inference. libonnx 1.12 knows IR ≤ 8 and opset ≤ 17; for newer models it
 // only parses, and Kiln's verifiers and inference are the source of truth.
+// Its checker, converter and inference run in a child process
+// (Isolated.cpp): they can crash on malformed models.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +63,17 @@ static std::string oneLine(std::string message) {
   return out;
 }
 
+/// Parses a serialized model of up to 2 GiB (protobuf's default limit is
+/// lower).
+static bool parseLarge(llvm::StringRef data, onnx::ModelProto &model) {
+  if (data.size() > size_t(INT_MAX))
+    return false;
+  google::protobuf::io::ArrayInputStream input(data.data(), int(data.size()));
+  google::protobuf::io::CodedInputStream coded(&input);
+  coded.SetTotalBytesLimit(INT_MAX);
+  return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
 static onnx::ModelProto parseModel(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -71,11 +84,8 @@ static onnx::ModelProto parseModel(llvm::StringRef path) {
     fail("the model is {0} bytes; protobuf parses at most 2 GiB (keep the "
          "weights as external data)",
          data.size());
-  google::protobuf::io::ArrayInputStream input(data.data(), int(data.size()));
-  google::protobuf::io::CodedInputStream coded(&input);
-  coded.SetTotalBytesLimit(INT_MAX);
   onnx::ModelProto model;
-  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+  if (!parseLarge(data, model))
     fail("not a valid ONNX model: protobuf cannot parse it (not an ONNX file, "
          "or truncated)");
   if (model.ir_version() <= 0 || !model.has_graph())
@@ -240,16 +250,29 @@ static void collectTypes(const onnx::GraphProto &graph,
 /// libonnx's shape inference (data propagation on, non-strict). False when
 /// it throws: it is a refinement only, Kiln's own inference reports what is
 /// wrong with the model.
+/// Runs in a child process (runIsolated): what it adds to the model comes
+/// back as the graph's value_info and output types only.
 static bool inferShapes(onnx::ModelProto &model) {
-  try {
+  IsolatedOutcome outcome = runIsolated([&] {
     onnx::ShapeInferenceOptions options(/*check_type=*/false,
                                         /*strict_mode=*/0, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                        options);
-    return true;
-  } catch (const std::exception &) {
+    onnx::GraphProto types;
+    *types.mutable_value_info() = model.graph().value_info();
+    *types.mutable_output() = model.graph().output();
+    return types.SerializeAsString();
+  });
+  onnx::GraphProto types;
+  if (outcome.status != IsolatedOutcome::Ok ||
+      !types.ParseFromString(outcome.result) ||
+      types.output_size() != model.graph().output_size())
     return false;
-  }
+  onnx::GraphProto &graph = *model.mutable_graph();
+  *graph.mutable_value_info() = std::move(*types.mutable_value_info());
+  for (int i = 0; i < graph.output_size(); ++i)
+    *graph.mutable_output(i)->mutable_type() = types.output(i).type();
+  return true;
 }
 
 /// Replaces the declared dims of the inputs named in `shapes`.
@@ -306,32 +329,52 @@ LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
 
   loaded.knownToLibOnnx = isKnownToLibOnnx(model);
   if (loaded.knownToLibOnnx && options.runChecker) {
-    try {
+    IsolatedOutcome checked = runIsolated([&] {
       onnx::checker::check_model(model);
-    } catch (const std::exception &e) {
-      fail("libonnx's checker rejects the model: {0}", oneLine(e.what()));
-    }
+      return std::string();
+    });
+    if (checked.status == IsolatedOutcome::Threw)
+      fail("libonnx's checker rejects the model: {0}",
+           oneLine(checked.message));
+    if (checked.status == IsolatedOutcome::Crashed)
+      fail("libonnx's checker {0} on this model: it is malformed in a way "
+           "Kiln does not diagnose itself",
+           checked.message);
   }
 
   takeDeclaredTypes(*model.mutable_graph(), loaded.declaredTypes);
   if (loaded.knownToLibOnnx && opset < kLibOnnxMaxOpset &&
       (options.convertVersion || opset < 7)) {
-    try {
-      // Some adapters (Softmax 12 → 13, ...) need the shapes of
-      // intermediate values.
-      inferShapes(model);
-      onnx::ModelProto converted =
-          onnx::version_conversion::ConvertVersion(model, int(kLibOnnxMaxOpset));
-      model = std::move(converted);
-      opset = kLibOnnxMaxOpset;
-    } catch (const std::exception &e) {
+    // Some adapters (Softmax 12 → 13, ...) need the shapes of intermediate
+    // values.
+    inferShapes(model);
+    IsolatedOutcome converted = runIsolated([&] {
+      return onnx::version_conversion::ConvertVersion(model,
+                                                      int(kLibOnnxMaxOpset))
+          .SerializeAsString();
+    });
+    std::string why = oneLine(converted.message);
+    if (converted.status == IsolatedOutcome::Crashed)
+      why = "libonnx's version converter " + why;
+    if (converted.status == IsolatedOutcome::Ok) {
+      onnx::ModelProto result;
+      if (parseLarge(converted.result, result)) {
+        model = std::move(result);
+        opset = kLibOnnxMaxOpset;
+      } else {
+        converted.status = IsolatedOutcome::Crashed;
+        why = "libonnx's version converter wrote a model protobuf cannot "
+              "parse";
+      }
+    }
+    if (converted.status != IsolatedOutcome::Ok) {
       if (opset < 7)
         fail("opset {0} is not supported: Kiln imports opset 7 and newer, and "
              "libonnx cannot convert this model to opset {1}: {2}",
-             opset, kLibOnnxMaxOpset, oneLine(e.what()));
+             opset, kLibOnnxMaxOpset, why);
       // Import at the original opset: the graph builder normalizes the older
       // forms it knows.
-      loaded.conversionFailure = oneLine(e.what());
+      loaded.conversionFailure = why;
     }
     // What the first inference added is not the model's declaration.
     model.mutable_graph()->clear_value_info();

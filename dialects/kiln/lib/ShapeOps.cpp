@@ -449,6 +449,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (inputs.empty())
     return emitOptionalError(loc, "concat needs at least one input");
   RankedTensorType first = typeOf(inputs.front());
+  if (first.getRank() == 0)
+    return emitOptionalError(loc, "concat's inputs must have rank 1 or more");
   FailureOr<int64_t> axis = normalizeAxis(
       loc, static_cast<int64_t>(adaptor.getAxis()), first.getRank());
   if (failed(axis))
@@ -537,6 +539,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location
                                         SmallVectorImpl<Type> &results) {
   Adaptor adaptor = withDefaults<SplitOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getInput());
+  if (type.getRank() == 0)
+    return emitOptionalError(loc, "split's input must have rank 1 or more");
   FailureOr<int64_t> axis =
       normalizeAxis(loc, static_cast<int64_t>(adaptor.getAxis()), type.getRank());
   if (failed(axis))
@@ -943,6 +947,8 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>
                                        SmallVectorImpl<Type> &results) {
   Adaptor adaptor = withDefaults<TopKOp>(ctx, raw);
   RankedTensorType type = typeOf(adaptor.getX());
+  if (type.getRank() == 0)
+    return emitOptionalError(loc, "topk's input must have rank 1 or more");
   if (failed(checkOneElement(loc, adaptor.getK(), "K")))
     return failure();
   FailureOr<int64_t> axis =

@@ -1,0 +1,158 @@
+//===- Isolated.cpp - libonnx's checks run in a child process -------------===//
+//
+// libonnx 1.12 (Debian's, 2022) can crash on malformed models: its shape
+// inference and version converter dereference what they never validated
+// (seen as SIGSEGV in ShapeInferenceImplBase::process and in
+// DefaultVersionConverter::convert_version -> graphProtoToGraph on mutated
+// real models). No input file may crash a Kiln tool, and those code paths
+// cannot be validated from outside without rewriting them. So every libonnx
+// step after parsing runs in a forked child: the child works on its
+// copy-on-write image of the model and sends back what the step produced
+// (serialized protobuf) or the message it threw; a signal or a hang in the
+// child becomes an error of the parent. docs/design/importer.md says why
+// this rather than a newer ONNX library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImporterInternal.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace kiln::import {
+
+namespace {
+/// The child's first byte: what follows is the step's result or a message.
+enum : char { kResult = 'R', kThrew = 'E' };
+
+bool writeAll(int fd, const char *data, size_t size) {
+  while (size) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+int timeoutSeconds() {
+  if (const char *env = std::getenv("KILN_ONNX_STEP_TIMEOUT")) {
+    int seconds = std::atoi(env);
+    if (seconds > 0)
+      return seconds;
+  }
+  return 300;
+}
+} // namespace
+
+static bool libOnnxInProcess() {
+  const char *env = std::getenv("KILN_ONNX_IN_PROCESS");
+  return env && *env && *env != '0';
+}
+
+IsolatedOutcome runIsolated(llvm::function_ref<std::string()> step) {
+  IsolatedOutcome outcome;
+  if (libOnnxInProcess()) {
+    try {
+      outcome.result = step();
+      outcome.status = IsolatedOutcome::Ok;
+    } catch (const std::exception &e) {
+      outcome.status = IsolatedOutcome::Threw;
+      outcome.message = e.what();
+    }
+    return outcome;
+  }
+  int fds[2];
+  if (::pipe(fds) != 0)
+    fail("cannot create a pipe for libonnx's child process: {0}",
+         std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fail("cannot fork libonnx's child process: {0}", std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The child: no destructors or atexit handlers of the parent's state,
+    // and no crash handler of the parent's (LLVM's prints a stack dump):
+    // a signal ends it quietly, and the parent reports it.
+    ::close(fds[0]);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP})
+      ::signal(sig, SIG_DFL);
+    std::string out;
+    try {
+      out = std::string(1, kResult) + step();
+    } catch (const std::exception &e) {
+      out = std::string(1, kThrew) + e.what();
+    } catch (...) {
+      out = std::string(1, kThrew) + "an unknown exception";
+    }
+    _exit(writeAll(fds[1], out.data(), out.size()) ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::string data;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::seconds(timeoutSeconds());
+  bool hung = false;
+  char buffer[1 << 16];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      hung = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int ready = ::poll(&pfd, 1, int(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0)
+      continue;
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    data.append(buffer, size_t(n));
+  }
+  ::close(fds[0]);
+  if (hung)
+    ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (hung) {
+    outcome.status = IsolatedOutcome::Crashed;
+    outcome.message = "did not finish within " +
+                      std::to_string(timeoutSeconds()) +
+                      " s (KILN_ONNX_STEP_TIMEOUT)";
+  } else if (WIFSIGNALED(status)) {
+    outcome.status = IsolatedOutcome::Crashed;
+    int sig = WTERMSIG(status);
+    outcome.message = std::string("crashed with signal ") +
+                      std::to_string(sig) + " (" + strsignal(sig) + ")";
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.empty()) {
+    outcome.status = IsolatedOutcome::Crashed;
+    outcome.message = "ended without a result (exit status " +
+                      std::to_string(WEXITSTATUS(status)) + ")";
+  } else if (data[0] == kThrew) {
+    outcome.status = IsolatedOutcome::Threw;
+    outcome.message = data.substr(1);
+  } else {
+    outcome.status = IsolatedOutcome::Ok;
+    outcome.result = data.substr(1);
+  }
+  return outcome;
+}
+
+} // namespace kiln::import
