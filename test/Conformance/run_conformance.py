@@ -380,9 +380,11 @@ def main():
             print(f"\nerror: expected list {args.expected} not found",
                   file=out)
             status = 1
-        ran = {t.id for t in tests}
+        # A listed test that is no longer found counts as lost too (a
+        # renamed or deleted test must be taken off the list on purpose);
+        # only --filter leaves tests out.
         lost = [i for i in expected if i not in imported and
-                (i in ran or i.split("/")[0] in missing)]
+                (not args.filter or args.filter in i)]
         if lost:
             by_id = {t.id: t for t in tests}
             print(f"\n== REGRESSIONS: {len(lost)} tests in {args.expected} "
@@ -390,17 +392,20 @@ def main():
             for i in lost:
                 t = by_id.get(i)
                 if t is None:
-                    why = "suite missing"
+                    why = ("suite missing" if i.split("/")[0] in missing
+                           else "no such test in the suite")
                 elif t.status == "rejected":
                     why = f"rejected: {t.raw_reason}"
                 else:
                     why = f"{t.status}: {t.reason}"
                 print(f"  {i}: {why}", file=out)
             status = 1
-        new = len(imported - set(expected))
+        new = sorted(imported - set(expected))
         if new:
-            print(f"\n{new} tests import that {args.expected} does not list "
-                  "(run with --update-expected to add them)", file=out)
+            print(f"\n{len(new)} tests import that {args.expected} does not "
+                  "list (run with --update-expected to add them):", file=out)
+            for i in new:
+                print(f"  NEW {i}", file=out)
     if args.update_expected:
         ids = imported if args.prune_expected else imported | set(expected)
         write_expected(args.expected, ids)

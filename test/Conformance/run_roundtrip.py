@@ -185,6 +185,10 @@ def main():
             print(f"REGRESSION: {name} is in {os.path.basename(args.expected)} "
                   "but does not pass")
         failed |= bool(lost)
+        for name in sorted(passed - expected):
+            print(f"NEW PASS: {name} (not in "
+                  f"{os.path.basename(args.expected)}; --update-expected adds "
+                  "it)")
         if args.update_expected:
             with open(args.expected, "w") as f:
                 f.write("# Backend tests whose numbers survive import, the -O2 "

@@ -8,8 +8,9 @@
 //                     [--device cpu|cuda[:N]] [--no-cuda-graphs]
 // kiln-run --list-devices
 //
-// Exit status: 0 every compared output passed (or nothing to compare), 1 an
-// output mismatched, 2 an error (usage, files, load, run). docs/kiln-run.md
+// Exit status: 0 every compared output passed (or nothing to compare, unless
+// --require-expected), 1 an output mismatched, 2 an error (usage, files,
+// load, run). docs/kiln-run.md
 // has the details (random generator, tolerance rule, JSON schema).
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +57,9 @@ Checking:
   --expected DIR       expected outputs output_N.pb / output_N.npy
   --reference M.kiln   expected outputs from another artifact (e.g. the
                        same model at fp32) run on the same inputs
+  --require-expected   every output must have an expected value: an output
+                       with none (or nothing to compare) is an error,
+                       exit status 2 (test runners)
   --rtol R --atol A    pass when |actual - expected| <= A + R * |expected|
                        (default 1e-3 and 1e-7; NaN matches NaN, infinities
                        must match exactly)
@@ -91,7 +95,8 @@ Output:
   --info               print the artifact's metadata and exit
   --help               this text
 
-Exit status: 0 pass (or nothing compared), 1 an output mismatched, 2 error.
+Exit status: 0 pass (or nothing compared, without --require-expected),
+1 an output mismatched, 2 error.
 )";
 
 int fail(const std::string &message) {
@@ -254,6 +259,7 @@ struct Options {
   std::string device; // "": the artifact's target
   bool cudaGraphs = true;
   bool listDevices = false;
+  bool requireExpected = false;
 };
 
 bool parseNumber(const char *text, double &out) {
@@ -321,6 +327,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.jsonPath = v;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--require-expected") {
+      o.requireExpected = true;
     } else if (a == "--trace" && value(v)) {
       o.tracePath = v;
       o.profile = true;
@@ -988,5 +996,9 @@ int main(int argc, char **argv) {
     if (!f)
       return fail(o.jsonPath + ": cannot write");
   }
+  if (o.requireExpected && compared < numOutputs)
+    return fail(std::to_string(numOutputs - compared) + " of " +
+                std::to_string(numOutputs) +
+                " outputs have no expected value (--require-expected)");
   return allPass ? 0 : 1;
 }
