@@ -199,6 +199,20 @@ bool dictValue(const std::string &h, const std::string &key,
 
 } // namespace
 
+/// The bytes of a dense tensor of `dims` and `dtype`; false when the count
+/// overflows 64 bits (a malformed file, not a tensor to allocate).
+static bool byteSize(const std::vector<int64_t> &dims, int32_t dtype,
+                     uint64_t &bytes) {
+  uint64_t n = kiln_dtype_size(dtype);
+  for (int64_t d : dims) {
+    if (d < 0 || (d && n > UINT64_MAX / uint64_t(d)))
+      return false;
+    n *= uint64_t(d);
+  }
+  bytes = n;
+  return true;
+}
+
 bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
   std::string bytes;
   if (!readWhole(path, bytes, error))
@@ -250,6 +264,8 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
   if (order != '<' && order != '|' && order != '=' && order != '>')
     return bad("descr '" + descr + "'");
   out.dims.clear();
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    return bad("shape " + shape);
   std::string inner = shape.substr(1, shape.size() - 2);
   std::stringstream ss(inner);
   std::string item;
@@ -263,13 +279,15 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
       return bad("shape " + shape);
     out.dims.push_back(d);
   }
-  out.allocate();
   size_t dataStart = headerStart + headerLen;
-  if (bytes.size() - dataStart < out.numBytes())
+  uint64_t needed = 0;
+  if (!byteSize(out.dims, out.dtype, needed) ||
+      bytes.size() - dataStart < needed)
     return bad("data truncated: " + std::to_string(bytes.size() - dataStart) +
                " bytes, shape " + shapeString(out.dims) + " of " +
                dtypeString(out.dtype) + " needs " +
-               std::to_string(out.numBytes()));
+               (needed ? std::to_string(needed) : std::string("more")));
+  out.allocate();
   if (out.numBytes())
     std::memcpy(out.data(), bytes.data() + dataStart, out.numBytes());
   return true;
@@ -356,6 +374,16 @@ bool readTensorProto(const std::string &path, HostTensor &out,
       error = path + ": negative dim";
       return false;
     }
+  // Every stored value takes at least one byte of the file: a shape that
+  // needs more values than that (or overflows) is not allocated.
+  uint64_t needed = 0;
+  if (!byteSize(out.dims, out.dtype, needed) ||
+      needed / kiln_dtype_size(out.dtype) > bytes.size()) {
+    error = path + ": shape " + shapeString(out.dims) + " of " +
+            dtypeString(out.dtype) + " needs more values than the file's " +
+            std::to_string(bytes.size()) + " bytes hold";
+    return false;
+  }
   out.allocate();
   uint64_t n = out.numElements();
   size_t elem = kiln_dtype_size(out.dtype);
