@@ -90,6 +90,10 @@ struct LoadedModel {
 
 /// Parses `path`, inlines external data, checks, converts and infers shapes.
 LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options);
+/// The same for a serialized model in memory; external data is looked up in
+/// `baseDir` (an empty one refuses external data).
+LoadedModel loadModelBytes(llvm::StringRef bytes, llvm::StringRef baseDir,
+                           const ImportOptions &options);
 
 /// The default-domain opset the model imports (0 when it has none).
 int64_t getDefaultOpset(const onnx::ModelProto &model);

@@ -74,12 +74,7 @@ static bool parseLarge(llvm::StringRef data, onnx::ModelProto &model) {
   return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
-static onnx::ModelProto parseModel(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    fail("cannot open the model: {0}", buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
+static onnx::ModelProto parseModel(llvm::StringRef data) {
   if (data.size() > size_t(INT_MAX))
     fail("the model is {0} bytes; protobuf parses at most 2 GiB (keep the "
          "weights as external data)",
@@ -122,6 +117,10 @@ static void inlineExternalData(onnx::TensorProto &tensor,
     fail("initializer '{0}': external data location '{1}' must be a relative "
          "path inside the model's folder",
          what, location);
+  if (modelDir.empty())
+    fail("initializer '{0}': external data '{1}', but the model was given as "
+         "bytes without a folder to read it from",
+         what, location);
   llvm::SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location);
   auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
@@ -146,11 +145,7 @@ static void inlineExternalData(onnx::TensorProto &tensor,
 }
 
 static void inlineAllExternalData(onnx::ModelProto &model,
-                                  llvm::StringRef path) {
-  llvm::SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
+                                  llvm::StringRef dir) {
   onnx::GraphProto &graph = *model.mutable_graph();
   for (onnx::TensorProto &tensor : *graph.mutable_initializer())
     inlineExternalData(tensor, dir, tensor.name());
@@ -315,14 +310,27 @@ static void applyInputShapes(onnx::GraphProto &graph,
 }
 
 LoadedModel loadModel(llvm::StringRef path, const ImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    fail("cannot open the model: {0}", buffer.getError().message());
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return loadModelBytes((*buffer)->getBuffer(), dir, options);
+}
+
+LoadedModel loadModelBytes(llvm::StringRef bytes, llvm::StringRef baseDir,
+                           const ImportOptions &options) {
   LoadedModel loaded;
   onnx::ModelProto &model = loaded.model;
-  model = parseModel(path);
+  model = parseModel(bytes);
   int64_t opset = getDefaultOpset(model);
   if (opset == 0)
     fail("the model imports no default-domain (ai.onnx) opset");
   loaded.modelOpset = opset;
-  inlineAllExternalData(model, path);
+  inlineAllExternalData(model, baseDir);
   checkSupportedConstructs(model);
   if (!options.inputShapes.empty())
     applyInputShapes(*model.mutable_graph(), options.inputShapes);

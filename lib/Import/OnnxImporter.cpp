@@ -17,26 +17,30 @@
 
 using namespace mlir;
 
-OwningOpRef<ModuleOp> kiln::importOnnxFile(llvm::StringRef path,
-                                           MLIRContext &context,
-                                           const ImportOptions &options) {
+/// Loads with `load`, builds the module, and turns every exception into
+/// one diagnostic naming `name`.
+template <typename Load>
+static OwningOpRef<ModuleOp> importWith(llvm::StringRef name,
+                                        MLIRContext &context,
+                                        const kiln::ImportOptions &options,
+                                        Load load) {
   context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
   // The message names the file itself: kiln-compile prints diagnostics with
   // MLIR's default handler, which would print a file location as
   // loc("model.onnx":0:0).
   auto report = [&]() {
-    return emitError(UnknownLoc::get(&context)) << path << ": ";
+    return emitError(UnknownLoc::get(&context)) << name << ": ";
   };
   try {
-    import::LoadedModel model = import::loadModel(path, options);
+    kiln::import::LoadedModel model = load();
     if (!model.conversionFailure.empty())
       emitWarning(UnknownLoc::get(&context))
-          << path << ": libonnx cannot convert opset " << model.opset
-          << " to " << import::kLibOnnxMaxOpset << " ("
+          << name << ": libonnx cannot convert opset " << model.opset
+          << " to " << kiln::import::kLibOnnxMaxOpset << " ("
           << model.conversionFailure << "); importing at opset "
           << model.opset;
-    return import::buildModule(model, &context, path, options);
-  } catch (const import::ImportError &e) {
+    return kiln::import::buildModule(model, &context, name, options);
+  } catch (const kiln::import::ImportError &e) {
     report() << e.what();
   } catch (const std::bad_alloc &) {
     report() << "out of memory while importing the model";
@@ -46,6 +50,23 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(llvm::StringRef path,
     report() << "unexpected error while importing (unknown exception)";
   }
   return nullptr;
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxFile(llvm::StringRef path,
+                                           MLIRContext &context,
+                                           const ImportOptions &options) {
+  return importWith(path, context, options,
+                    [&] { return kiln::import::loadModel(path, options); });
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxBytes(llvm::StringRef bytes,
+                                            llvm::StringRef name,
+                                            llvm::StringRef baseDir,
+                                            MLIRContext &context,
+                                            const ImportOptions &options) {
+  return importWith(name, context, options, [&] {
+    return kiln::import::loadModelBytes(bytes, baseDir, options);
+  });
 }
 
 void kiln::registerImportDialects(mlir::DialectRegistry &registry) {

@@ -6,7 +6,7 @@
 // powercap folder (wrap-around, unreadable counters, subzones ignored).
 //
 //===----------------------------------------------------------------------===//
-#include "Measure.h"
+#include "kiln/Run/Measure.h"
 
 #include "kiln/artifact_format.h"
 

@@ -4,7 +4,7 @@
 // 100% with the time outside the kernels, and the JSON it writes.
 //
 //===----------------------------------------------------------------------===//
-#include "Profile.h"
+#include "kiln/Run/Profile.h"
 
 #include "kiln/Json.h"
 

@@ -5,7 +5,7 @@
 // and the comparison rule.
 //
 //===----------------------------------------------------------------------===//
-#include "TensorIO.h"
+#include "kiln/Run/TensorIO.h"
 
 #include "kiln/artifact_format.h"
 

@@ -14,9 +14,9 @@
 // has the details (random generator, tolerance rule, JSON schema).
 //
 //===----------------------------------------------------------------------===//
-#include "Measure.h"
-#include "Profile.h"
-#include "TensorIO.h"
+#include "kiln/Run/Measure.h"
+#include "kiln/Run/Profile.h"
+#include "kiln/Run/TensorIO.h"
 
 #include "kiln/Json.h"
 #include "kiln/runtime.h"
@@ -674,31 +674,18 @@ int main(int argc, char **argv) {
     if (t.numBytes())
       std::memcpy(t.data(), out[i].data, t.numBytes());
   }
-  for (long w = 0; w < o.warmup; ++w) {
-    double ms;
-    if (!runOnce(ms))
-      return fail(kiln_last_error());
-  }
-
-  // Timed runs: --iterations N and/or --duration S.
-  RaplEnergy rapl;
-  rapl.open();
-  std::vector<uint64_t> energyBefore = rapl.read();
-  if (o.profile && kiln_session_set_profiling(model.s, 1) != KILN_OK)
+  // Warmup, then the timed runs (--iterations N and/or --duration S).
+  TimedRuns timed;
+  if (!timeRuns(runOnce, o.warmup, o.iterations, o.duration,
+                [&] {
+                  return !o.profile ||
+                         kiln_session_set_profiling(model.s, 1) == KILN_OK;
+                },
+                timed))
     return fail(kiln_last_error());
-  std::vector<double> times;
-  auto tTimed = std::chrono::steady_clock::now();
-  double elapsedMs = 0;
-  while (long(times.size()) < o.iterations ||
-         (o.duration > 0 && (times.empty() || elapsedMs < o.duration * 1e3))) {
-    double ms;
-    if (!runOnce(ms))
-      return fail(kiln_last_error());
-    times.push_back(ms);
-    elapsedMs = msSince(tTimed);
-  }
-  std::vector<uint64_t> energyAfter = rapl.read();
-  double joules = rapl.joulesBetween(energyBefore, energyAfter);
+  const std::vector<double> &times = timed.milliseconds;
+  double elapsedMs = timed.elapsedMs;
+  double joules = timed.joules;
   // The profile is of the timed runs only, not the consistency runs.
   if (o.profile)
     kiln_session_set_profiling(model.s, 0);
@@ -826,8 +813,8 @@ int main(int argc, char **argv) {
               (unsigned long long)stats.peak_bytes,
               (unsigned long long)stats.process_peak_bytes,
               (unsigned long long)rssBytes, deviceMemory.c_str());
-  if (!rapl.available())
-    std::printf("energy: unavailable (%s)\n", rapl.reason().c_str());
+  if (!timed.energyAvailable)
+    std::printf("energy: unavailable (%s)\n", timed.energyReason.c_str());
   else if (times.empty())
     std::printf("energy: no timed runs\n");
   else
@@ -968,9 +955,9 @@ int main(int argc, char **argv) {
          (onCuda ? std::to_string(stats.device_peak_bytes) : "null") +
          "},\n";
     j += "  \"energy\": {\"available\": ";
-    if (rapl.available() && !times.empty()) {
+    if (timed.energyAvailable && !times.empty()) {
       j += "true, \"source\": \"rapl\", \"domains\": [";
-      std::vector<std::string> names = rapl.domainNames();
+      const std::vector<std::string> &names = timed.energyDomains;
       for (size_t k = 0; k < names.size(); ++k)
         j += (k ? ", " : "") + json::quote(names[k]);
       j += "], \"joules\": " + num(joules) + ", \"joules_per_run\": " +
@@ -978,7 +965,8 @@ int main(int argc, char **argv) {
            num(joules / (elapsedMs / 1e3));
     } else {
       j += "false, \"reason\": " +
-           json::quote(rapl.available() ? "no timed runs" : rapl.reason());
+           json::quote(timed.energyAvailable ? "no timed runs"
+                                             : timed.energyReason);
     }
     j += "},\n";
     j += "  \"consistency\": {\"runs\": " + std::to_string(consistencyChecked) +

@@ -37,6 +37,14 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(llvm::StringRef path,
                                                  mlir::MLIRContext &context,
                                                  const ImportOptions &options = {});
 
+/// Imports a serialized ONNX model held in memory; `name` names it in
+/// messages and in the module, external data files are looked up in
+/// `baseDir` (none: a model with external data is refused).
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBytes(llvm::StringRef bytes, llvm::StringRef name,
+                llvm::StringRef baseDir, mlir::MLIRContext &context,
+                const ImportOptions &options = {});
+
 /// Registers the dialects the importer creates (kiln, func).
 void registerImportDialects(mlir::DialectRegistry &registry);
 

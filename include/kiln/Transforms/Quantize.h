@@ -6,7 +6,7 @@
 // them), and the insertion of QuantizeLinear/DequantizeLinear pairs around
 // the layers' inputs, with int8 weights, so that kiln-fuse-qdq turns them
 // into integer ops. The calibration half (running the float graph and
-// observing the ranges) is in tools/kiln-compile. See docs/quantization.md.
+// observing the ranges) is lib/Quantization. See docs/quantization.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TRANSFORMS_QUANTIZE_H

@@ -11,6 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/AbiArchive.h"
+
+#include <dlfcn.h>
 
 #include "kiln/Conversion/Passes.h"
 
@@ -646,22 +649,41 @@ bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
   return true;
 }
 
-/// libkiln_abi.a: $KILN_ABI_ARCHIVE, else beside the running tool
-/// (build/bin/.. /lib/libkiln_abi.a).
-static std::string findAbiArchive() {
-  if (const char *env = std::getenv("KILN_ABI_ARCHIVE"))
+std::string findSupportArchive(const char *envVar, llvm::StringRef name) {
+  if (const char *env = std::getenv(envVar))
     return env;
+  // Beside the running tool (build/bin/../lib), then beside the binary that
+  // holds this code (a library loaded by another program: the Python
+  // extension, a test), then where the build put it.
+  auto beside = [&](const std::string &binary) {
+    llvm::SmallString<256> path(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(binary)));
+    llvm::sys::path::append(path, "lib", name);
+    return std::string(path);
+  };
   std::string self = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&findAbiArchive));
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(self)));
-  llvm::sys::path::append(path, "lib", "libkiln_abi.a");
-  return std::string(path);
+      nullptr, reinterpret_cast<void *>(&findSupportArchive));
+  std::string candidate = beside(self);
+  if (llvm::sys::fs::exists(candidate))
+    return candidate;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&findSupportArchive), &info) &&
+      info.dli_fname) {
+    std::string library = beside(info.dli_fname);
+    if (llvm::sys::fs::exists(library))
+      return library;
+  }
+  llvm::SmallString<256> built(
+      llvm::sys::path::parent_path(KILN_ABI_ARCHIVE_PATH));
+  llvm::sys::path::append(built, name);
+  if (llvm::sys::fs::exists(built))
+    return std::string(built);
+  return candidate;
 }
 
 bool linkSharedObject(const std::string &object, const CpuOptions &options,
                       std::string &sharedObject, std::string &error) {
-  std::string archive = findAbiArchive();
+  std::string archive = findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
   if (!llvm::sys::fs::exists(archive)) {
     error = "Kiln's ABI support archive not found at " + archive +
             " (set KILN_ABI_ARCHIVE)";

@@ -657,22 +657,9 @@ void registerHostCodePasses() {
       [](OpPassManager &pm) { buildCudaHostPipeline(pm, defaults); });
 }
 
-/// $VAR, else `name` in the folder of libkiln_abi.a beside the running tool
-/// (build/bin/../lib).
-static std::string findArchive(const char *var, StringRef name) {
-  if (const char *env = std::getenv(var))
-    return env;
-  std::string self = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&findArchive));
-  llvm::SmallString<256> path(
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
-  llvm::sys::path::append(path, "lib", name);
-  return std::string(path);
-}
-
 bool linkHostSharedObject(const std::string &object, std::string &sharedObject,
                           std::string &error, std::string &warning) {
-  std::string abi = findArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
+  std::string abi = cpu::findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
   if (!llvm::sys::fs::exists(abi)) {
     error = "Kiln's ABI support archive not found at " + abi +
             " (set KILN_ABI_ARCHIVE)";

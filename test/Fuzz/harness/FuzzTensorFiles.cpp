@@ -6,7 +6,7 @@
 // and must be the same tensor.
 //
 //===----------------------------------------------------------------------===//
-#include "TensorIO.h"
+#include "kiln/Run/TensorIO.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -149,6 +149,12 @@ bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
 bool linkSharedObject(const std::string &object, const CpuOptions &options,
                       std::string &sharedObject, std::string &error);
 
+/// A support archive the link needs (`name`: libkiln_abi.a, ...): $envVar,
+/// else in the lib folder beside the running tool (build/bin/../lib), else
+/// beside the binary holding the compiler (a library in another program),
+/// else where the build put it. The first candidate when none exists.
+std::string findSupportArchive(const char *envVar, llvm::StringRef name);
+
 /// Links `object` into an ELF shared object with the system C compiler
 /// driver ($KILN_CC, else cc): `cc -shared -o SO OBJ <libraries...>`.
 /// `what` names the result in errors ("the model's host code").

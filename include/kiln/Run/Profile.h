@@ -6,8 +6,8 @@
 // enableProfiling before the timed runs and reportProfile after them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILN_RUN_PROFILE_H
-#define KILN_TOOLS_KILN_RUN_PROFILE_H
+#ifndef KILN_RUN_PROFILE_H
+#define KILN_RUN_PROFILE_H
 
 #include "kiln/runtime.h"
 
@@ -71,4 +71,4 @@ std::string writeChromeTrace(const std::string &path,
 
 } // namespace kiln::run
 
-#endif // KILN_TOOLS_KILN_RUN_PROFILE_H
+#endif // KILN_RUN_PROFILE_H

@@ -7,8 +7,8 @@
 // comparison rule.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILNRUN_TENSORIO_H
-#define KILN_TOOLS_KILNRUN_TENSORIO_H
+#ifndef KILN_RUN_TENSORIO_H
+#define KILN_RUN_TENSORIO_H
 
 #include <cstdint>
 #include <string>

@@ -13,12 +13,13 @@
 //    reason why not: never an invented number.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILNRUN_MEASURE_H
-#define KILN_TOOLS_KILNRUN_MEASURE_H
+#ifndef KILN_RUN_MEASURE_H
+#define KILN_RUN_MEASURE_H
 
-#include "TensorIO.h"
+#include "kiln/Run/TensorIO.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,27 @@ private:
   std::vector<Domain> domains;
   std::string why;
 };
+
+/// The timed runs of a measurement, as kiln-run and
+/// kiln.InferenceSession.benchmark take them: `warmup` untimed runs, then
+/// `iterations` timed runs and/or timed runs until `durationSeconds` have
+/// passed (at least one when a duration is given), with the CPU package
+/// energy of the timed runs read from RAPL where it can be.
+struct TimedRuns {
+  std::vector<double> milliseconds; ///< one per timed run
+  double elapsedMs = 0;             ///< wall time of the timed runs
+  bool energyAvailable = false;
+  double joules = 0;
+  std::string energyReason; ///< why there is no energy reading
+  std::vector<std::string> energyDomains; ///< RAPL package domains read
+};
+
+/// `runOnce(ms)` runs the model once and sets its time (false: it failed;
+/// the measurement stops and returns false). `beforeTimed` (may be empty)
+/// runs between the warmup and the timed runs (e.g. to start profiling).
+bool timeRuns(const std::function<bool(double &ms)> &runOnce, long warmup,
+              long iterations, double durationSeconds,
+              const std::function<bool()> &beforeTimed, TimedRuns &out);
 
 } // namespace run
 } // namespace kiln

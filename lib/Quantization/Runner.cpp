@@ -1,6 +1,6 @@
 //===- AutoKeep.cpp - Running artifacts for --auto-keep -------------------===//
 
-#include "AutoKeep.h"
+#include "kiln/Quantization/Runner.h"
 
 #include "kiln/runtime.h"
 

@@ -1,5 +1,5 @@
 //===- TensorIO.cpp - Tensors for kiln-run: files, random, compare --------===//
-#include "TensorIO.h"
+#include "kiln/Run/TensorIO.h"
 
 #include "kiln/artifact_format.h"
 

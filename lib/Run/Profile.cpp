@@ -1,5 +1,5 @@
 //===- Profile.cpp - kiln-run --profile and --trace -----------------------===//
-#include "Profile.h"
+#include "kiln/Run/Profile.h"
 
 #include "kiln/Json.h"
 

@@ -1,8 +1,8 @@
 //===- Calibrate.cpp - Activation range observers for int8 PTQ ------------===//
 
-#include "Calibrate.h"
+#include "kiln/Quantization/Calibrate.h"
 
-#include "Measure.h"
+#include "kiln/Run/Measure.h"
 
 #include <algorithm>
 #include <cmath>

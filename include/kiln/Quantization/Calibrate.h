@@ -9,10 +9,10 @@
 // formulas; test/E2E/ptq.py checks them against numpy.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILNCOMPILE_CALIBRATE_H
-#define KILN_TOOLS_KILNCOMPILE_CALIBRATE_H
+#ifndef KILN_QUANTIZATION_CALIBRATE_H
+#define KILN_QUANTIZATION_CALIBRATE_H
 
-#include "TensorIO.h"
+#include "kiln/Run/TensorIO.h"
 
 #include <string>
 #include <vector>
@@ -54,4 +54,4 @@ int entropyThresholdBins(const std::vector<int64_t> &histogram);
 } // namespace calib
 } // namespace kiln
 
-#endif // KILN_TOOLS_KILNCOMPILE_CALIBRATE_H
+#endif // KILN_QUANTIZATION_CALIBRATE_H

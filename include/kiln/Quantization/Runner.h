@@ -1,17 +1,17 @@
-//===- AutoKeep.h - Running artifacts for --auto-keep ------------*- C++ -*-===//
+//===- Runner.h - Running artifacts for the precision analyses --*- C++ -*-===//
 //
-// The measuring half of kiln-compile --auto-keep (the sensitivity analysis
+// The measuring half of --auto-keep (the sensitivity analysis
 // of mixed precision): input sets from a calibration folder or seeded random
 // numbers, running a compiled artifact in-process through the Kiln runtime
 // (KilnRuntime, no MLIR), and the error of one run's outputs against
-// another's. The compiling half is in kiln-compile.cpp.
+// another's. The compiling half is Quantization.cpp.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
-#define KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
+#ifndef KILN_QUANTIZATION_RUNNER_H
+#define KILN_QUANTIZATION_RUNNER_H
 
-#include "Measure.h"
-#include "TensorIO.h"
+#include "kiln/Run/Measure.h"
+#include "kiln/Run/TensorIO.h"
 
 #include <string>
 #include <vector>
@@ -68,4 +68,4 @@ run::Quality compareOutput(const Outputs &reference, const Outputs &actual,
 } // namespace autokeep
 } // namespace kiln
 
-#endif // KILN_TOOLS_KILNCOMPILE_AUTOKEEP_H
+#endif // KILN_QUANTIZATION_RUNNER_H

@@ -3,7 +3,9 @@
 // See Measure.h.
 //
 //===----------------------------------------------------------------------===//
-#include "Measure.h"
+#include "kiln/Run/Measure.h"
+
+#include <chrono>
 
 #include <algorithm>
 #include <cstdlib>
@@ -212,3 +214,44 @@ double RaplEnergy::joulesBetween(const std::vector<uint64_t> &before,
 
 } // namespace run
 } // namespace kiln
+
+bool kiln::run::timeRuns(const std::function<bool(double &)> &runOnce,
+                         long warmup, long iterations, double durationSeconds,
+                         const std::function<bool()> &beforeTimed,
+                         TimedRuns &out) {
+  out = TimedRuns();
+  for (long w = 0; w < warmup; ++w) {
+    double ms;
+    if (!runOnce(ms))
+      return false;
+  }
+  RaplEnergy rapl;
+  rapl.open();
+  std::vector<uint64_t> energyBefore = rapl.read();
+  if (beforeTimed && !beforeTimed())
+    return false;
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  while (long(out.milliseconds.size()) < iterations ||
+         (durationSeconds > 0 &&
+          (out.milliseconds.empty() || out.elapsedMs < durationSeconds * 1e3))) {
+    double ms;
+    if (!runOnce(ms))
+      return false;
+    out.milliseconds.push_back(ms);
+    out.elapsedMs = elapsed();
+  }
+  std::vector<uint64_t> energyAfter = rapl.read();
+  out.energyAvailable = rapl.available();
+  if (out.energyAvailable) {
+    out.joules = rapl.joulesBetween(energyBefore, energyAfter);
+    out.energyDomains = rapl.domainNames();
+  }
+  else
+    out.energyReason = rapl.reason();
+  return true;
+}
