@@ -18,7 +18,7 @@ PACKAGES=(
   libopenblas-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
-  python3 python3-venv python3-pip
+  python3 python3-venv python3-pip python3-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 
@@ -52,3 +52,9 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
 else
   echo "setup: Python environment up to date ($VENV)"
 fi
+
+# The kiln Python package lives in the build tree (build/python/kiln, made
+# by scripts/build.sh): a .pth file puts it on the venv's path, so
+# `.venv/bin/python -c "import kiln"` works once it is built.
+SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$ROOT/build/python" > "$SITE/kiln-build.pth"

@@ -158,7 +158,7 @@ static LogicalResult addAttribute(onnx::NodeProto &node, StringRef name,
   return success();
 }
 
-static func::FuncOp findEntry(ModuleOp module) {
+func::FuncOp kiln::findEntryFunction(ModuleOp module) {
   func::FuncOp entry;
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (fn.isPrivate() || fn.isExternal())
@@ -172,7 +172,7 @@ static func::FuncOp findEntry(ModuleOp module) {
 }
 
 LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
-  func::FuncOp fn = findEntry(module);
+  func::FuncOp fn = findEntryFunction(module);
   if (!fn)
     return module.emitError("no public function to export");
   if (!fn.getBody().hasOneBlock())

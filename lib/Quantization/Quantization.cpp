@@ -108,16 +108,7 @@ uint64_t opsConvertedSoFar(Context &ctx) {
 }
 
 func::FuncOp mainFunction(ModuleOp module) {
-  func::FuncOp entry;
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (fn.isPrivate() || fn.isExternal())
-      continue;
-    if (fn.getName() == "main")
-      return fn;
-    if (!entry)
-      entry = fn;
-  }
-  return entry;
+  return findEntryFunction(module);
 }
 
 /// Appends `values` to `fn`'s results, named prefix + index: the tensors a
@@ -181,6 +172,31 @@ void printFinal(llvm::raw_ostream &os, const std::string &what,
   }
 }
 
+/// The fp32 reference of an analysis: `module` compiled as it is (fp32)
+/// into `dir`, the input sets (the calibration folder, else `randomSets`
+/// seeded random sets) and the reference's outputs on them.
+bool fp32Reference(Context &ctx, ModuleOp module, TempDir &dir,
+                   uint64_t seed, unsigned randomSets,
+                   std::vector<autokeep::InputSet> &sets,
+                   autokeep::Outputs &reference) {
+  GraphPipelineOptions options;
+  variantOptions(ctx, /*convert=*/false, options);
+  std::string refPath = dir.file("fp32.kiln");
+  if (!ctx.compileVariant(module, options, refPath))
+    return false;
+  std::string error;
+  if (!autokeep::loadInputSets(refPath, ctx.options.calibrationDir, seed,
+                               randomSets, sets, error)) {
+    ctx.error("--auto-keep: --calibration: " + error);
+    return false;
+  }
+  if (!autokeep::runArtifact(refPath, sets, reference, error)) {
+    ctx.error("--auto-keep: " + error);
+    return false;
+  }
+  return true;
+}
+
 calib::Method toCalibMethod(CalibrationMethod method) {
   switch (method) {
   case CalibrationMethod::MinMax:
@@ -211,27 +227,18 @@ bool kiln::quantization::runAutoKeep(Context &ctx, ModuleOp imported) {
   if (!dir.create(ctx, "kiln-auto-keep"))
     return false;
 
-  GraphPipelineOptions options;
-  variantOptions(ctx, /*convert=*/false, options);
-  std::string refPath = dir.file("fp32.kiln");
   std::vector<std::string> layers = findLayers(imported);
   unsigned steps = layers.size() + 2, step = 0;
   if (ctx.progress)
     ctx.progress("auto-keep", "fp32 reference", ++step, steps);
-  if (!ctx.compileVariant(imported, options, refPath))
-    return false;
   std::vector<autokeep::InputSet> sets;
-  std::string error;
-  if (!autokeep::loadInputSets(refPath, o.calibrationDir, o.autoKeepSeed,
-                               o.autoKeepSets, sets, error)) {
-    ctx.error("--auto-keep: --calibration: " + error);
-    return false;
-  }
   autokeep::Outputs reference;
-  if (!autokeep::runArtifact(refPath, sets, reference, error)) {
-    ctx.error("--auto-keep: " + error);
+  if (!fp32Reference(ctx, imported, dir, o.autoKeepSeed, o.autoKeepSets, sets,
+                     reference))
     return false;
-  }
+  GraphPipelineOptions options;
+  variantOptions(ctx, /*convert=*/false, options);
+  std::string error;
 
   os << "kiln-compile: --auto-keep=" << thresholdText(*o.autoKeep) << ": "
      << layers.size() << " layers demoted to " << precision
@@ -332,20 +339,13 @@ static bool runInt8AutoKeep(Context &ctx, ModuleOp module, QDQOptions &qdq,
   TempDir dir;
   if (!dir.create(ctx, "kiln-auto-keep"))
     return false;
-  GraphPipelineOptions options;
-  variantOptions(ctx, /*convert=*/false, options);
-  std::string refPath = dir.file("fp32.kiln");
-  if (!ctx.compileVariant(module, options, refPath))
-    return false;
   std::vector<autokeep::InputSet> sets;
   autokeep::Outputs reference;
-  std::string error;
-  if (!autokeep::loadInputSets(refPath, o.calibrationDir, 0, 0, sets,
-                               error) ||
-      !autokeep::runArtifact(refPath, sets, reference, error)) {
-    ctx.error("--auto-keep: " + error);
+  if (!fp32Reference(ctx, module, dir, 0, 0, sets, reference))
     return false;
-  }
+  GraphPipelineOptions options;
+  variantOptions(ctx, /*convert=*/false, options);
+  std::string error;
   std::vector<std::string> quantizable;
   for (const QuantLayer &layer : layers)
     if (layer.skipReason.empty())

@@ -9,6 +9,7 @@
 
 #include "kiln/Driver/Flags.h"
 #include "kiln/Driver/Invocation.h"
+#include "kiln/Driver/ProgressPrinter.h"
 #include "kiln/Transforms/Statistics.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -220,4 +221,53 @@ TEST(DriverOptions, ValidateNamesTheFlags) {
   EXPECT_EQ(fine.validate(Stage::Artifact), "");
 }
 
+} // namespace
+
+namespace {
+TEST(DriverProgress, PlainLinesPerStageWhenNotATerminal) {
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    kiln::ProgressPrinter printer(os, /*enabled=*/true, /*delaySeconds=*/0);
+    printer.update({"graph passes", "cse", 1, 0});
+    printer.update({"graph passes", "canonicalize", 2, 0});
+    printer.update({"auto-keep", "fc1", 1, 2});
+    printer.update({"auto-keep", "fc2", 2, 2});
+    printer.update({"linking", "", 0, 0});
+    printer.finish();
+  }
+  EXPECT_NE(text.find("graph passes #1: cse\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("canonicalize"), std::string::npos) << text;
+  EXPECT_NE(text.find("auto-keep 1/2: fc1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("auto-keep 2/2: fc2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("linking\n"), std::string::npos) << text;
+}
+
+TEST(DriverProgress, NothingBeforeTheDelayOrWhenDisabled) {
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    kiln::ProgressPrinter late(os, true, /*delaySeconds=*/3600);
+    late.update({"graph passes", "cse", 1, 0});
+    late.finish();
+    kiln::ProgressPrinter off(os, false, 0);
+    off.update({"graph passes", "cse", 1, 0});
+    off.finish();
+  }
+  EXPECT_EQ(text, "");
+}
+
+TEST(Driver, ProgressReportsTheStages) {
+  std::vector<std::string> stages;
+  Invocation inv{CompileOptions()};
+  inv.setProgressCallback([&](const Progress &p) {
+    if (stages.empty() || stages.back() != p.stage)
+      stages.push_back(p.stage);
+  });
+  ASSERT_TRUE(inv.importFile(corpus("gemm_default_scalar_bias.onnx")));
+  ASSERT_TRUE(inv.run(Stage::Artifact)) << inv.getDiagnosticsText();
+  EXPECT_EQ(stages, (std::vector<std::string>{"import", "graph passes",
+                                              "lowering", "code generation",
+                                              "linking"}));
+}
 } // namespace

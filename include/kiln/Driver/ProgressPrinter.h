@@ -14,8 +14,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace kiln {
 
@@ -24,19 +26,32 @@ public:
   /// `delaySeconds`: how long a compile runs before anything is shown.
   ProgressPrinter(llvm::raw_ostream &os, bool enabled,
                   double delaySeconds = 3.0);
+  ~ProgressPrinter();
+  ProgressPrinter(const ProgressPrinter &) = delete;
+  ProgressPrinter &operator=(const ProgressPrinter &) = delete;
+
+  /// The compile's latest stage (any thread).
   void update(const Progress &progress);
-  /// Ends the line on a terminal.
+  /// Stops the ticker and clears the line on a terminal.
   void finish();
 
 private:
+  void draw(std::unique_lock<std::mutex> &lock);
+
   llvm::raw_ostream &os;
   bool enabled, terminal;
   double delay;
   std::chrono::steady_clock::time_point start, lastDraw;
-  std::string lastStage;
+  Progress current;
+  bool haveCurrent = false;
+  std::string shownStage;
+  unsigned shownStep = 0;
   size_t lastWidth = 0;
   bool drawn = false;
+  bool stopping = false;
   std::mutex mutex;
+  std::condition_variable wake;
+  std::thread ticker;
 };
 
 } // namespace kiln

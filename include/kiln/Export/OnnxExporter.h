@@ -2,6 +2,7 @@
 #ifndef KILN_EXPORT_ONNXEXPORTER_H
 #define KILN_EXPORT_ONNXEXPORTER_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,6 +17,10 @@ namespace kiln {
 /// returns failure; nothing is written.
 mlir::LogicalResult exportOnnxModel(mlir::ModuleOp module,
                                     llvm::raw_ostream &os);
+
+/// The model's entry: the public function @main, else the first public
+/// function with a body; null when there is none.
+mlir::func::FuncOp findEntryFunction(mlir::ModuleOp module);
 
 } // namespace kiln
 

@@ -7,7 +7,9 @@
 #      models/generate_seed_variants.py (ONNX, token ids, numpy reference
 #      logits), or the study's ONNX files with seeded random inputs and ONNX
 #      Runtime's fp32 outputs as the reference;
-#   2. compile: kiln-compile per Kiln configuration, wall time recorded;
+#   2. compile: kiln.compile (the kiln package, in a forked child so a
+#      compiler crash fails one configuration) per Kiln configuration, wall
+#      time recorded;
 #   3. rounds: every configuration once per round, the order rotated each
 #      round, so that drifting machine load hits all alike (the reports quote
 #      ratios of the pooled samples); Kiln through kiln-run (warm-up, timed
@@ -34,60 +36,93 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 
+def _in_child(fn, *args):
+    """fn(*args) in a forked child: a compiler crash (or a hang past an
+    hour) becomes an error of that configuration, not of the study.
+    Returns fn's result, or raises RuntimeError with the child's error."""
+    import multiprocessing
+    import traceback
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            send.send(("ok", fn(*args)))
+        except BaseException as e:  # noqa: BLE001 (sent to the parent)
+            send.send(("error", f"{type(e).__name__}: {e}" if str(e) else
+                       traceback.format_exc(limit=3)))
+        finally:
+            send.close()
+
+    proc = ctx.Process(target=child)
+    proc.start()
+    send.close()
+    status, value = "error", None
+    if receive.poll(3600):
+        try:
+            status, value = receive.recv()
+        except EOFError:
+            pass
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        raise RuntimeError("the compile did not finish within an hour")
+    if value is None and status == "error":
+        raise RuntimeError(f"the compiler crashed (exit code {proc.exitcode})")
+    if status != "ok":
+        raise RuntimeError(value)
+    return value
+
+
+def _compile_to(model, path, kwargs):
+    """kiln.compile(model, **kwargs), saved at path (in the child)."""
+    import kiln
+    try:
+        kiln.compile(model, **kwargs).save(path)
+    except kiln.CompileError as e:
+        errors = [str(d) for d in e.diagnostics if d.severity == "error"]
+        raise RuntimeError(" | ".join(errors[-3:]) or str(e)) from None
+    return path
+
+
 class Tools:
+    """Kiln as a study uses it: the kiln package (build/python) to compile,
+    kiln-run to measure (one process per measurement, its JSON record)."""
+
     def __init__(self, build_dir):
         self.build = build_dir
-        self.compile = os.path.join(build_dir, "bin", "kiln-compile")
         self.run = os.path.join(build_dir, "bin", "kiln-run")
-        for t in (self.compile, self.run):
-            if not os.access(t, os.X_OK):
-                raise SystemExit(f"kiln-bench: {t} not found: build Kiln "
-                                 f"first (scripts/build.sh) or give "
-                                 f"--build-dir")
+        package = os.path.join(build_dir, "python")
+        if not os.access(self.run, os.X_OK) or not os.path.isdir(
+                os.path.join(package, "kiln")):
+            raise SystemExit(f"kiln-bench: kiln-run or the kiln package not "
+                             f"found in {build_dir}: build Kiln first "
+                             f"(scripts/build.sh) or give --build-dir")
+        if package not in sys.path:
+            sys.path.insert(0, package)
+        import kiln
+        self.kiln = kiln
 
     def version(self):
-        try:
-            out = subprocess.run([self.compile, "--version"], text=True,
-                                 capture_output=True, timeout=60).stdout
-            # "kiln-compile (Kiln) 0.4.0"
-            for line in out.splitlines():
-                if "(Kiln)" in line:
-                    return "Kiln " + line.split("(Kiln)", 1)[1].strip()
-            return out.strip().splitlines()[0] if out.strip() else "unknown"
-        except (OSError, subprocess.SubprocessError):
-            return "unknown"
+        return "Kiln " + self.kiln.__version__
 
-    def pipeline_passes(self, model, extra=()):
-        """The passes of the -O3 graph pipeline for this model, in order,
-        without repeats (kiln-compile --print-pipeline)."""
-        proc = subprocess.run(
-            [self.compile, model, "-O3", "--emit=graph", "-o", os.devnull,
-             "--print-pipeline", *extra],
-            text=True, capture_output=True, timeout=600)
-        text = proc.stderr + proc.stdout
-        start = text.find("func.func(")
-        if proc.returncode != 0 or start < 0:
-            raise RuntimeError("kiln-compile --print-pipeline failed: " +
-                               text.strip()[-500:])
-        body = text[start + len("func.func("):]
-        passes, depth, cur = [], 0, ""
-        for ch in body:
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-            elif depth == 0 and ch in ",)":
-                name = cur.strip()
-                if name and name not in passes:
-                    passes.append(name)
-                cur = ""
-                if ch == ")":
-                    break
-            elif depth == 0:
-                cur += ch
+    def pipeline_passes(self, model, flags=()):
+        """The passes of the -O3 graph pipeline for this model, in the
+        order they ran, without repeats (the pass report's records)."""
+        report = self.kiln.pass_report(model, opt_level=3, flags=list(flags))
+        passes = []
+        for record in report["passes"]:
+            name = record["pass"]
+            if name not in passes:
+                passes.append(name)
         # Canonicalization is the pipeline's glue (and a pattern driver
         # every other pass relies on), not an optimization to ablate.
         return [p for p in passes if p != "kiln-canonicalize"]
+
+    def compile(self, model, path, **kwargs):
+        """kiln.compile in a child process; the artifact saved at path."""
+        return _in_child(_compile_to, model, path, kwargs)
 
 
 class Models:
@@ -251,24 +286,26 @@ class Models:
 
 
 def compile_config(tools, c, out_dir):
-    """kiln-compile for one configuration; records time or error."""
+    """kiln.compile for one configuration; records time or error."""
     from .study import pass_flags
     art = os.path.join(out_dir, "artifacts", c.slug() + ".kiln")
     os.makedirs(os.path.dirname(art), exist_ok=True)
-    cmd = [tools.compile, c.info["onnx"], "-o", art, f"--target={c.target}",
-           f"--kernels={c.kernels}", *pass_flags(c.passes)]
+    flags = [f"--kernels={c.kernels}", *pass_flags(c.passes)]
     if c.info.get("input_shapes"):
-        cmd.append(f"--input-shapes={c.info['input_shapes']}")
+        flags.append(f"--input-shapes={c.info['input_shapes']}")
+    kwargs = {"target": c.target, "opt_level": None, "flags": flags}
+    # What a user would type for the same artifact.
+    c.compile_cmd = " ".join(["kiln-compile", c.info["onnx"], "-o", art,
+                              f"--target={c.target}", *flags])
     start = time.monotonic()
-    proc = subprocess.run(cmd, text=True, capture_output=True)
-    c.compile_s = time.monotonic() - start
-    c.compile_cmd = " ".join(cmd)
-    if proc.returncode != 0:
+    try:
+        tools.compile(c.info["onnx"], art, **kwargs)
+    except RuntimeError as e:
+        c.compile_s = time.monotonic() - start
         c.status = "compile-failed"
-        msg = (proc.stderr or proc.stdout).strip().splitlines()
-        c.error = "kiln-compile: " + (" | ".join(msg[-3:]) if msg else
-                                      f"exit {proc.returncode}")
+        c.error = f"kiln.compile: {e}"
         return False
+    c.compile_s = time.monotonic() - start
     c.artifact = art
     c.status = "compiled"
     return True

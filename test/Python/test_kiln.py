@@ -1,0 +1,166 @@
+"""The kiln package: compile, ir, InferenceSession, errors, threads."""
+
+import os
+import subprocess
+import threading
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import kiln
+
+
+def _feeds(session, seed=0):
+    rng = np.random.default_rng(seed)
+    return {i.name: rng.standard_normal(i.shape).astype(i.dtype)
+            for i in session.get_inputs()}
+
+
+def test_compile_run_matches_onnxruntime(mlp_path):
+    artifact = kiln.compile(mlp_path)
+    session = kiln.InferenceSession(artifact)
+    assert [i.name for i in session.get_inputs()] == ["x"]
+    assert [(o.name, o.shape, o.type) for o in session.get_outputs()] == [
+        ("probs", [4, 10], "tensor(float)"), ("logits", [4, 10], "tensor(float)")]
+    feeds = _feeds(session)
+    probs, logits = session.run(None, feeds)
+    ref_probs, ref_logits = ort.InferenceSession(mlp_path).run(None, feeds)
+    np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(probs, ref_probs, rtol=1e-4, atol=1e-6)
+    # Output selection by name, in the order asked.
+    (only,) = session.run(["logits"], feeds)
+    np.testing.assert_array_equal(only, logits)
+
+
+def test_matches_kiln_run_bit_for_bit(mlp_path, kiln_run, tmp_path):
+    artifact = kiln.compile(mlp_path)
+    path = tmp_path / "mlp.kiln"
+    artifact.save(path)
+    session = kiln.InferenceSession(str(path))
+    feeds = _feeds(session, seed=3)
+    np.save(tmp_path / "x.npy", feeds["x"])
+    out_dir = tmp_path / "out"
+    subprocess.run([kiln_run, str(path), "--input", f"x={tmp_path / 'x.npy'}",
+                    "--save-outputs", str(out_dir), "--threads", "1"],
+                   check=True, capture_output=True)
+    ours = kiln.InferenceSession(str(path), threads=1).run(None, feeds)
+    for k, array in enumerate(ours):
+        theirs = np.load(out_dir / f"output_{k}.npy")
+        assert array.dtype == theirs.dtype and array.shape == theirs.shape
+        assert array.tobytes() == theirs.tobytes(), f"output {k} differs"
+
+
+def test_sources_path_bytes_modelproto_agree(mlp_path, mlp_model):
+    from_path = kiln.ir(mlp_path, "graph")
+    from_bytes = kiln.ir(mlp_model.SerializeToString(), "graph")
+    from_proto = kiln.ir(mlp_model, "graph")
+    strip = lambda text: text.split("\n", 1)[1]  # the module line names the source
+    assert strip(from_path) == strip(from_bytes) == strip(from_proto)
+    assert "kiln.softmax" in from_path or "kiln.matmul" in from_path
+
+
+def test_ir_stages(mlp_path):
+    assert "func.func @main" in kiln.ir(mlp_path, "kiln")
+    assert "linalg." in kiln.ir(mlp_path, "linalg")
+    assert "define" in kiln.ir(mlp_path, "llvm")
+    obj = kiln.ir(mlp_path, "obj")
+    assert isinstance(obj, bytes) and obj[:4] == b"\x7fELF"
+    with pytest.raises(ValueError, match="stage must be one of"):
+        kiln.ir(mlp_path, "bitcode")
+
+
+def test_options_reach_the_compiler(mlp_path):
+    fused = kiln.ir(mlp_path, "graph", opt_level=2)
+    unfused = kiln.ir(mlp_path, "graph", opt_level=2,
+                      disable_passes=["kiln-fuse-epilogues"])
+    assert fused != unfused
+    half = kiln.ir(mlp_path, "graph", precision="fp16")
+    assert "f16" in half
+    report = kiln.pass_report(mlp_path)
+    assert report["passes"] and "pipeline" in report
+
+
+def test_compile_error_carries_diagnostics(tmp_path):
+    bad = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("NoSuchOp", ["x"], ["y"], name="mystery")], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])]),
+        opset_imports=[onnx.helper.make_opsetid("", 17)])
+    with pytest.raises(kiln.CompileError) as info:
+        kiln.compile(bad)
+    errors = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert errors and "NoSuchOp" in str(info.value)
+    with pytest.raises(kiln.CompileError, match="unknown flag"):
+        kiln.compile(bad, flags=["--no-such-flag"])
+    with pytest.raises(kiln.CompileError, match="not a valid ONNX model"):
+        kiln.compile(b"garbage")
+    with pytest.raises(TypeError):
+        kiln.compile(42)
+
+
+def test_run_errors_name_the_tensor(mlp_path):
+    session = kiln.InferenceSession(kiln.compile(mlp_path))
+    x = np.zeros((4, 16), np.float32)
+    with pytest.raises(ValueError, match="dtype float64"):
+        session.run(None, {"x": x.astype(np.float64)})
+    with pytest.raises(ValueError, match="shape|dims"):
+        session.run(None, {"x": np.zeros((4, 15), np.float32)})
+    with pytest.raises(ValueError, match="missing input 'x'"):
+        session.run(None, {})
+    with pytest.raises(ValueError, match="unknown output"):
+        session.run(["nope"], {"x": x})
+
+
+def test_non_contiguous_input_is_copied(mlp_path):
+    session = kiln.InferenceSession(kiln.compile(mlp_path))
+    x = np.random.default_rng(1).standard_normal((16, 4)).astype(np.float32).T
+    assert not x.flags.c_contiguous
+    a = session.run(None, {"x": x})
+    b = session.run(None, {"x": np.ascontiguousarray(x)})
+    assert a[0].tobytes() == b[0].tobytes()
+
+
+def test_benchmark_times_in_cpp(mlp_path):
+    session = kiln.InferenceSession(kiln.compile(mlp_path))
+    result = session.benchmark(warmup=2, iterations=20, profile=True)
+    assert result["iterations"] == 20 and len(result["times_ms"]) == 20
+    t = result["time_ms"]
+    assert 0 < t["min"] <= t["median"] <= t["max"]
+    assert result["kernels"] and sum(k["launches"] for k in result["kernels"]) >= 20
+    assert result["energy"] is not None or result["energy_unavailable"]
+
+
+def test_progress_callback(mlp_path):
+    seen = []
+    kiln.compile(mlp_path, progress=lambda *a: seen.append(a))
+    stages = [s for s, *_ in seen]
+    assert "import" in stages and "graph passes" in stages
+    assert "code generation" in stages and "linking" in stages
+
+
+def test_two_threads_compile_at_once(mlp_path, mlp_model):
+    alone = kiln.compile(mlp_path, opt_level=3).data
+    other = kiln.compile(mlp_model, opt_level=1).data
+    results = {}
+
+    def work(key, model, level):
+        results[key] = kiln.compile(model, opt_level=level).data
+
+    threads = [threading.Thread(target=work, args=("a", mlp_path, 3)),
+               threading.Thread(target=work, args=("b", mlp_model, 1))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["a"] == alone and results["b"] == other
+
+
+def test_artifact_save_and_info(mlp_path, tmp_path):
+    artifact = kiln.compile(mlp_path, cpu="x86-64-v3")
+    info = artifact.info
+    assert info["target"]["cpu"] == "x86-64-v3"
+    assert [i["name"] for i in info["inputs"]] == ["x"]
+    artifact.save(tmp_path / "m.kiln")
+    assert (tmp_path / "m.kiln").read_bytes() == bytes(artifact)
