@@ -215,7 +215,9 @@ def main():
                         help="a small bundle (the ctest of the CPU half)")
     args = parser.parse_args()
 
-    kiln_compile = os.path.join(args.build, "bin", "kiln-compile")
+    # Compiles through the kiln package of this build (build/python).
+    sys.path.insert(0, os.path.join(args.build, "python"))
+    import kiln
     kiln_run = os.path.join(args.build, "bin", "kiln-run")
     bundle = os.path.abspath(args.bundle)
     if os.path.exists(bundle):
@@ -273,7 +275,7 @@ def main():
         compare = inputs is not None or args.quick
         if compare:
             cpu = os.path.join(work, f"{name}.cpu.kiln")
-            run([kiln_compile, onnx_path, "-O2", "-o", cpu])
+            kiln.compile(onnx_path, opt_level=2).save(cpu)
             os.makedirs(expected, exist_ok=True)
             run([kiln_run, cpu, *run_inputs, "--threads", "2",
                  "--consistency-runs", "0", "--save-outputs", expected])
@@ -281,11 +283,13 @@ def main():
             check = f"{name}-{kernels}"
             artifact = os.path.join(bundle, "artifacts", f"{check}.kiln")
             os.makedirs(os.path.dirname(artifact), exist_ok=True)
-            cmd = [kiln_compile, onnx_path, "-O3",
-                   f"--target=cuda:{args.chip}", f"--kernels={kernels}",
-                   "-o", artifact]
+            # The same compile on the command line (for the manifest).
+            cmd = [os.path.join(args.build, "bin", "kiln-compile"), onnx_path,
+                   "-O3", f"--target=cuda:{args.chip}",
+                   f"--kernels={kernels}", "-o", artifact]
             t0 = time.time()
-            run(cmd)
+            kiln.compile(onnx_path, opt_level=3, target=f"cuda:{args.chip}",
+                         kernels=kernels).save(artifact)
             log(f"{check}: compiled for cuda:{args.chip} in "
                 f"{time.time() - t0:.1f} s")
             entry = {

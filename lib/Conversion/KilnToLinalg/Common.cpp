@@ -5,6 +5,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Origin.h"
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 
@@ -31,6 +32,34 @@ Type toSignlessType(Type type) {
 bool isUnsignedInt(Type kilnElementType) {
   auto intType = dyn_cast<IntegerType>(kilnElementType);
   return intType && (intType.isUnsigned() || intType.getWidth() == 1);
+}
+
+Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+bool isNone(Value value) { return !value || isa<NoneType>(value.getType()); }
+
+Type computeType(Type elementType) {
+  if (isa<FloatType>(elementType) && elementType.getIntOrFloatBitWidth() < 32)
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
+Value extendScalar(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return arith::ExtFOp::create(b, loc, type, value);
+}
+
+Value truncateScalar(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return arith::TruncFOp::create(b, loc, type, value);
 }
 
 std::string describe(Operation *op) {
@@ -114,6 +143,57 @@ AffineMap broadcastMap(ArrayRef<int64_t> operandShape,
   return AffineMap::get(resultRank, 0, exprs, context);
 }
 
+AffineMap selectMap(unsigned rank, ArrayRef<bool> keep, MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < rank; ++i)
+    if (keep[i])
+      exprs.push_back(getAffineDimExpr(i, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+AffineMap dimRangeMap(int64_t rank, int64_t first, int64_t count,
+                      MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = first; d < first + count; ++d)
+    exprs.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                   ArrayRef<AffineMap> maps,
+                   ArrayRef<utils::IteratorType> iterators, ScalarBodyFn body) {
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value buildParallel(OpBuilder &b, Location loc, ValueRange inputs,
+                    ArrayRef<AffineMap> maps, RankedTensorType resultType,
+                    ScalarBodyFn body) {
+  MLIRContext *context = b.getContext();
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return buildGeneric(
+      b, loc, inputs, emptyTensor(b, loc, resultType), allMaps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        return body(nested, nestedLoc, args.drop_back());
+      });
+}
+
+Value copyGeneric(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
+                  RankedTensorType resultType) {
+  return buildParallel(
+      b, loc, input, inputMap, resultType,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
 Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
                        RankedTensorType resultType, ScalarBodyFn body) {
   MLIRContext *context = b.getContext();
@@ -122,17 +202,97 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   for (Value input : inputs)
     maps.push_back(broadcastMap(cast<RankedTensorType>(input.getType()).getShape(),
                                 shape, context));
-  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), context));
-  SmallVector<utils::IteratorType> iterators(shape.size(),
-                                             utils::IteratorType::parallel);
-  Value init = emptyTensor(b, loc, resultType);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value result = body(nested, nestedLoc, args.drop_back());
-        linalg::YieldOp::create(nested, nestedLoc, result);
-      });
-  return generic.getResult(0);
+  return buildParallel(b, loc, inputs, maps, resultType, body);
+}
+
+Value reduceDims(OpBuilder &b, Location loc, ValueRange inputs,
+                 ArrayRef<AffineMap> inputMaps, ArrayRef<int64_t> loopShape,
+                 ArrayRef<bool> reduced, Type accType, Value identity,
+                 ScalarBodyFn combine, Value initTensor) {
+  MLIRContext *context = b.getContext();
+  unsigned rank = loopShape.size();
+  SmallVector<bool> keep;
+  SmallVector<int64_t> keptShape;
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned i = 0; i < rank; ++i) {
+    keep.push_back(!reduced[i]);
+    if (!reduced[i])
+      keptShape.push_back(loopShape[i]);
+    iterators.push_back(reduced[i] ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+  }
+  Value init =
+      initTensor
+          ? initTensor
+          : filledTensor(b, loc, RankedTensorType::get(keptShape, accType),
+                         identity);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(selectMap(rank, keep, context));
+  return buildGeneric(b, loc, inputs, init, maps, iterators, combine);
+}
+
+Value truncateTensor(OpBuilder &b, Location loc, Value value,
+                     Type elementType) {
+  auto type = tensorType(value);
+  if (type.getElementType() == elementType)
+    return value;
+  return buildElementwise(b, loc, value, type.clone(elementType),
+                          [&](OpBuilder &nb, Location nl, ValueRange args) {
+                            return truncateScalar(nb, nl, args[0],
+                                                  elementType);
+                          });
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                RankedTensorType type) {
+  auto source = tensorType(value);
+  if (source.getShape() == type.getShape())
+    return value;
+  if (source.getRank() > type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForReshape(source, type))
+      return tensor::CollapseShapeOp::create(b, loc, type, value,
+                                             *reassociation);
+  } else if (source.getRank() < type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForReshape(type, source))
+      return tensor::ExpandShapeOp::create(b, loc, type, value, *reassociation);
+  }
+  // General case: through 1-D (rank 0 is 1-D with no reassociation). A
+  // rank-0 tensor has one element: it expands to tensor<1x...> with an
+  // empty reassociation (and a tensor<1x...> collapses to it likewise).
+  auto allDims = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    if (rank) {
+      groups.emplace_back();
+      for (int64_t i = 0; i < rank; ++i)
+        groups[0].push_back(i);
+    }
+    return groups;
+  };
+  auto flatType = source.clone({source.getNumElements()});
+  Value flat = value;
+  if (source.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(b, loc, flatType, value,
+                                           allDims(source.getRank()));
+  else if (source.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value, allDims(0));
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat, allDims(0));
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       allDims(type.getRank()));
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> shape) {
+  return reshapeTo(b, loc, value, tensorType(value).clone(shape));
+}
+
+Value extractFirst(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> indices(type.getRank(),
+                             arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, indices);
 }
 
 /// f64 -> f16/bf16 correctly rounded without a libcall (LLVM lowers that
@@ -225,12 +385,17 @@ Value castScalar(OpBuilder &b, Location loc, Value value, Type from, Type to) {
   return arith::ExtSIOp::create(b, loc, target, value);
 }
 
-FailureOr<SmallVector<int64_t>> constantInts(Value value) {
+DenseElementsAttr constantElements(Value value) {
   DenseElementsAttr attr;
   if (auto constant = value.getDefiningOp<kiln::ConstantOp>())
     attr = dyn_cast<DenseElementsAttr>(constant.getValue());
-  else if (!matchPattern(value, m_Constant(&attr)))
-    return failure();
+  else
+    matchPattern(value, m_Constant(&attr));
+  return attr;
+}
+
+FailureOr<SmallVector<int64_t>> constantInts(Value value) {
+  DenseElementsAttr attr = constantElements(value);
   if (!attr || !isa<IntegerType>(attr.getElementType()))
     return failure();
   SmallVector<int64_t> result;

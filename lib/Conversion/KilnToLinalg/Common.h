@@ -18,6 +18,23 @@ mlir::Type toSignlessType(mlir::Type type);
 /// True for ui8/ui16/ui32/ui64 and for i1 (bool converts as unsigned).
 bool isUnsignedInt(mlir::Type kilnElementType);
 
+/// The element type of a shaped value.
+mlir::Type elementTypeOf(mlir::Value value);
+/// The type of a ranked tensor value.
+mlir::RankedTensorType tensorType(mlir::Value value);
+/// True for an absent optional operand (a null value or one of type none).
+bool isNone(mlir::Value value);
+
+/// The type the arithmetic of an op on `elementType` is done in: f32 for the
+/// half-precision floats, the type itself otherwise.
+mlir::Type computeType(mlir::Type elementType);
+/// `value` (a scalar) extended to the compute type `type` when narrower.
+mlir::Value extendScalar(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value value, mlir::Type type);
+/// `value` (a scalar of a compute type) truncated to `type` when wider.
+mlir::Value truncateScalar(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value value, mlir::Type type);
+
 /// The ONNX node an op came from, for messages: "'name' (kiln.op)".
 std::string describe(mlir::Operation *op);
 /// Emits "cannot lower <describe(op)> to the CPU: <why>" on the op and
@@ -48,8 +65,38 @@ mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> operandShape,
                              llvm::ArrayRef<int64_t> resultShape,
                              mlir::MLIRContext *context);
 
+/// The map of `rank` loop dims selecting the dims `keep` marks.
+mlir::AffineMap selectMap(unsigned rank, llvm::ArrayRef<bool> keep,
+                          mlir::MLIRContext *context);
+/// The map (d0, ..., d{rank-1}) -> (d_first, ..., d_{first+count-1}).
+mlir::AffineMap dimRangeMap(int64_t rank, int64_t first, int64_t count,
+                            mlir::MLIRContext *context);
+
 using ScalarBodyFn = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// A linalg.generic with one result: `maps` holds the inputs' maps then the
+/// output's; `body` gets the input scalars and the output (accumulator)
+/// scalar and returns the value to yield.
+mlir::Value buildGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::ValueRange inputs, mlir::Value init,
+                         llvm::ArrayRef<mlir::AffineMap> maps,
+                         llvm::ArrayRef<mlir::utils::IteratorType> iterators,
+                         ScalarBodyFn body);
+
+/// A parallel linalg.generic over `resultType` reading `inputs` through
+/// `maps` (the output's identity map is added); `body` gets the input
+/// scalars and returns the result scalar.
+mlir::Value buildParallel(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::ValueRange inputs,
+                          llvm::ArrayRef<mlir::AffineMap> maps,
+                          mlir::RankedTensorType resultType, ScalarBodyFn body);
+
+/// A linalg.generic copying `input` into a new tensor of `resultType`, input
+/// element (map applied to the result index) to result element.
+mlir::Value copyGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value input, mlir::AffineMap inputMap,
+                        mlir::RankedTensorType resultType);
 
 /// A linalg.generic computing `resultType` elementwise from `inputs`
 /// (broadcast as ONNX does); `body` gets one scalar per input and returns
@@ -59,12 +106,50 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType resultType,
                              ScalarBodyFn body);
 
+/// A reduction of `input` (read through identity) over the dims marked in
+/// `reduced`, into a tensor of the kept dims of element type `accType`
+/// starting from `identity`; `combine(element, acc)` folds one element in
+/// (the element is passed as stored, the caller extends it). `initTensor`,
+/// when given, is the start instead (a tensor of the kept dims of
+/// `accType`).
+mlir::Value reduceDims(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::ValueRange inputs,
+                       llvm::ArrayRef<mlir::AffineMap> inputMaps,
+                       llvm::ArrayRef<int64_t> loopShape,
+                       llvm::ArrayRef<bool> reduced, mlir::Type accType,
+                       mlir::Value identity, ScalarBodyFn combine,
+                       mlir::Value initTensor = {});
+
+/// `value` converted elementwise to element type `elementType` (truncating
+/// a compute type back to the op's type); unchanged when it already is.
+mlir::Value truncateTensor(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value value, mlir::Type elementType);
+
+/// `value` (static shape) reshaped to the static `type` of the same element
+/// count, by a collapse_shape, an expand_shape (when a reassociation
+/// exists), or (when the two differ in more than grouping) a collapse to
+/// 1-D followed by an expand.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, mlir::RankedTensorType type);
+/// `value` reshaped as above to the static `shape`, its element type kept.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, llvm::ArrayRef<int64_t> shape);
+
+/// Reads element 0 of a rank-0 or one-element tensor.
+mlir::Value extractFirst(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value tensor);
+
 /// Converts scalar `value` from kiln element type `from` to kiln element
 /// type `to` with ONNX Cast semantics (float->int truncates toward zero,
 /// x->bool is x != 0, unsigned sources and bool zero-extend). `value` has
 /// the signless type of `from`; the result the signless type of `to`.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value value, mlir::Type from, mlir::Type to);
+
+/// The elements of a constant tensor operand (kiln.constant or
+/// arith.constant after conversion); null when not a constant (or not a
+/// dense one).
+mlir::DenseElementsAttr constantElements(mlir::Value value);
 
 /// The values of a constant tensor operand (kiln.constant or arith.constant
 /// after conversion), as int64s; failure when not a constant.

@@ -15,8 +15,6 @@
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
 
-#include "mlir/IR/Matchers.h"
-
 #include <cmath>
 
 using namespace mlir;
@@ -24,24 +22,16 @@ using namespace kiln::lowering;
 
 namespace {
 
-Type elementTypeOf(Value value) {
-  return cast<ShapedType>(value.getType()).getElementType();
-}
-
-bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
-
 /// `value` extended to f32 when it is f16/bf16.
 Value widen(OpBuilder &b, Location loc, Value value) {
-  if (isNarrowFloat(value.getType()))
-    return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-  return value;
+  return extendScalar(b, loc, value, computeType(value.getType()));
 }
 
 /// `value` rounded back to `type` when the computation was widened.
 Value narrowTo(OpBuilder &b, Location loc, Value value, Type type) {
-  if (value.getType() == type || !isa<FloatType>(type))
+  if (!isa<FloatType>(type))
     return value;
-  return arith::TruncFOp::create(b, loc, type, value);
+  return truncateScalar(b, loc, value, type);
 }
 
 /// Terse scalar arithmetic for the float bodies below; every value has the
@@ -273,9 +263,7 @@ struct ClipLowering : OpConversionPattern<kiln::ClipOp> {
       auto type = cast<RankedTensorType>(bound.getType());
       if (type.getNumElements() != 1)
         return failure();
-      SmallVector<Value> zeros(type.getRank(),
-                               arith::ConstantIndexOp::create(rewriter, loc, 0));
-      return Value(tensor::ExtractOp::create(rewriter, loc, bound, zeros));
+      return extractFirst(rewriter, loc, bound);
     };
     FailureOr<Value> lo = scalarOf(adaptor.getMin());
     FailureOr<Value> hi = scalarOf(adaptor.getMax());
@@ -329,11 +317,7 @@ struct WhereLowering : OpConversionPattern<kiln::WhereOp> {
 /// The value of a one-element constant tensor (kiln.constant, or
 /// arith.constant once converted), if `value` is one.
 std::optional<double> oneElementConstant(Value value) {
-  DenseElementsAttr attr;
-  if (auto constant = value.getDefiningOp<kiln::ConstantOp>())
-    attr = dyn_cast<DenseElementsAttr>(constant.getValue());
-  else if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
+  DenseElementsAttr attr = constantElements(value);
   if (!attr || attr.getNumElements() != 1)
     return std::nullopt;
   Type element = attr.getElementType();

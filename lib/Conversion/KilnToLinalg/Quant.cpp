@@ -28,8 +28,9 @@ using namespace kiln::lowering;
 
 namespace {
 
-Type elementTypeOf(Value value) {
-  return cast<ShapedType>(value.getType()).getElementType();
+/// The kiln element type of an optional operand; null when it is absent.
+Type kilnTypeOf(Value v) {
+  return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
 }
 
 /// A quantization parameter (scale or zero point) of an elementwise
@@ -57,9 +58,7 @@ FailureOr<Param> addParam(OpBuilder &b, Location loc, Value param,
     return result;
   auto type = cast<RankedTensorType>(param.getType());
   if (type.getNumElements() == 1) {
-    SmallVector<Value> zeros(type.getRank(),
-                             arith::ConstantIndexOp::create(b, loc, 0));
-    result.scalar = tensor::ExtractOp::create(b, loc, param, zeros);
+    result.scalar = extractFirst(b, loc, param);
     return result;
   }
   int64_t rank = dataType.getRank();
@@ -72,28 +71,6 @@ FailureOr<Param> addParam(OpBuilder &b, Location loc, Value param,
                          : AffineMap::get(rank, 0,
                                           getAffineDimExpr(axis, b.getContext())));
   return result;
-}
-
-/// A parallel linalg.generic over `resultType` reading `inputs` through
-/// `maps` (the output's identity map is added).
-Value buildParallel(OpBuilder &b, Location loc, ValueRange inputs,
-                    ArrayRef<AffineMap> maps, RankedTensorType resultType,
-                    ScalarBodyFn body) {
-  MLIRContext *context = b.getContext();
-  int64_t rank = resultType.getRank();
-  SmallVector<AffineMap> allMaps(maps);
-  allMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, inputs,
-             ValueRange{emptyTensor(b, loc, resultType)}, allMaps, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               linalg::YieldOp::create(nested, nestedLoc,
-                                       body(nested, nestedLoc,
-                                            args.drop_back()));
-             })
-      .getResult(0);
 }
 
 /// `value` (a float) as f32, or f64 kept.
@@ -134,9 +111,7 @@ struct QuantizeLinearLowering : OpConversionPattern<kiln::QuantizeLinearOp> {
     Type xKiln = elementTypeOf(op.getX());
     Type scaleKiln = elementTypeOf(op.getYScale());
     Type qType = elementTypeOf(op.getY());
-    Type zpKiln = isa<NoneType>(op.getYZeroPoint().getType())
-                      ? Type()
-                      : elementTypeOf(op.getYZeroPoint());
+    Type zpKiln = kilnTypeOf(op.getYZeroPoint());
     int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
 
     SmallVector<Value> inputs{adaptor.getX()};
@@ -183,9 +158,7 @@ struct DequantizeLinearLowering
     auto xType = cast<RankedTensorType>(adaptor.getX().getType());
     Type xKiln = elementTypeOf(op.getX());
     Type scaleKiln = elementTypeOf(op.getXScale());
-    Type zpKiln = isa<NoneType>(op.getXZeroPoint().getType())
-                      ? Type()
-                      : elementTypeOf(op.getXZeroPoint());
+    Type zpKiln = kilnTypeOf(op.getXZeroPoint());
     Type resultElement = resultType.getElementType();
     int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
 
@@ -397,18 +370,15 @@ FailureOr<Value> matmulWithZeroPoints(OpBuilder &b, Location loc,
                                       Value bKilnValue, Value bzp,
                                       Value bzpKilnValue,
                                       RankedTensorType accType) {
-  auto kilnElement = [](Value v) -> Type {
-    return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
-  };
   auto aType = cast<RankedTensorType>(a.getType());
   auto bType = cast<RankedTensorType>(bm.getType());
   // Per-row zero points of A follow its M dim, per-column ones of B its N.
   int64_t aRowDim = aType.getRank() >= 2 ? aType.getRank() - 2 : -1;
   int64_t bColDim = bType.getRank() >= 2 ? bType.getRank() - 1 : -1;
   auto aShifted = shiftedOperand(b, loc, a, elementTypeOf(aKilnValue), azp,
-                                 kilnElement(azpKilnValue), aRowDim);
+                                 kilnTypeOf(azpKilnValue), aRowDim);
   auto bShifted = shiftedOperand(b, loc, bm, elementTypeOf(bKilnValue), bzp,
-                                 kilnElement(bzpKilnValue), bColDim);
+                                 kilnTypeOf(bzpKilnValue), bColDim);
   if (failed(aShifted) || failed(bShifted))
     return unsupported(op, "a zero point that is neither per-tensor nor "
                            "per-row of A / per-column of B");
@@ -665,15 +635,12 @@ template <typename OpTy>
 FailureOr<Value> convWithZeroPoints(OpBuilder &b, Location loc, OpTy op,
                                     Value x, Value xzp, Value w, Value wzp,
                                     RankedTensorType accType) {
-  auto kilnElement = [](Value v) -> Type {
-    return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
-  };
   auto xShifted =
       shiftedOperand(b, loc, x, elementTypeOf(op.getX()), xzp,
-                     kilnElement(op.getXZeroPoint()), /*zpDim=*/-1);
+                     kilnTypeOf(op.getXZeroPoint()), /*zpDim=*/-1);
   auto wShifted =
       shiftedOperand(b, loc, w, elementTypeOf(op.getW()), wzp,
-                     kilnElement(op.getWZeroPoint()), /*zpDim=*/0);
+                     kilnTypeOf(op.getWZeroPoint()), /*zpDim=*/0);
   if (failed(xShifted) || failed(wShifted))
     return unsupported(op, "a zero point that is neither per-tensor nor "
                            "(for w) per output channel");
@@ -930,10 +897,6 @@ FailureOr<Value> int8GemmWithEpilogue(OpBuilder &rewriter, Location loc,
   return out;
 }
 
-Type kilnTypeOf(Value v) {
-  return isa<NoneType>(v.getType()) ? Type() : elementTypeOf(v);
-}
-
 /// kiln.quantized_matmul: A [..., K] viewed as [M, K] and W [N, K] through
 /// int8GemmWithEpilogue.
 struct QuantizedMatMulLowering
@@ -1028,10 +991,9 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
     // NCHW -> NHWC.
     auto nhwcType = RankedTensorType::get(
         {batch, xType.getDimSize(2), xType.getDimSize(3), channels}, i8);
-    x = buildParallel(
-        rewriter, loc, ValueRange{x},
-        {AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, context)}, nhwcType,
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    x = copyGeneric(rewriter, loc, x,
+                    AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, context),
+                    nhwcType);
 
     // Pad with the zero point (0 without one).
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
@@ -1039,11 +1001,7 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
       if (isa<NoneType>(adaptor.getXZeroPoint().getType())) {
         padValue = scalarConstant(rewriter, loc, i8, 0);
       } else {
-        auto zpType = cast<RankedTensorType>(adaptor.getXZeroPoint().getType());
-        SmallVector<Value> zeros(
-            zpType.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
-        padValue = tensor::ExtractOp::create(rewriter, loc,
-                                             adaptor.getXZeroPoint(), zeros);
+        padValue = extractFirst(rewriter, loc, adaptor.getXZeroPoint());
       }
       SmallVector<OpFoldResult> low{rewriter.getIndexAttr(0),
                                     rewriter.getIndexAttr(pads[0]),
@@ -1069,9 +1027,7 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
         {d(0), d(1) * strides[0] + d(3) * dilations[0],
          d(2) * strides[1] + d(4) * dilations[1], d(5)},
         context);
-    Value cols = buildParallel(
-        rewriter, loc, ValueRange{x}, {readX}, colType,
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    Value cols = copyGeneric(rewriter, loc, x, readX, colType);
     Value a = tensor::CollapseShapeOp::create(
         rewriter, loc, cols,
         ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});

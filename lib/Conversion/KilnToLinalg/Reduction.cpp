@@ -19,15 +19,6 @@ using namespace kiln::lowering;
 
 namespace {
 
-bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
-
-/// The type reductions of `element` accumulate in.
-Type accumulatorType(Type element) {
-  if (isNarrowFloat(element))
-    return Float32Type::get(element.getContext());
-  return element;
-}
-
 using ReduceBodyFn = llvm::function_ref<Value(OpBuilder &, Location,
                                               ValueRange inputs, Value acc)>;
 
@@ -41,36 +32,23 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
-  SmallVector<int64_t> keptShape;
-  SmallVector<AffineExpr> keptExprs;
-  SmallVector<utils::IteratorType> iterators;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (reduced[i]) {
-      iterators.push_back(utils::IteratorType::reduction);
-      continue;
-    }
-    iterators.push_back(utils::IteratorType::parallel);
-    keptShape.push_back(inputType.getDimSize(i));
-    keptExprs.push_back(getAffineDimExpr(i, context));
-  }
-  auto outType = RankedTensorType::get(keptShape, init.getType());
-  Value filled = initTensor ? initTensor : filledTensor(b, loc, outType, init);
-  AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, context);
+  SmallVector<bool> keep;
+  for (int64_t i = 0; i < rank; ++i)
+    keep.push_back(!reduced[i]);
+  AffineMap keptMap = selectMap(rank, keep, context);
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, context)};
   SmallVector<Value> inputs{input};
   for (Value kept : keptInputs) {
     maps.push_back(keptMap);
     inputs.push_back(kept);
   }
-  maps.push_back(keptMap);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{outType}, inputs, ValueRange{filled}, maps, iterators,
+  return reduceDims(
+      b, loc, inputs, maps, inputType.getShape(), reduced, init.getType(),
+      init,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value result =
-            body(nested, nestedLoc, args.drop_back(), args.back());
-        linalg::YieldOp::create(nested, nestedLoc, result);
-      });
-  return generic.getResult(0);
+        return body(nested, nestedLoc, args.drop_back(), args.back());
+      },
+      initTensor);
 }
 
 /// ONNX Runtime's max/min/arg reductions start from the first element of
@@ -99,9 +77,7 @@ Value firstAlongReduced(OpBuilder &b, Location loc, Value data,
   return buildElementwise(
       b, loc, slice, sliceType.clone(accType),
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        if (args[0].getType() == accType)
-          return args[0];
-        return arith::ExtFOp::create(nb, l, accType, args[0]);
+        return extendScalar(nb, l, args[0], accType);
       });
 }
 
@@ -262,11 +238,7 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       Value f = castScalar(b, l, v, kilnElement, f64);
       return castScalar(b, l, makeOp(b, l, f), f64, kilnElement);
     };
-    Type acc = accumulatorType(element);
-    auto widen = [&](OpBuilder &b, Location l, Value x) -> Value {
-      return x.getType() == acc ? x
-                                : Value(arith::ExtFOp::create(b, l, acc, x));
-    };
+    Type acc = computeType(element);
     auto add = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
       if (isFloat)
         return arith::AddFOp::create(b, l, x, y);
@@ -293,7 +265,8 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       Value max = buildReduction(
           rewriter, loc, data, {}, reduced, lowestValue(rewriter, loc, acc),
           [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
-            return arith::MaximumFOp::create(b, l, widen(b, l, in[0]), a);
+            return arith::MaximumFOp::create(
+                b, l, extendScalar(b, l, in[0], acc), a);
           });
       auto maxType = cast<RankedTensorType>(max.getType());
       Value shift = buildElementwise(
@@ -343,7 +316,7 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     Value result = buildReduction(
         rewriter, loc, data, kept, reduced, init,
         [&](OpBuilder &b, Location l, ValueRange in, Value a) -> Value {
-          Value x = widen(b, l, in[0]);
+          Value x = extendScalar(b, l, in[0], acc);
           switch (Kind) {
           case ReduceKind::Max:
             if (isFloat)
@@ -438,9 +411,7 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
             default:
               break;
             }
-            if (v.getType() != element)
-              v = arith::TruncFOp::create(b, l, element, v);
-            return v;
+            return truncateScalar(b, l, v, element);
           });
     }
     rewriter.replaceOp(op,

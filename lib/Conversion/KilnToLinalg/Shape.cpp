@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <functional>
-#include <numeric>
 
 using namespace mlir;
 using namespace kiln::lowering;
@@ -38,66 +37,6 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
   });
 }
 
-/// `value` (static shape) reshaped to the static `type` of the same element
-/// count: one collapse_shape or expand_shape when a reassociation exists,
-/// else a collapse to 1-D followed by an expand.
-Value reshapeTo(OpBuilder &b, Location loc, Value value,
-                RankedTensorType type) {
-  auto source = cast<RankedTensorType>(value.getType());
-  if (source.getShape() == type.getShape())
-    return value;
-  if (source.getRank() != type.getRank()) {
-    if (auto reassociation = getReassociationIndicesForReshape(source, type)) {
-      if (source.getRank() > type.getRank())
-        return tensor::CollapseShapeOp::create(b, loc, type, value,
-                                               *reassociation);
-      return tensor::ExpandShapeOp::create(b, loc, type, value,
-                                           *reassociation);
-    }
-  }
-  auto flatType =
-      RankedTensorType::get({source.getNumElements()}, type.getElementType());
-  auto all = [](int64_t rank) {
-    ReassociationIndices group(rank);
-    std::iota(group.begin(), group.end(), 0);
-    return SmallVector<ReassociationIndices>{group};
-  };
-  // A rank-0 tensor has one element: it expands to tensor<1x...> with an
-  // empty reassociation (and a tensor<1x...> collapses to it likewise).
-  Value flat =
-      source.getRank() == 0
-          ? Value(tensor::ExpandShapeOp::create(
-                b, loc, flatType, value, SmallVector<ReassociationIndices>{}))
-          : Value(tensor::CollapseShapeOp::create(b, loc, flatType, value,
-                                                  all(source.getRank())));
-  if (type.getRank() == 1)
-    return flat;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, flat,
-                                           SmallVector<ReassociationIndices>{});
-  return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                       all(type.getRank()));
-}
-
-/// A linalg.generic copying `input` into a new tensor of `resultType`, input
-/// element (map applied to the result index) to result element.
-Value copyGeneric(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
-                  RankedTensorType resultType) {
-  MLIRContext *context = b.getContext();
-  int64_t rank = resultType.getRank();
-  SmallVector<AffineMap> maps = {
-      inputMap, AffineMap::getMultiDimIdentityMap(rank, context)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{input},
-             ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
-             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               linalg::YieldOp::create(nested, nestedLoc, args[0]);
-             })
-      .getResult(0);
-}
-
 using IndexBodyFn = function_ref<Value(OpBuilder &, Location,
                                         ArrayRef<Value> ivs, ValueRange args)>;
 
@@ -107,38 +46,20 @@ using IndexBodyFn = function_ref<Value(OpBuilder &, Location,
 Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
                    ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                    IndexBodyFn body) {
-  MLIRContext *context = b.getContext();
   int64_t rank = resultType.getRank();
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, inputs,
-             ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               SmallVector<Value> ivs;
-               for (int64_t d = 0; d < rank; ++d)
-                 ivs.push_back(linalg::IndexOp::create(nested, nestedLoc, d));
-               linalg::YieldOp::create(
-                   nested, nestedLoc,
-                   body(nested, nestedLoc, ivs, args.drop_back()));
-             })
-      .getResult(0);
+  return buildParallel(
+      b, loc, inputs, inputMaps, resultType,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        SmallVector<Value> ivs;
+        for (int64_t d = 0; d < rank; ++d)
+          ivs.push_back(linalg::IndexOp::create(nested, nestedLoc, d));
+        return body(nested, nestedLoc, ivs, args);
+      });
 }
 
 Value indexGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
                    IndexBodyFn body) {
   return indexGeneric(b, loc, resultType, {}, {}, body);
-}
-
-/// The map (d0, ..., d{rank-1}) -> (d_first, ..., d_{first+count-1}).
-AffineMap dimRangeMap(int64_t rank, int64_t first, int64_t count,
-                      MLIRContext *context) {
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = first; d < first + count; ++d)
-    exprs.push_back(getAffineDimExpr(d, context));
-  return AffineMap::get(rank, 0, exprs, context);
 }
 
 /// The ONNX index `raw` (an i32/i64 scalar) as an index into a dim of `size`:
@@ -156,14 +77,6 @@ Value normalizeIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
   Value last = arith::ConstantIndexOp::create(b, loc, std::max<int64_t>(size - 1, 0));
   index = arith::MaxSIOp::create(b, loc, index, zero);
   return arith::MinSIOp::create(b, loc, index, last);
-}
-
-/// Reads element 0 of a rank-0 or one-element tensor.
-Value extractFirst(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> indices(type.getRank(),
-                             arith::ConstantIndexOp::create(b, loc, 0));
-  return tensor::ExtractOp::create(b, loc, tensor, indices);
 }
 
 //===----------------------------------------------------------------------===//
