@@ -9,8 +9,9 @@
 #
 # builds with AddressSanitizer + UBSan (C++ code; -DKILN_SANITIZE=ON) in
 # build-sanitize/ ($KILN_SANITIZE_BUILD_DIR) and runs the lit, unit, kernel
-# and e2e tests there (not the conformance runs over the 1072 backend tests,
-# nor the fuzz label: scripts/fuzz.sh runs ASan itself). Any sanitizer
+# and e2e tests there, and the Python package's tests (not the conformance
+# runs over the 1072 backend tests, nor the fuzz label: scripts/fuzz.sh runs
+# ASan itself). Any sanitizer
 # report fails the test that triggered it (recovery off, leaks checked).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +19,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${1:-}" = "--sanitize" ]; then
   shift
   export KILN_BUILD_DIR="${KILN_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
-  export KILN_CMAKE_ARGS="-DKILN_SANITIZE=ON"
+  # clang-22 and LLVM 22's sanitizer runtime (CMakeLists.txt says why).
+  export KILN_CMAKE_ARGS="-DKILN_SANITIZE=ON -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22"
   # UBSan reports are fatal (-fno-sanitize-recover); ASan's and LSan's end
   # the process with an error exit too. libomp's and the loader's one-time
   # allocations are not Kiln's leaks.
@@ -27,7 +29,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   "$ROOT/scripts/build.sh"
   cd "$KILN_BUILD_DIR"
-  ctest --output-on-failure -j"$(nproc)" -L "lit|unit|kernels|e2e" "$@"
+  ctest --output-on-failure -j"$(nproc)" -L "lit|unit|kernels|e2e|python-api" "$@"
   exit
 fi
 

@@ -18,6 +18,7 @@
 #include "kiln/Pipelines/Pipelines.h"
 #include "kiln/Quantization/Quantization.h"
 #include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Target/Host/HostCodegen.h"
 #include "kiln/Target/ModelSignature.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
@@ -216,7 +217,7 @@ struct Invocation::Impl {
   bool runGraphPipeline(Stage target);
   bool compileMachineCode(ModuleOp m, const cpu::CpuOptions &cpuOptions,
                           Stage target, StringRef what,
-                          cpu::TargetInfo &info, std::string &object,
+                          host::TargetInfo &info, std::string &object,
                           bool &done);
   bool compileCpu(ModuleOp m, Stage target, bool quiet);
   bool compileCuda(ModuleOp m, Stage target);
@@ -280,24 +281,24 @@ bool Invocation::Impl::printModule(ModuleOp m) {
 bool Invocation::Impl::compileMachineCode(ModuleOp m,
                                           const cpu::CpuOptions &cpuOptions,
                                           Stage target, StringRef what,
-                                          cpu::TargetInfo &info,
+                                          host::TargetInfo &info,
                                           std::string &object, bool &done) {
   done = false;
   std::string message;
-  if (!cpu::resolveTarget(cpuOptions, info, message))
+  if (!host::resolveTarget(cpuOptions.cpu, info, message))
     return error(what.str() + ": " + message);
   std::unique_ptr<llvm::TargetMachine> machine =
-      cpu::createTargetMachine(info, cpuOptions.llvmOptLevel, message);
+      host::createTargetMachine(info, cpuOptions.llvmOptLevel, message);
   if (!machine)
     return error(message);
   notify("code generation", what.str());
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      cpu::translateToLLVMIR(m, llvmContext, *machine);
+      host::translateToLLVMIR(m, llvmContext, *machine);
   if (!llvmModule)
     return error("translation to LLVM IR failed");
-  if (!cpu::optimizeLLVMModule(*llvmModule, *machine, cpuOptions.llvmOptLevel,
-                               message))
+  if (!host::optimizeLLVMModule(*llvmModule, *machine, cpuOptions.llvmOptLevel,
+                                message))
     return error("LLVM optimization failed: " + message);
   if (target == Stage::LLVMIR) {
     output.clear();
@@ -306,8 +307,8 @@ bool Invocation::Impl::compileMachineCode(ModuleOp m,
     done = true;
     return true;
   }
-  if (!cpu::emitMachineCode(*llvmModule, *machine, target == Stage::Asm,
-                            object, message))
+  if (!host::emitMachineCode(*llvmModule, *machine, target == Stage::Asm,
+                             object, message))
     return error(message);
   if (target == Stage::Asm || target == Stage::Obj) {
     output = object;
@@ -394,7 +395,7 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   if (target == Stage::Linalg || target == Stage::LLVMDialect)
     return printModule(m);
 
-  cpu::TargetInfo info;
+  host::TargetInfo info;
   std::string object;
   bool done = false;
   if (!compileMachineCode(m, c, target, "--cpu=" + c.cpu, info, object, done))
@@ -521,7 +522,7 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
   // kernel table's name) and mgpuLaunchKernel (upstream's SelectObject).
   cpu::CpuOptions hostOptions = c;
   hostOptions.cpu = "generic";
-  cpu::TargetInfo info;
+  host::TargetInfo info;
   std::string object, message, warning;
   bool done = false;
   if (!compileMachineCode(m, hostOptions, target, "the host code", info,

@@ -21,6 +21,7 @@
  *===----------------------------------------------------------------------===*/
 #include <cblas.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,10 +355,31 @@ static void convGemm(struct ConvKernel kernel, const float *w, int64_t f,
 }
 
 /* A buffer of at least `floats` floats for the calling thread, kept from
- * call to call (and never freed: the OpenMP team's threads live as long as
- * the process). The im2col blocks are hundreds of KiB: malloc'ed per call
+ * call to call. The im2col blocks are hundreds of KiB: malloc'ed per call
  * they came from mmap with fresh pages to fault in until glibc's threshold
- * adapted, which made every run of a freshly loaded model slow. */
+ * adapted, which made every run of a freshly loaded model slow.
+ *
+ * The OpenMP team's threads live as long as the process, but a caller's own
+ * threads (one session run from many threads, a server's pool) come and go:
+ * a pthread key frees a thread's buffer when it exits. Unloading the model
+ * frees the unloading thread's buffer and deletes the key, so loading many
+ * models does not use up the process's keys. */
+static pthread_key_t bufferKey;
+static pthread_once_t bufferKeyOnce = PTHREAD_ONCE_INIT;
+static int bufferKeyMade;
+
+static void makeBufferKey(void) {
+  bufferKeyMade = pthread_key_create(&bufferKey, free) == 0;
+}
+
+__attribute__((destructor)) static void releaseBufferKey(void) {
+  if (!bufferKeyMade)
+    return;
+  free(pthread_getspecific(bufferKey));
+  pthread_key_delete(bufferKey);
+  bufferKeyMade = 0;
+}
+
 static float *threadBuffer(int64_t floats) {
   static __thread float *buffer;
   static __thread int64_t capacity;
@@ -366,6 +388,9 @@ static float *threadBuffer(int64_t floats) {
     capacity = floats + floats / 4;
     buffer = (float *)aligned_alloc(64, (size_t)(capacity * sizeof(float) +
                                                  63) / 64 * 64);
+    pthread_once(&bufferKeyOnce, makeBufferKey);
+    if (bufferKeyMade)
+      pthread_setspecific(bufferKey, buffer);
   }
   return buffer;
 }

@@ -251,6 +251,10 @@ int main(int argc, char **argv) {
     d->cuMemFree(c);
     d->cuMemFree(workspace);
   }
+  d->cuEventDestroy(start);
+  d->cuEventDestroy(stop);
+  d->cuStreamDestroy(stream);
+  d->cuDevicePrimaryCtxRelease(device);
   if (!jsonPath.empty()) {
     std::ofstream out(jsonPath);
     out << json;

@@ -82,6 +82,29 @@ inline void collectLocationInfo(mlir::Location loc,
   }
 }
 
+/// The ONNX node names (NameLoc) in `loc`, each once: into `lowered` those
+/// inside an origin wrapper (the nodes of kiln ops), into `other` the rest
+/// (the names the importer gives graph inputs and initializers, which are
+/// not nodes). Every target's kernel table names its kernels' nodes so.
+inline void collectNodes(mlir::Location loc, bool underOrigin,
+                         llvm::SmallVectorImpl<std::string> &lowered,
+                         llvm::SmallVectorImpl<std::string> &other) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    auto &list = underOrigin ? lowered : other;
+    if (!llvm::is_contained(list, name.getName().getValue()))
+      list.push_back(name.getName().str());
+    collectNodes(name.getChildLoc(), underOrigin, lowered, other);
+  } else if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    auto meta = llvm::dyn_cast_or_null<mlir::StringAttr>(fused.getMetadata());
+    bool origin = underOrigin || (meta && meta.getValue().starts_with("kiln."));
+    for (mlir::Location inner : fused.getLocations())
+      collectNodes(inner, origin, lowered, other);
+  } else if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) {
+    collectNodes(call.getCallee(), underOrigin, lowered, other);
+    collectNodes(call.getCaller(), underOrigin, lowered, other);
+  }
+}
+
 /// The first ONNX node name in `loc` ("" when none).
 inline std::string findOnnxNode(mlir::Location loc) {
   llvm::SmallVector<std::string> nodes, origins;

@@ -11,9 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CPU/CpuBackend.h"
-#include "kiln/AbiArchive.h"
-
-#include <dlfcn.h>
+#include "kiln/Target/Host/HostCodegen.h"
 
 #include "kiln/Conversion/Passes.h"
 
@@ -56,7 +54,6 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -67,98 +64,16 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ADT/BitVector.h"
-#include "llvm/Config/llvm-config.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
 namespace kiln::cpu {
 namespace {
-
-/// Marks @main's arguments (graph inputs and weights) read-only, so that
-/// bufferization never writes into a caller's buffer or the mapped weights.
-///
-/// Zero-element inputs and outputs have no bare-pointer form in LLVM's
-/// calling convention, and need none: an input with no elements is replaced
-/// by an empty tensor and dropped from @main's parameters, an output with no
-/// elements is dropped from its results (nothing is ever written to it).
-/// `kiln.entry_slots` on the module then maps each remaining parameter of
-/// @main to its index in kiln_entry's buffer array (which keeps one slot per
-/// input, weight and output, as docs/artifact.md says).
-struct PrepareEntryPass
-    : PassWrapper<PrepareEntryPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPass)
-  StringRef getArgument() const override { return "kiln-cpu-prepare-entry"; }
-  StringRef getDescription() const override {
-    return "Mark @main's arguments read-only for bufferization; drop "
-           "zero-element inputs and outputs";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<tensor::TensorDialect>();
-  }
-  static bool isEmptyTensor(Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main) {
-      module.emitError("no @main function to compile");
-      return signalPassFailure();
-    }
-    OpBuilder b(&getContext());
-    unsigned numArgs = main.getNumArguments();
-    unsigned numResults = main.getNumResults();
-    SmallVector<int64_t> slots;
-    llvm::BitVector dropArgs(numArgs), dropResults(numResults);
-    b.setInsertionPointToStart(&main.getBody().front());
-    for (unsigned i = 0; i < numArgs; ++i) {
-      BlockArgument arg = main.getArgument(i);
-      if (isEmptyTensor(arg.getType())) {
-        auto type = cast<RankedTensorType>(arg.getType());
-        arg.replaceAllUsesWith(tensor::EmptyOp::create(
-            b, arg.getLoc(), type.getShape(), type.getElementType()));
-        dropArgs.set(i);
-        continue;
-      }
-      slots.push_back(i);
-    }
-    for (unsigned i = 0; i < numResults; ++i) {
-      if (isEmptyTensor(main.getResultTypes()[i])) {
-        dropResults.set(i);
-        continue;
-      }
-      slots.push_back(numArgs + i);
-    }
-    if (dropArgs.any() || dropResults.any()) {
-      if (failed(main.eraseArguments(dropArgs)))
-        return signalPassFailure();
-      main.walk([&](func::ReturnOp ret) {
-        for (int i = numResults - 1; i >= 0; --i)
-          if (dropResults.test(i))
-            ret->eraseOperand(i);
-      });
-      if (failed(main.eraseResults(dropResults)))
-        return signalPassFailure();
-      module->setAttr("kiln.entry_slots", b.getDenseI64ArrayAttr(slots));
-    }
-    for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (isa<TensorType>(main.getArgument(i).getType()))
-        main.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                        b.getBoolAttr(false));
-  }
-};
 
 /// After lowering to LLVM, @main takes one bare pointer per buffer (inputs,
 /// weights, outputs). This renames it `kiln_main` (internal) and adds the
@@ -353,13 +268,10 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
 /// The register tile (rows x vector columns) of the GEMM micro-kernel for the
 /// target's vector registers: 16 accumulators of the 32 zmm (AVX-512),
 /// 12 of the 16 ymm (AVX2), 8 of the 16 xmm otherwise.
-static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
-  TargetInfo info;
-  std::string error;
-  if (!resolveTarget(options, info, error))
-    return {4, 8};
+static std::pair<int64_t, int64_t>
+registerTile(llvm::ArrayRef<std::string> features) {
   auto has = [&](StringRef feature) {
-    return llvm::is_contained(info.features, feature);
+    return llvm::is_contained(features, feature);
   };
   if (has("avx512f"))
     return {8, 32};
@@ -368,27 +280,23 @@ static std::pair<int64_t, int64_t> registerTile(const CpuOptions &options) {
   return {4, 8};
 }
 
-std::unique_ptr<Pass> createPrepareEntryPass() {
-  return std::make_unique<PrepareEntryPass>();
-}
-
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
-  pm.addPass(std::make_unique<PrepareEntryPass>());
+  pm.addPass(host::createPrepareEntryPass());
   // --kernels=library: BLAS takes the f32 contractions (LibraryCalls, after
   // bufferization); the f16/bf16 ones get the codegen kernels, which widen
   // them in registers, rather than scalar loops.
   // With AMX-BF16 the bf16 matmuls are Kiln's AMX kernel's (after
   // bufferization), in both kernel modes.
-  bool amxBf16 = false;
-  {
-    TargetInfo info;
-    std::string error;
-    amxBf16 = resolveTarget(options, info, error) &&
-              llvm::is_contained(info.features, "amx-bf16") &&
-              llvm::is_contained(info.features, "amx-tile");
-  }
+  // An unknown CPU name is reported where the code is generated; until
+  // then the baseline's features stand.
+  host::TargetInfo target;
+  std::string error;
+  if (!host::resolveTarget(options.cpu, target, error))
+    target.features.clear();
+  bool amxBf16 = llvm::is_contained(target.features, "amx-bf16") &&
+                 llvm::is_contained(target.features, "amx-tile");
   if (options.kernels == "codegen" || options.kernels == "library") {
-    auto [mr, nr] = registerTile(options);
+    auto [mr, nr] = registerTile(target.features);
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(
         mr, nr, /*halfOnly=*/options.kernels == "library", amxBf16));
     pm.addPass(createCanonicalizerPass());
@@ -505,7 +413,7 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
 }
 
 void registerCpuBackendPasses() {
-  PassRegistration<PrepareEntryPass>();
+  host::registerHostCodegenPasses();
   PassRegistration<EntryWrapperPass>();
   PassRegistration<FuseElementwisePass>();
   PassRegistration<CopiesToLoopsPass>();
@@ -524,166 +432,10 @@ void registerCpuBackendPasses() {
       [](OpPassManager &pm) { buildLLVMPipeline(pm, CpuOptions()); });
 }
 
-//===----------------------------------------------------------------------===//
-// Target, LLVM IR, machine code
-//===----------------------------------------------------------------------===//
-
-/// The x86 features an artifact records: the ones code generation can use
-/// and the runtime can check with __builtin_cpu_supports.
-static const char *const kRecordedFeatures[] = {
-    "sse4.2",  "avx",       "avx2",     "fma",        "f16c",
-    "avx512f", "avx512bw",  "avx512dq", "avx512vl",   "avx512vnni",
-    "avxvnni", "avx512bf16", "avx512fp16", "amx-tile", "amx-bf16"};
-
-bool resolveTarget(const CpuOptions &options, TargetInfo &info,
-                   std::string &error) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  info.triple = llvm::sys::getDefaultTargetTriple();
-  llvm::Triple triple(info.triple);
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  llvm::StringMap<bool> enabled;
-  if (options.cpu == "native") {
-    info.cpu = llvm::sys::getHostCPUName().str();
-    enabled = llvm::sys::getHostCPUFeatures();
-  } else if (options.cpu == "generic") {
-    info.cpu = triple.isX86() ? "x86-64" : "generic";
-  } else {
-    info.cpu = options.cpu;
-    // Asked for an unknown CPU, LLVM warns on stderr and goes on: check the
-    // name against a generic subtarget first.
-    std::unique_ptr<llvm::MCSubtargetInfo> generic(
-        target->createMCSubtargetInfo(triple, "", ""));
-    if (!generic || !generic->isCPUStringValid(info.cpu)) {
-      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
-              " (use native, generic or an LLVM CPU name)";
-      return false;
-    }
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(
-        target->createMCSubtargetInfo(triple, info.cpu, ""));
-    if (!sti) {
-      error = "unknown CPU '" + options.cpu + "' for " + info.triple +
-              " (use native, generic or an LLVM CPU name)";
-      return false;
-    }
-    for (const char *feature : kRecordedFeatures)
-      if (sti->checkFeatures(std::string("+") + feature))
-        enabled[feature] = true;
-  }
-  std::string features;
-  for (auto &entry : enabled) {
-    if (!features.empty())
-      features += ",";
-    features += (entry.second ? "+" : "-") + entry.first().str();
-  }
-  info.featureString = options.cpu == "native" ? features : "";
-  for (const char *feature : kRecordedFeatures)
-    if (enabled.lookup(feature))
-      info.features.push_back(feature);
-  return true;
-}
-
-std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const TargetInfo &info, unsigned optLevel,
-                    std::string &error) {
-  llvm::Triple triple(info.triple);
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return nullptr;
-  llvm::TargetOptions targetOptions;
-  auto level = optLevel == 0   ? llvm::CodeGenOptLevel::None
-               : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-               : optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                               : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, info.cpu, info.featureString, targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, level));
-  if (!machine)
-    error = "cannot create a target machine for " + info.triple + " " + info.cpu;
-  return machine;
-}
-
-std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
-                                                llvm::LLVMContext &context,
-                                                llvm::TargetMachine &machine) {
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerOpenMPDialectTranslation(registry);
-  module->getContext()->appendDialectRegistry(registry);
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, context, "kiln_model");
-  if (!llvmModule)
-    return nullptr;
-  llvmModule->setTargetTriple(machine.getTargetTriple());
-  llvmModule->setDataLayout(machine.createDataLayout());
-  return llvmModule;
-}
-
-bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
-                        unsigned optLevel, std::string &error) {
-  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                               &machine);
-  if (llvm::Error err = transformer(&module)) {
-    error = llvm::toString(std::move(err));
-    return false;
-  }
-  return true;
-}
-
-bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
-                     bool assembly, std::string &out, std::string &error) {
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (machine.addPassesToEmitFile(pm, os, nullptr,
-                                  assembly ? llvm::CodeGenFileType::AssemblyFile
-                                           : llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit this file type";
-    return false;
-  }
-  pm.run(module);
-  out.assign(buffer.begin(), buffer.end());
-  return true;
-}
-
-std::string findSupportArchive(const char *envVar, llvm::StringRef name) {
-  if (const char *env = std::getenv(envVar))
-    return env;
-  // Beside the running tool (build/bin/../lib), then beside the binary that
-  // holds this code (a library loaded by another program: the Python
-  // extension, a test), then where the build put it.
-  auto beside = [&](const std::string &binary) {
-    llvm::SmallString<256> path(
-        llvm::sys::path::parent_path(llvm::sys::path::parent_path(binary)));
-    llvm::sys::path::append(path, "lib", name);
-    return std::string(path);
-  };
-  std::string self = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&findSupportArchive));
-  std::string candidate = beside(self);
-  if (llvm::sys::fs::exists(candidate))
-    return candidate;
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&findSupportArchive), &info) &&
-      info.dli_fname) {
-    std::string library = beside(info.dli_fname);
-    if (llvm::sys::fs::exists(library))
-      return library;
-  }
-  llvm::SmallString<256> built(
-      llvm::sys::path::parent_path(KILN_ABI_ARCHIVE_PATH));
-  llvm::sys::path::append(built, name);
-  if (llvm::sys::fs::exists(built))
-    return std::string(built);
-  return candidate;
-}
-
 bool linkSharedObject(const std::string &object, const CpuOptions &options,
                       std::string &sharedObject, std::string &error) {
-  std::string archive = findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
+  std::string archive =
+      host::findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
   if (!llvm::sys::fs::exists(archive)) {
     error = "Kiln's ABI support archive not found at " + archive +
             " (set KILN_ABI_ARCHIVE)";
@@ -698,93 +450,16 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
     llvm::sys::path::append(blas, "libkiln_abi_blas.a");
     libraries.push_back(std::string(blas));
   }
-  std::string ompDir =
-      "/usr/lib/llvm-" + std::to_string(LLVM_VERSION_MAJOR) + "/lib";
+  // libomp of the LLVM whose OpenMP lowering the code calls into.
+  std::string ompDir = host::llvmLibraryDir();
   libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
                                      "-Wl,-rpath," + ompDir, "-lomp"});
   if (options.kernels == "library")
     libraries.push_back("-lopenblas");
   libraries.push_back("-lm");
-  return linkWithSystemCompiler(object, libraries, "the model's shared object",
-                                sharedObject, error);
-}
-
-/// LLVM's compiler-rt builtins for the code LLVM 22 generates:
-/// $KILN_BUILTINS_ARCHIVE, else the clang resource folder of the LLVM that
-/// Kiln links (Debian's libclang-rt-22-dev). Empty when it is absent.
-static std::string findBuiltinsArchive() {
-  if (const char *env = std::getenv("KILN_BUILTINS_ARCHIVE"))
-    return env;
-  llvm::SmallString<256> path("/usr/lib/llvm-" +
-                              std::to_string(LLVM_VERSION_MAJOR));
-  llvm::sys::path::append(path, "lib", "clang",
-                          std::to_string(LLVM_VERSION_MAJOR), "lib");
-  llvm::sys::path::append(path, "linux", "libclang_rt.builtins-x86_64.a");
-  return llvm::sys::fs::exists(path) ? std::string(path) : std::string();
-}
-
-bool linkWithSystemCompiler(const std::string &object,
-                            llvm::ArrayRef<std::string> libraries,
-                            llvm::StringRef what, std::string &sharedObject,
-                            std::string &error) {
-  const char *ccEnv = std::getenv("KILN_CC");
-  auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
-  if (!cc) {
-    error = "no C compiler driver to link with (install gcc, or set KILN_CC)";
-    return false;
-  }
-  llvm::SmallString<128> objPath, soPath, logPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-model", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-model", "so", soPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-link", "log", logPath)) {
-    error = "cannot create temporary files";
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << object;
-  }
-  // -z defs: a symbol the code needs and nothing here defines is a link
-  // error now, not a load error on the machine that runs the artifact.
-  std::vector<std::string> args = {*cc, "-shared", "-Wl,-z,defs", "-o",
-                                   std::string(soPath), std::string(objPath)};
-  args.insert(args.end(), libraries.begin(), libraries.end());
-  // LLVM lowers conversions the target CPU has no instruction for (f32 ->
-  // bf16 without AVX512-BF16, f16 <-> f32 without F16C, f64 -> f16/bf16)
-  // to compiler-rt builtins (__truncsfbf2, __extendhfsf2, ...). The system
-  // compiler's libgcc (GCC 12) lacks the bf16 ones, so the builtins of the
-  // LLVM that generated the code are linked in, their symbols kept local.
-  std::string builtins = findBuiltinsArchive();
-  if (!builtins.empty()) {
-    args.push_back(builtins);
-    args.push_back("-Wl,--exclude-libs," +
-                   llvm::sys::path::filename(builtins).str());
-  }
-  llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
-                                                llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
-  int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects);
-  auto so = llvm::MemoryBuffer::getFile(soPath);
-  if (rc != 0 || !so) {
-    auto log = llvm::MemoryBuffer::getFile(logPath);
-    error = "linking " + what.str() + " failed";
-    if (log)
-      error += ":\n" + (*log)->getBuffer().str();
-    if (builtins.empty() && log &&
-        ((*log)->getBuffer().contains("__trunc") ||
-         (*log)->getBuffer().contains("__extend")))
-      error += "\n(LLVM's compiler-rt builtins were not found: install "
-               "libclang-rt-" + std::to_string(LLVM_VERSION_MAJOR) +
-               "-dev, or set KILN_BUILTINS_ARCHIVE)";
-  } else {
-    sharedObject = (*so)->getBuffer().str();
-  }
-  llvm::sys::fs::remove(objPath);
-  llvm::sys::fs::remove(soPath);
-  llvm::sys::fs::remove(logPath);
-  return error.empty();
+  return host::linkWithSystemCompiler(object, libraries,
+                                      "the model's shared object",
+                                      sharedObject, error);
 }
 
 } // namespace kiln::cpu

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Target/KernelCategory.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,54 +41,6 @@
 using namespace mlir;
 
 namespace kiln::cpu {
-
-const char *kernelCategoryName(KernelCategory category) {
-  switch (category) {
-  case KernelCategory::Attention: return "attention";
-  case KernelCategory::GEMM: return "gemm";
-  case KernelCategory::Quantize: return "quantize";
-  case KernelCategory::Reduction: return "reduction";
-  case KernelCategory::Elementwise: return "elementwise";
-  case KernelCategory::Copy: return "copy";
-  case KernelCategory::Other: return "other";
-  }
-  return "other";
-}
-
-std::optional<KernelCategory> categoryOfKilnOp(StringRef name) {
-  name.consume_front("kiln.");
-  if (name == "attention" || name == "linear_attention")
-    return KernelCategory::Attention;
-  if (name.starts_with("reduce_") || name.ends_with("_normalization") ||
-      name.ends_with("pool") || name.ends_with("pool_nhwc"))
-    return KernelCategory::Reduction;
-  return llvm::StringSwitch<std::optional<KernelCategory>>(name)
-      .Cases({"matmul", "gemm", "einsum", "conv", "conv_transpose",
-              "conv_nhwc", "fused_matmul", "fused_conv", "fused_conv_nhwc"},
-             KernelCategory::GEMM)
-      .Cases({"matmul_integer", "conv_integer", "qlinear_matmul",
-              "quantized_matmul",
-              "qlinear_conv"},
-             KernelCategory::GEMM)
-      .Cases({"quantize_linear", "dequantize_linear",
-              "dynamic_quantize_linear"},
-             KernelCategory::Quantize)
-      .Cases({"softmax", "log_softmax", "hardmax", "rms_norm", "lrn",
-              "arg_max", "arg_min", "cum_sum", "top_k"},
-             KernelCategory::Reduction)
-      // batch_normalization at inference is a per-channel scale and shift.
-      .Case("batch_normalization", KernelCategory::Elementwise)
-      .Cases({"reshape", "flatten", "squeeze", "unsqueeze", "transpose",
-              "expand", "tile", "concat", "split", "slice", "gather",
-              "gather_elements", "gather_nd", "scatter_elements",
-              "scatter_nd", "pad", "depth_to_space", "space_to_depth",
-              "reverse_sequence", "identity", "dropout"},
-             KernelCategory::Copy)
-      .Cases({"constant_of_shape", "range", "eye_like", "one_hot", "shape",
-              "size", "non_zero"},
-             KernelCategory::Other)
-      .Default(KernelCategory::Elementwise);
-}
 
 namespace {
 
@@ -156,28 +109,6 @@ void collectPrimaryOrigins(Location loc, SmallVectorImpl<std::string> &out,
       collectPrimaryOrigins(inner, out, parents);
   } else if (auto name = dyn_cast<NameLoc>(loc)) {
     collectPrimaryOrigins(name.getChildLoc(), out, parents);
-  }
-}
-
-/// The ONNX node names (NameLoc) in `loc`: into `lowered` those inside an
-/// origin wrapper (the nodes of kiln ops), into `other` the rest (names the
-/// importer gives graph inputs and initializers, which are not nodes).
-void collectNodes(Location loc, bool underOrigin,
-                  SmallVectorImpl<std::string> &lowered,
-                  SmallVectorImpl<std::string> &other) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    auto &list = underOrigin ? lowered : other;
-    if (!llvm::is_contained(list, name.getName().getValue()))
-      list.push_back(name.getName().str());
-    collectNodes(name.getChildLoc(), underOrigin, lowered, other);
-  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata());
-    bool origin = underOrigin || (meta && meta.getValue().starts_with("kiln."));
-    for (Location inner : fused.getLocations())
-      collectNodes(inner, origin, lowered, other);
-  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
-    collectNodes(call.getCallee(), underOrigin, lowered, other);
-    collectNodes(call.getCaller(), underOrigin, lowered, other);
   }
 }
 

@@ -11,7 +11,8 @@
 
 #include "kiln/Target/CUDA/CudaBackend.h"
 #include "GemmMatch.h"
-#include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Target/Host/HostCodegen.h"
+#include "kiln/Target/KernelCategory.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -74,29 +75,6 @@ static std::string kindOf(StringRef origin) {
   return s;
 }
 
-/// The ONNX node names (NameLoc) in `loc`: into `lowered` those inside an
-/// origin wrapper (the nodes of kiln ops), into `other` the rest (the names
-/// the importer gives graph inputs and initializers, which are not nodes),
-/// as the CPU's kernel table does.
-static void collectNodes(Location loc, bool underOrigin,
-                         SmallVectorImpl<std::string> &lowered,
-                         SmallVectorImpl<std::string> &other) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    auto &list = underOrigin ? lowered : other;
-    if (!llvm::is_contained(list, name.getName().getValue()))
-      list.push_back(name.getName().str());
-    collectNodes(name.getChildLoc(), underOrigin, lowered, other);
-  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata());
-    bool origin = underOrigin || (meta && meta.getValue().starts_with("kiln."));
-    for (Location inner : fused.getLocations())
-      collectNodes(inner, origin, lowered, other);
-  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
-    collectNodes(call.getCallee(), underOrigin, lowered, other);
-    collectNodes(call.getCaller(), underOrigin, lowered, other);
-  }
-}
-
 /// Names each gpu.launch k<N>_<kinds> from the kiln ops it computes and
 /// records the kernel table (kernel -> ONNX nodes) on the module as
 /// `kiln.cuda.kernels`. Fails, naming the ONNX node, on compute that stayed
@@ -116,8 +94,7 @@ struct NameKernelsPass
   /// copy.
   static std::string categoryOf(gpu::LaunchOp launch,
                                 ArrayRef<std::string> origins) {
-    using cpu::KernelCategory;
-    bool sumsProducts = false;
+        bool sumsProducts = false;
     launch.getBody().walk([&](scf::ForOp loop) {
       loop.getBody()->walk([&](Operation *op) {
         if (isa<arith::MulFOp, arith::MulIOp, math::FmaOp>(op))
@@ -142,11 +119,11 @@ struct NameKernelsPass
     if (!computes)
       best = KernelCategory::Copy;
     for (const std::string &o : origins) {
-      std::optional<KernelCategory> c = cpu::categoryOfKilnOp(o);
+      std::optional<KernelCategory> c = categoryOfKilnOp(o);
       if (!c || o == "kiln.constant")
         continue;
       if (*c == KernelCategory::Attention)
-        return cpu::kernelCategoryName(*c);
+        return kernelCategoryName(*c);
       if (!computes)
         continue;
       if (*c == KernelCategory::GEMM && !sumsProducts)
@@ -154,7 +131,7 @@ struct NameKernelsPass
       if (!best || static_cast<int>(*c) < static_cast<int>(*best))
         best = c;
     }
-    return cpu::kernelCategoryName(best.value_or(KernelCategory::Copy));
+    return kernelCategoryName(best.value_or(KernelCategory::Copy));
   }
 
   void runOnOperation() override {
@@ -318,7 +295,7 @@ struct HoistAllocsPass
 LogicalResult buildCudaPipeline(OpPassManager &pm, const CudaOptions &o) {
   // The entry's inputs and weights are read-only (bufferization never
   // writes into them); zero-element buffers leave the signature.
-  pm.addPass(cpu::createPrepareEntryPass());
+  pm.addPass(host::createPrepareEntryPass());
   std::string pipeline =
       // int8 GEMMs as signed ones: cuBLASLt calls (library mode) or
       // tensor-core kernels (codegen mode), both s8 x s8 -> s32.

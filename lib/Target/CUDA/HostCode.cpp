@@ -28,7 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Target/Host/HostCodegen.h"
 #include "kiln/Target/CUDA/CudaBackend.h"
 #include "kiln/Transforms/Origin.h"
 
@@ -659,7 +659,7 @@ void registerHostCodePasses() {
 
 bool linkHostSharedObject(const std::string &object, std::string &sharedObject,
                           std::string &error, std::string &warning) {
-  std::string abi = cpu::findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
+  std::string abi = host::findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
   if (!llvm::sys::fs::exists(abi)) {
     error = "Kiln's ABI support archive not found at " + abi +
             " (set KILN_ABI_ARCHIVE)";
@@ -688,7 +688,7 @@ bool linkHostSharedObject(const std::string &object, std::string &sharedObject,
   else // (as the warning says: the mgpu* calls bind at load time)
     libraries.push_back("-Wl,-z,undefs");
   libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-lm"});
-  return cpu::linkWithSystemCompiler(object, libraries, "the model's host code",
+  return host::linkWithSystemCompiler(object, libraries, "the model's host code",
                                      sharedObject, error);
 }
 

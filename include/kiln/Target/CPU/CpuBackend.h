@@ -4,8 +4,11 @@
 //
 //   graph (kiln)  --buildLinalgPipeline-->  linalg on tensors
 //                 --buildLLVMPipeline--->   LLVM dialect, kiln_entry(void**)
-//   translateToLLVMIR -> optimizeLLVMModule -> emitMachineCode (obj/asm)
+//   host:: translateToLLVMIR -> optimizeLLVMModule -> emitMachineCode
 //   linkSharedObject: the object + Kiln's ABI support archive -> .so bytes
+//
+// (kiln/Target/Host/HostCodegen.h holds the code generation both targets
+// share.)
 //
 // The calling convention of the result is docs/artifact.md's "Code ABI".
 //
@@ -13,19 +16,14 @@
 #ifndef KILN_TARGET_CPU_CPUBACKEND_H
 #define KILN_TARGET_CPU_CPUBACKEND_H
 
+#include "kiln/Target/KernelCategory.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class TargetMachine;
-} // namespace llvm
 
 namespace kiln::cpu {
 
@@ -49,10 +47,6 @@ struct CpuOptions {
 /// constants become weight arguments of @main first.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
                          bool hoistWeights = true);
-/// kiln-cpu-prepare-entry: @main's arguments read-only for bufferization,
-/// zero-element inputs and outputs dropped (`kiln.entry_slots`). The CUDA
-/// pipeline starts with it too.
-std::unique_ptr<mlir::Pass> createPrepareEntryPass();
 /// linalg on tensors -> LLVM dialect with the exported `kiln_entry`.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
@@ -87,23 +81,6 @@ std::unique_ptr<mlir::Pass> createLowerVectorsPass();
 std::unique_ptr<mlir::Pass> createSplitParallelLoopsPass();
 void registerTileAndVectorizePasses();
 
-/// The kernel categories of the profiler, most important first (a kernel
-/// mixing origins takes the first).
-enum class KernelCategory {
-  Attention,
-  GEMM,
-  Quantize,
-  Reduction,
-  Elementwise,
-  Copy,
-  Other
-};
-/// "attention", "gemm", "quantize", "reduction", "elementwise", "copy",
-/// "other" (the names in the artifact's kernel table).
-const char *kernelCategoryName(KernelCategory category);
-/// The category of the kernels lowered from kiln op `name` ("kiln.matmul" or
-/// "matmul").
-std::optional<KernelCategory> categoryOfKilnOp(llvm::StringRef name);
 /// On bufferized IR, before the loops are lowered: brackets each top-level
 /// kernel of @main with calls to kiln_abi_prof_begin/end(i32 id) and records
 /// the kernel table as the module attribute `kiln.kernels`.
@@ -118,50 +95,11 @@ void registerCpuBackendDialects(mlir::DialectRegistry &registry);
 /// kiln-opt.
 void registerCpuBackendPasses();
 
-/// The resolved target: triple, CPU name, LLVM feature string and the
-/// x86 features the artifact records (avx2, fma, avx512f, ...).
-struct TargetInfo {
-  std::string triple;
-  std::string cpu;
-  std::string featureString;
-  std::vector<std::string> features;
-};
-/// Resolves --cpu; `error` says why it failed (unknown CPU name).
-bool resolveTarget(const CpuOptions &options, TargetInfo &info,
-                   std::string &error);
-
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetInfo &info,
-                                                         unsigned optLevel,
-                                                         std::string &error);
-/// The LLVM-dialect module as LLVM IR, with the target's triple and layout.
-std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
-                                                llvm::LLVMContext &context,
-                                                llvm::TargetMachine &machine);
-/// LLVM's -O<n> pipeline for the target.
-bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
-                        unsigned optLevel, std::string &error);
-/// An object file (or assembly) of the module.
-bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
-                     bool assembly, std::string &out, std::string &error);
 /// Links an object into a shared object with Kiln's ABI support archive
 /// (libkiln_abi.a beside the tools, or $KILN_ABI_ARCHIVE), libomp and libm,
 /// using the system C compiler ($KILN_CC, else cc).
 bool linkSharedObject(const std::string &object, const CpuOptions &options,
                       std::string &sharedObject, std::string &error);
-
-/// A support archive the link needs (`name`: libkiln_abi.a, ...): $envVar,
-/// else in the lib folder beside the running tool (build/bin/../lib), else
-/// beside the binary holding the compiler (a library in another program),
-/// else where the build put it. The first candidate when none exists.
-std::string findSupportArchive(const char *envVar, llvm::StringRef name);
-
-/// Links `object` into an ELF shared object with the system C compiler
-/// driver ($KILN_CC, else cc): `cc -shared -o SO OBJ <libraries...>`.
-/// `what` names the result in errors ("the model's host code").
-bool linkWithSystemCompiler(const std::string &object,
-                            llvm::ArrayRef<std::string> libraries,
-                            llvm::StringRef what, std::string &sharedObject,
-                            std::string &error);
 
 } // namespace kiln::cpu
 

@@ -1,0 +1,95 @@
+//===- HostCodegen.h - Code for the host CPU, shared by the targets -*- C++ -*-===//
+//
+// What the CPU target (the whole model) and the CUDA target (the model's
+// host code around its kernels) both do to turn an LLVM-dialect module into
+// a shared object the runtime loads:
+//
+//   createPrepareEntryPass   @main's arguments read-only, empty I/O dropped
+//   resolveTarget            --cpu -> triple, CPU name, features
+//   translateToLLVMIR -> optimizeLLVMModule -> emitMachineCode (obj/asm)
+//   linkWithSystemCompiler   object + support archives -> .so bytes
+//
+// Nothing here names an install path: the LLVM library folder (libomp,
+// compiler-rt's builtins) is the one the build found (LLVM_LIBRARY_DIR) or
+// $KILN_LLVM_LIBRARY_DIR; Kiln's support archives are found beside the
+// running binary (findSupportArchive).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TARGET_HOST_HOSTCODEGEN_H
+#define KILN_TARGET_HOST_HOSTCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
+
+namespace kiln::host {
+
+/// kiln-cpu-prepare-entry: @main's arguments read-only for bufferization,
+/// zero-element inputs and outputs dropped (`kiln.entry_slots`). Both the
+/// CPU and the CUDA pipelines start with it.
+std::unique_ptr<mlir::Pass> createPrepareEntryPass();
+void registerHostCodegenPasses();
+
+/// The resolved target: triple, CPU name, LLVM feature string and the
+/// x86 features the artifact records (avx2, fma, avx512f, ...).
+struct TargetInfo {
+  std::string triple;
+  std::string cpu;
+  std::string featureString;
+  std::vector<std::string> features;
+};
+/// Resolves a --cpu value: `native` (the host CPU and its features),
+/// `generic` (the architecture's baseline, x86-64 on x86) or an LLVM CPU
+/// name (skylake-avx512, x86-64-v3). `error` says why it failed.
+bool resolveTarget(llvm::StringRef cpu, TargetInfo &info, std::string &error);
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetInfo &info,
+                                                         unsigned optLevel,
+                                                         std::string &error);
+/// The LLVM-dialect module (with OpenMP ops, if any) as LLVM IR, with the
+/// target's triple and data layout.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine);
+/// LLVM's -O<n> pipeline for the target.
+bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                        unsigned optLevel, std::string &error);
+/// An object file (or assembly) of the module.
+bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
+                     bool assembly, std::string &out, std::string &error);
+
+/// The library folder of the LLVM Kiln generates code with (libomp, the
+/// clang resource folder): $KILN_LLVM_LIBRARY_DIR, else the one the build
+/// was configured with.
+std::string llvmLibraryDir();
+
+/// A support archive the link needs (`name`: libkiln_abi.a, ...): $envVar,
+/// else in the lib folder beside the running tool (build/bin/../lib), else
+/// beside the binary holding the compiler (a library in another program),
+/// else where the build put it. The first candidate when none exists.
+std::string findSupportArchive(const char *envVar, llvm::StringRef name);
+
+/// Links `object` into an ELF shared object with the system C compiler
+/// driver ($KILN_CC, else cc): `cc -shared -o SO OBJ <libraries...>`, plus
+/// LLVM's compiler-rt builtins (kept local) for the conversions LLVM lowers
+/// to library calls. `what` names the result in errors ("the model's host
+/// code").
+bool linkWithSystemCompiler(const std::string &object,
+                            llvm::ArrayRef<std::string> libraries,
+                            llvm::StringRef what, std::string &sharedObject,
+                            std::string &error);
+
+} // namespace kiln::host
+
+#endif // KILN_TARGET_HOST_HOSTCODEGEN_H
