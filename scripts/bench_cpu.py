@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 #===- scripts/bench_cpu.py - Kiln vs ONNX Runtime on the CPU ----------------===#
 #
-# Compiles the demo transformer block and small CNN (and the MLP) with
-# kiln-compile for each batch size and kernel strategy, and times them
+# Compiles the demo transformer block and small CNN (and the MLP) with the
+# kiln package (kiln.compile) for each batch size and kernel strategy, and
+# times them
 # against ONNX Runtime (the pinned `onnxruntime` wheel, CPU provider, all
 # graph optimizations) with the same inputs and thread count. Repetitions are
-# interleaved: every round runs Kiln (kiln-run: warm-up, then N timed runs,
-# median) and then ONNX Runtime (same warm-up and N), so that a noisy
+# interleaved: every round runs Kiln (kiln.InferenceSession.benchmark, kiln-run's
+# timing core in C++: warm-up, then N timed runs, median) and then ONNX Runtime (same warm-up and N), so that a noisy
 # neighbour slows both; the figure reported is the median over rounds of
 # each side's per-round median, and the ratio Kiln / ORT (< 1: Kiln faster).
-# Also prints kiln-compile's wall time per model (ResNet-18 included), and
+# Also prints the compile's wall time per model (ResNet-18 included), and
 # checks Kiln's outputs against ONNX Runtime's on the benchmark inputs.
 #
 #   scripts/bench_cpu.py [--threads 2] [--rounds 5] [--iterations 20]
@@ -31,7 +32,6 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 
 # model -> (input name, shape for batch b)
 MODELS = {
@@ -74,28 +74,22 @@ def time_ort(session, feeds, warmup, iterations):
     return statistics.median(times)
 
 
-def time_kiln(kiln_run, artifact, name, npy, threads, warmup, iterations,
-              save=None, extra=()):
-    """kiln-run's median of `iterations` timed runs (extra: more flags)."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        cmd = [kiln_run, artifact, "--input", f"{name}={npy}", "--threads",
-               str(threads), "--warmup", str(warmup), "--iterations",
-               str(iterations), "--json", report.name, *extra]
-        if save:
-            cmd += ["--save-outputs", save]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"kiln-run failed: {proc.stderr.strip()}")
-        with open(report.name) as f:
-            return json.load(f)["timing"]["median_ms"]
+def time_kiln(session, feeds, warmup, iterations, profile=False):
+    """The median of `iterations` timed runs after `warmup`, measured by
+    kiln-run's timing core in C++ (kiln.InferenceSession.benchmark), so the
+    Python interpreter is not in the timed loop."""
+    result = session.benchmark(feeds, warmup=warmup, iterations=iterations,
+                               profile=profile)
+    return result["time_ms"]["median"]
+
+
+def kiln_session(artifact, threads):
+    import kiln
+    return kiln.InferenceSession(artifact, threads=threads)
 
 
 def main():
     parser = argparse.ArgumentParser(description="Kiln vs ONNX Runtime, CPU")
-    parser.add_argument("--kiln-compile",
-                        default=os.path.join(BUILD, "bin", "kiln-compile"))
-    parser.add_argument("--kiln-run",
-                        default=os.path.join(BUILD, "bin", "kiln-run"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=3)
@@ -103,7 +97,8 @@ def main():
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--models", default="transformer_block,small_cnn")
     parser.add_argument("--kernels", default="codegen,library")
-    parser.add_argument("--opt", default="-O3")
+    parser.add_argument("--opt", type=int, default=3,
+                        help="the graph pipeline's -O level")
     parser.add_argument("--no-resnet", action="store_true",
                         help="skip ResNet-18's compile-time measurement")
     parser.add_argument("--markdown", help="also write the tables here")
@@ -112,6 +107,7 @@ def main():
     args = parser.parse_args()
 
     import onnxruntime
+    import kiln
     workdir = args.workdir or tempfile.mkdtemp(prefix="kiln-bench-")
     models = args.models.split(",")
     gen = models + ([] if args.no_resnet else ["resnet18"])
@@ -122,7 +118,7 @@ def main():
     header = (f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; threads: "
               f"{args.threads}; onnxruntime {onnxruntime.__version__}; "
               f"{args.rounds} interleaved rounds x {args.iterations} timed "
-              f"runs after {args.warmup} warm-up; Kiln {args.opt}; "
+              f"runs after {args.warmup} warm-up; Kiln -O{args.opt}; "
               f"{datetime.date.today().isoformat()}")
     print(header)
     rows, compile_rows = [], []
@@ -133,37 +129,31 @@ def main():
         for batch in [int(b) for b in args.batches.split(",")]:
             dims = shape(batch)
             x = rng.standard_normal(dims).astype(np.float32)
-            npy = os.path.join(workdir, f"{model}-b{batch}.npy")
-            np.save(npy, x)
             session = ort_session(onnx_path, args.threads)
             ort_out = session.run(None, {name: x})[0]
             for kernels in args.kernels.split(","):
                 artifact = os.path.join(workdir,
                                         f"{model}-b{batch}-{kernels}.kiln")
                 start = time.perf_counter()
-                proc = subprocess.run(
-                    [args.kiln_compile, onnx_path, args.opt,
-                     f"--kernels={kernels}",
-                     "--input-shapes=" + name + ":" +
-                     "x".join(str(d) for d in dims), "-o", artifact],
-                    capture_output=True, text=True)
-                compile_s = time.perf_counter() - start
-                if proc.returncode != 0:
-                    print(f"{model} b{batch} {kernels}: kiln-compile failed: "
-                          f"{proc.stderr.strip()[:300]}")
+                try:
+                    kiln.compile(onnx_path, opt_level=args.opt,
+                                 kernels=kernels,
+                                 input_shapes={name: dims}).save(artifact)
+                except kiln.CompileError as e:
+                    print(f"{model} b{batch} {kernels}: compile failed: "
+                          f"{str(e)[:300]}")
                     rows.append({"model": model, "batch": batch,
-                                 "kernels": kernels, "error":
-                                 proc.stderr.strip()[:300]})
+                                 "kernels": kernels, "error": str(e)[:300]})
                     continue
+                compile_s = time.perf_counter() - start
                 compile_rows.append((f"{model} b{batch} {kernels}", compile_s))
-                out_dir = artifact + ".out"
                 kiln_ms, ort_ms = [], []
                 try:
+                    ks = kiln_session(artifact, args.threads)
+                    kiln_out = ks.run(None, {name: x})[0]
                     for r in range(args.rounds):
-                        kiln_ms.append(time_kiln(
-                            args.kiln_run, artifact, name, npy, args.threads,
-                            args.warmup, args.iterations,
-                            save=out_dir if r == 0 else None))
+                        kiln_ms.append(time_kiln(ks, {name: x}, args.warmup,
+                                                 args.iterations))
                         ort_ms.append(time_ort(session, {name: x},
                                                args.warmup, args.iterations))
                 except RuntimeError as e:
@@ -171,7 +161,6 @@ def main():
                     rows.append({"model": model, "batch": batch,
                                  "kernels": kernels, "error": str(e)[:300]})
                     continue
-                kiln_out = np.load(os.path.join(out_dir, "output_0.npy"))
                 err = float(np.abs(kiln_out - ort_out).max())
                 k, o = statistics.median(kiln_ms), statistics.median(ort_ms)
                 row = {"model": model, "batch": batch, "kernels": kernels,
@@ -185,13 +174,14 @@ def main():
     if not args.no_resnet:
         artifact = os.path.join(workdir, "resnet18.kiln")
         start = time.perf_counter()
-        proc = subprocess.run([args.kiln_compile,
-                               os.path.join(workdir, "resnet18.onnx"),
-                               args.opt, "--input-shapes=input:1x3x224x224",
-                               "-o", artifact], capture_output=True, text=True)
+        try:
+            kiln.compile(os.path.join(workdir, "resnet18.onnx"),
+                         opt_level=args.opt,
+                         input_shapes={"input": (1, 3, 224, 224)}).save(artifact)
+            status = "ok"
+        except kiln.CompileError as e:
+            status = "FAILED: " + str(e)[:200]
         seconds = time.perf_counter() - start
-        status = "ok" if proc.returncode == 0 else "FAILED: " + \
-            proc.stderr.strip()[:200]
         compile_rows.append(("resnet18 b1 codegen (11.7M parameters)",
                              seconds))
         print(f"resnet18 compile: {seconds:.2f} s ({status})")
@@ -208,7 +198,7 @@ def main():
             lines.append(f"| {r['model']} | {r['batch']} | {r['kernels']} | "
                          f"{r['kiln_ms']:.3f} | {r['ort_ms']:.3f} | "
                          f"{r['ratio']:.2f}x | {r['max_abs_diff_vs_ort']:.2g} |")
-    lines += ["", "| compile (kiln-compile wall time) | seconds |",
+    lines += ["", "| compile (kiln.compile wall time) | seconds |",
               "|---|---:|"]
     lines += [f"| {n} | {s:.2f} |" for n, s in compile_rows]
     text = "\n".join(lines) + "\n"

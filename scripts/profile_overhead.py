@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 #===- scripts/profile_overhead.py - What the kernel profiling hooks cost ---===#
 #
-# Compiles each demo model twice, with the profiling hooks (kiln-compile's
-# default) and with --profile-hooks=false, and times both with kiln-run,
+# Compiles each demo model twice (kiln.compile), with the profiling hooks
+# (the default) and with --profile-hooks=false, and times both with
+# kiln.InferenceSession.benchmark (kiln-run's timing core),
 # interleaved (A, B, A, B, ...: a noisy neighbour slows both), as
 # scripts/bench_cpu.py times Kiln against ONNX Runtime. Reports per model
 # the median over rounds of each side's per-round median and the overhead
 # of the hooks left in but off (hooks / no hooks - 1), and the same with
-# profiling on (kiln-run --profile).
+# profiling on (benchmark(profile=True), kiln-run --profile).
 #
 #   scripts/profile_overhead.py [--threads 2] [--rounds 7] [--iterations 30]
 #                               [--batches 1,8] [--models transformer_block,...]
@@ -24,17 +25,9 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_cpu  # noqa: E402
 from bench_cpu import MODELS  # noqa: E402
-
-
-def time_kiln(kiln_run, artifact, name, npy, threads, warmup, iterations,
-              profile):
-    return bench_cpu.time_kiln(kiln_run, artifact, name, npy, threads,
-                               warmup, iterations,
-                               extra=["--profile"] if profile else [])
 
 
 def main():
@@ -48,8 +41,7 @@ def main():
     parser.add_argument("--kernels", default="codegen")
     parser.add_argument("--workdir")
     args = parser.parse_args()
-    kiln_compile = os.path.join(BUILD, "bin", "kiln-compile")
-    kiln_run = os.path.join(BUILD, "bin", "kiln-run")
+    import kiln
     work = args.workdir or tempfile.mkdtemp(prefix="kiln-prof-overhead-")
     subprocess.run([sys.executable,
                     os.path.join(ROOT, "models", "generate_demo_models.py"),
@@ -65,26 +57,26 @@ def main():
             for kernels in args.kernels.split(","):
                 onnx = os.path.join(work, model + ".onnx")
                 base = os.path.join(work, f"{model}_b{batch}_{kernels}")
-                dims = "x".join(str(d) for d in shape(batch))
                 arts = {}
                 for hooks in (True, False):
                     arts[hooks] = base + ("_hooks" if hooks else "") + ".kiln"
-                    subprocess.run(
-                        [kiln_compile, onnx, "-O3", f"--kernels={kernels}",
-                         f"--input-shapes={name}:{dims}",
-                         f"--profile-hooks={'true' if hooks else 'false'}",
-                         "-o", arts[hooks]], check=True)
-                npy = base + ".npy"
-                np.save(npy, rng.standard_normal(shape(batch))
-                        .astype(np.float32))
+                    kiln.compile(onnx, opt_level=3, kernels=kernels,
+                                 input_shapes={name: shape(batch)},
+                                 flags=[f"--profile-hooks="
+                                        f"{'true' if hooks else 'false'}"]
+                                 ).save(arts[hooks])
+                feeds = {name: rng.standard_normal(shape(batch))
+                         .astype(np.float32)}
+                sessions = {h: bench_cpu.kiln_session(a, args.threads)
+                            for h, a in arts.items()}
                 t = {"off": [], "hooks": [], "on": []}
                 for _ in range(args.rounds):
-                    for key, art, prof in (("off", arts[False], False),
-                                           ("hooks", arts[True], False),
-                                           ("on", arts[True], True)):
-                        t[key].append(time_kiln(kiln_run, art, name, npy,
-                                                args.threads, args.warmup,
-                                                args.iterations, prof))
+                    for key, hooks, prof in (("off", False, False),
+                                             ("hooks", True, False),
+                                             ("on", True, True)):
+                        t[key].append(bench_cpu.time_kiln(
+                            sessions[hooks], feeds, args.warmup,
+                            args.iterations, profile=prof))
                 m = {k: statistics.median(v) for k, v in t.items()}
                 print(f"{model:<18} {batch:>5} {kernels:>8} {m['off']:>12.3f} "
                       f"{m['hooks']:>10.3f} "
