@@ -7,11 +7,12 @@
 # onnxruntime.quantization.quantize_static (scripts/quantize_demo.py:
 # per-channel int8 weights, int8 activations; the transformer's MatMuls
 # only; the CNN's BatchNorms folded first, its Convs integer convolutions),
-# compiled with kiln-compile -O2 three ways: fp32, int8 (the QDQ
+# compiled with kiln.compile at -O2 three ways: fp32, int8 (the QDQ
 # model, kiln-fuse-qdq on: integer matmuls on the VNNI kernel) and QDQ with
 # --disable-pass=kiln-fuse-qdq (what Kiln did before: float matmuls between
-# elementwise Q/DQ passes). Timing is interleaved: every round runs each
-# artifact once (kiln-run: warm-up, then N timed runs, median), so that a
+# elementwise Q/DQ passes), through the kiln package. Timing is interleaved:
+# every round runs each artifact once (InferenceSession.benchmark, kiln-run's
+# timing core: warm-up, then N timed runs, median), so that a
 # noisy neighbour slows all; reported: the median over rounds of each
 # per-round median, and the median over rounds of the per-round ratios. Accuracy of the int8 model against fp32
 # on held-out inputs (seed 100, not the calibration seeds): max abs error,
@@ -28,7 +29,6 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -36,7 +36,6 @@ import numpy as np
 import onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import generate_demo_models as gdm  # noqa: E402
@@ -67,23 +66,6 @@ def static_model(name, batch):
     return model
 
 
-def time_kiln(kiln_run, artifact, feeds, threads, warmup, iterations,
-              save=None):
-    with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        cmd = [kiln_run, artifact, "--threads", str(threads), "--warmup",
-               str(warmup), "--iterations", str(iterations), "--json",
-               report.name]
-        for name, path in feeds.items():
-            cmd += ["--input", f"{name}={path}"]
-        if save:
-            cmd += ["--save-outputs", save]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"kiln-run failed: {proc.stderr.strip()}")
-        with open(report.name) as f:
-            return json.load(f)["timing"]["median_ms"]
-
-
 def accuracy(got, want):
     got = got.astype(np.float64).reshape(-1, got.shape[-1])
     want = want.astype(np.float64).reshape(-1, want.shape[-1])
@@ -103,8 +85,8 @@ def main():
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--markdown", help="also write the table here")
     args = parser.parse_args()
-    kiln_compile = os.path.join(BUILD, "bin", "kiln-compile")
-    kiln_run = os.path.join(BUILD, "bin", "kiln-run")
+    import kiln
+    from bench_cpu import kiln_session, time_kiln
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
@@ -119,30 +101,20 @@ def main():
                 for kind, src, extra in (
                         ("fp32", fp32_path, []),
                         ("int8", qdq_path, []),
-                        ("qdq-float", qdq_path,
-                         ["--disable-pass=kiln-fuse-qdq"])):
+                        ("qdq-float", qdq_path, ["kiln-fuse-qdq"])):
                     out = os.path.join(work, f"{tag}-{kind}.kiln")
-                    subprocess.run([kiln_compile, src, "-O2", "-o", out,
-                                    *extra], check=True)
-                    artifacts[kind] = out
-                held_out = quantize_demo.inputs_for(fp32, seed=100)
-                feeds = {}
-                for input_name, value in held_out.items():
-                    path = os.path.join(work, f"{tag}-{len(feeds)}.npy")
-                    np.save(path, value)
-                    feeds[input_name] = path
+                    kiln.compile(src, opt_level=2,
+                                 disable_passes=extra).save(out)
+                    artifacts[kind] = kiln_session(out, args.threads)
+                feeds = quantize_demo.inputs_for(fp32, seed=100)
+                outs = {k: session.run(None, feeds)[0]
+                        for k, session in artifacts.items()}
                 times = {kind: [] for kind in artifacts}
                 for r in range(args.rounds):
-                    for kind, artifact in artifacts.items():
-                        save = (os.path.join(work, f"{tag}-{kind}.out")
-                                if r == 0 else None)
+                    for kind, session in artifacts.items():
                         times[kind].append(time_kiln(
-                            kiln_run, artifact, feeds, args.threads,
-                            args.warmup, args.iterations, save))
+                            session, feeds, args.warmup, args.iterations))
                 med = {k: statistics.median(v) for k, v in times.items()}
-                outs = {k: np.load(os.path.join(work, f"{tag}-{k}.out",
-                                                "output_0.npy"))
-                        for k in artifacts}
                 err, cos, top1 = accuracy(outs["int8"], outs["fp32"])
                 # Ratios per round (the three ran back to back), then the
                 # median: robust to a neighbour's load changing between
