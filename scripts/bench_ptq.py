@@ -2,14 +2,14 @@
 #===- scripts/bench_ptq.py - Kiln's own int8 PTQ vs fp32 (and vs ORT's) --===#
 #
 # The demo MLP (and, with --models, the transformer block) quantized by
-# Kiln itself: kiln-compile --precision=int8 --calibration=DIR with each
+# Kiln itself: kiln.compile(precision="int8", --calibration=DIR) with each
 # calibration method, on the same 16 seeded calibration batches that
 # scripts/quantize_demo.py gives onnxruntime.quantization.quantize_static.
 # Accuracy against fp32 on held-out batches (seeds 100-103) from Kiln's
 # --accuracy-report (the model's output), beside the QDQ model of
 # onnxruntime's quantize_static compiled by Kiln (the same arithmetic
-# Kiln's int8 artifact runs, measured the same way with kiln-run against
-# the fp32 artifact). With --time: interleaved kiln-run timing of fp32,
+# Kiln's int8 artifact runs, measured the same way (kiln.InferenceSession) against
+# the fp32 artifact). With --time: interleaved benchmark() timing of fp32,
 # Kiln-PTQ int8 (minmax) and ORT-PTQ int8 (rounds: each artifact once,
 # warm-up then N timed runs, median; reported the median of per-round
 # medians and of per-round ratios).
@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -33,7 +32,6 @@ import numpy as np
 import onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_int8  # noqa: E402
 import quantize_demo  # noqa: E402
@@ -51,19 +49,15 @@ def write_sets(root, model, seeds, batch):
     return root
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(" ".join(cmd) + "\n" + proc.stderr)
-    return proc.stdout
+def load_set(set_dir):
+    """A test data folder's inputs (input_N.npy), in order."""
+    files = sorted((f for f in os.listdir(set_dir) if f.startswith("input_")),
+                   key=lambda f: int(f[6:-4]))
+    return [np.load(os.path.join(set_dir, f)) for f in files]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--kiln-compile",
-                    default=os.path.join(BUILD, "bin", "kiln-compile"))
-    ap.add_argument("--kiln-run", default=os.path.join(BUILD, "bin",
-                                                       "kiln-run"))
     ap.add_argument("--models", default="mlp")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--time", action="store_true")
@@ -74,6 +68,8 @@ def main():
     ap.add_argument("--markdown")
     args = ap.parse_args()
 
+    import kiln
+    from bench_cpu import kiln_session, time_kiln
     acc_rows, time_rows = [], []
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
@@ -87,14 +83,14 @@ def main():
                 hold = write_sets(os.path.join(work, f"{tag}-hold"), fp32,
                                   range(100, 104), batch)
                 arts = {"fp32": os.path.join(work, f"{tag}-fp32.kiln")}
-                run([args.kiln_compile, fp32_path, "-o", arts["fp32"]])
+                kiln.compile(fp32_path).save(arts["fp32"])
                 for method in METHODS:
                     art = os.path.join(work, f"{tag}-{method}.kiln")
                     report = os.path.join(work, f"{tag}-{method}.json")
-                    run([args.kiln_compile, fp32_path, "--precision=int8",
-                         "--calibration=" + calib, "--holdout=" + hold,
-                         "--calibration-method=" + method,
-                         "--accuracy-report=" + report, "-o", art])
+                    kiln.compile(fp32_path, precision="int8", flags=[
+                        "--calibration=" + calib, "--holdout=" + hold,
+                        "--calibration-method=" + method,
+                        "--accuracy-report=" + report]).save(art)
                     arts["kiln-" + method] = art
                     q = json.load(open(report))["outputs"][0]["holdout"]
                     acc_rows.append((name, batch, f"Kiln PTQ, {method}",
@@ -105,16 +101,17 @@ def main():
                 ort_q = os.path.join(work, f"{tag}-ort-qdq.onnx")
                 quantize_demo.quantize(fp32_path, ort_q, name)
                 arts["ort"] = os.path.join(work, f"{tag}-ort.kiln")
-                run([args.kiln_compile, ort_q, "-o", arts["ort"]])
+                kiln.compile(ort_q).save(arts["ort"])
+                sessions = {k: kiln_session(a, args.threads)
+                            for k, a in arts.items()}
                 outs = {k: [] for k in ("fp32", "ort")}
                 for set_dir in sorted(os.listdir(hold)):
+                    values = load_set(os.path.join(hold, set_dir))
                     for kind in outs:
-                        save = os.path.join(work, f"{tag}-{kind}-{set_dir}")
-                        run([args.kiln_run, arts[kind], "--inputs",
-                             os.path.join(hold, set_dir), "--save-outputs",
-                             save])
-                        outs[kind].append(np.load(os.path.join(
-                            save, "output_0.npy")))
+                        session = sessions[kind]
+                        feeds = {arg.name: v for arg, v in
+                                 zip(session.get_inputs(), values)}
+                        outs[kind].append(session.run(None, feeds)[0])
                 err, cos, top1 = bench_int8.accuracy(
                     np.stack(outs["ort"]), np.stack(outs["fp32"]))
                 acc_rows.append((name, batch,
@@ -122,15 +119,14 @@ def main():
                                  "compiled by Kiln", err, cos, top1))
                 if not args.time:
                     continue
-                feeds = {fp32.graph.input[0].name: os.path.join(
-                    hold, "test_data_set_100", "input_0.npy")}
+                feeds = {fp32.graph.input[0].name: np.load(os.path.join(
+                    hold, "test_data_set_100", "input_0.npy"))}
                 kinds = ["fp32", "kiln-minmax", "ort"]
                 times = {k: [] for k in kinds}
                 ratios = {k: [] for k in kinds[1:]}
                 for _ in range(args.rounds):
-                    t = {k: bench_int8.time_kiln(
-                        args.kiln_run, arts[k], feeds, args.threads,
-                        args.warmup, args.iterations) for k in kinds}
+                    t = {k: time_kiln(sessions[k], feeds, args.warmup,
+                                      args.iterations) for k in kinds}
                     for k in kinds:
                         times[k].append(t[k])
                     for k in kinds[1:]:
