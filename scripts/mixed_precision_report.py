@@ -2,18 +2,21 @@
 #===- scripts/mixed_precision_report.py - fp16/bf16 vs fp32 on the CPU ----===#
 #
 # The measurements of docs/results/mixed-precision-cpu.md: the demo MLP and
-# transformer block compiled with kiln-compile --precision=fp32|fp16|bf16,
-#   accuracy  kiln-run --reference (the fp32 artifact) on the demo test set
-#             (the calibration set) and on held-out random inputs
-#             (kiln-run --seed 1..3): per output max abs error, cosine
-#             similarity, top-1 agreement along the last axis;
-#   per layer kiln-compile --auto-keep's table (each MatMul/Gemm demoted
-#             alone) on the test set;
-#   latency   kiln-run --threads T --warmup W --iterations N, the precisions
-#             interleaved for R rounds; median over rounds of each round's
-#             median and min, and the ratios to fp32.
+# transformer block compiled through the kiln package with
+# precision=fp32|fp16|bf16,
+#   accuracy  against the fp32 artifact (kiln.InferenceSession) on the demo
+#             test set (the calibration set) and on held-out random inputs
+#             (seeds 1..3): per output max abs error, cosine similarity,
+#             top-1 agreement along the last axis (kiln-run --reference's
+#             figures);
+#   per layer the --auto-keep table (each MatMul/Gemm demoted alone) on the
+#             test set (Artifact.messages);
+#   latency   InferenceSession.benchmark (kiln-run's timing core) with
+#             threads T, warm-up W, N iterations, the precisions interleaved
+#             for R rounds; median over rounds of each round's median and
+#             min, and the ratios to fp32.
 #
-#   mixed_precision_report.py --bin build/bin --work /tmp/mp [--rounds 5]
+#   mixed_precision_report.py --work /tmp/mp [--rounds 5]
 #       [--iterations 200] [--threads 2] [--json out.json]
 #
 #===----------------------------------------------------------------------===#
@@ -24,6 +27,8 @@ import os
 import statistics
 import subprocess
 import sys
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -44,24 +49,58 @@ def run(cmd, **kw):
                           **kw)
 
 
-def compile_model(args, model, name, shape, precision, out):
-    run([os.path.join(args.bin, "kiln-compile"),
-         os.path.join(args.work, model + ".onnx"),
-         f"--input-shapes={name}:{shape}", f"--precision={precision}",
-         "-o", out])
+def dims_of(shape):
+    return [int(d) for d in shape.split("x")]
 
 
-def kiln_run(args, artifact, extra):
-    j = artifact + ".json"
-    subprocess.run([os.path.join(args.bin, "kiln-run"), artifact,
-                    "--json", j] + extra, text=True, capture_output=True)
-    with open(j) as f:
-        return json.load(f)
+def compile_model(args, model, name, shape, precision, out, flags=()):
+    import kiln
+    artifact = kiln.compile(os.path.join(args.work, model + ".onnx"),
+                            input_shapes={name: dims_of(shape)},
+                            precision=precision, flags=list(flags))
+    artifact.save(out)
+    return artifact
+
+
+def test_set_feeds(session, folder):
+    """input_N.pb of an ONNX test data folder, in the model's input order."""
+    import onnx
+    from onnx import numpy_helper
+    feeds = {}
+    for i, arg in enumerate(session.get_inputs()):
+        tensor = onnx.TensorProto()
+        with open(os.path.join(folder, f"input_{i}.pb"), "rb") as f:
+            tensor.ParseFromString(f.read())
+        feeds[arg.name] = numpy_helper.to_array(tensor)
+    return feeds
+
+
+def random_feeds(session, seed):
+    """Float inputs uniform in [-1, 1), as kiln-run --seed draws them (from
+    numpy's generator, not kiln-run's splitmix64 stream)."""
+    rng = np.random.default_rng(seed)
+    return {arg.name: rng.uniform(-1, 1, arg.shape).astype(arg.dtype)
+            for arg in session.get_inputs()}
+
+
+def quality(got, want):
+    """kiln-run --reference's figures: max abs error, cosine similarity,
+    top-1 agreement along the last axis, non-finite values of `got`."""
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    finite = np.isfinite(g)
+    cos = float(np.dot(g.ravel(), w.ravel()) /
+                (np.linalg.norm(g) * np.linalg.norm(w) + 1e-300))
+    rows = g.reshape(-1, g.shape[-1]) if g.ndim else g.reshape(1, 1)
+    wrows = w.reshape(rows.shape)
+    return {"max_abs_error": float(np.abs(g - w).max()), "cosine": cos,
+            "top1": float(np.mean(rows.argmax(-1) == wrows.argmax(-1))),
+            "top1_rows": int(rows.shape[0]),
+            "non_finite": int(g.size - finite.sum())}
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iterations", type=int, default=200)
@@ -73,6 +112,7 @@ def main():
     run([sys.executable, os.path.join(ROOT, "models",
                                       "generate_demo_models.py"),
          "--out", args.work, "--only", "mlp,transformer_block"])
+    import kiln
     result = {"accuracy": [], "layers": {}, "latency": []}
 
     for label, model, name, shape, lat_shapes in MODELS:
@@ -81,29 +121,25 @@ def main():
         for prec in PRECISIONS:
             arts[prec] = os.path.join(args.work, f"{label}-{shape}-{prec}.kiln")
             compile_model(args, model, name, shape, prec, arts[prec])
+        sessions = {prec: kiln.InferenceSession(arts[prec], threads=1)
+                    for prec in PRECISIONS}
+        reference = sessions["fp32"]
         for prec in ["fp16", "bf16"]:
-            for inputs, tag in [(["--inputs", data], "test set")] + [
-                    (["--seed", str(s)], f"random seed {s}")
+            for feeds, tag in [(test_set_feeds(reference, data), "test set")] + [
+                    (random_feeds(reference, s), f"random seed {s}")
                     for s in (1, 2, 3)]:
-                r = kiln_run(args, arts[prec], inputs + [
-                    "--reference", arts["fp32"], "--threads", "1"])
-                for o in r["outputs"]:
+                want = reference.run(None, feeds)
+                got = sessions[prec].run(None, feeds)
+                for arg, g, w in zip(reference.get_outputs(), got, want):
                     result["accuracy"].append({
                         "model": label, "precision": prec, "inputs": tag,
-                        "output": o["name"],
-                        "max_abs_error": o["max_abs_error"],
-                        "cosine": o.get("cosine_similarity"),
-                        "top1": o.get("top1_agreement"),
-                        "top1_rows": o.get("top1_rows"),
-                        "non_finite": o.get("non_finite")})
+                        "output": arg.name, **quality(g, w)})
         for prec in ["fp16", "bf16"]:
-            out = run([os.path.join(args.bin, "kiln-compile"),
-                       os.path.join(args.work, model + ".onnx"),
-                       f"--input-shapes={name}:{shape}",
-                       f"--precision={prec}", "--auto-keep=0.001",
-                       f"--calibration={data}", "--emit=graph",
-                       "-o", os.path.join(args.work, "auto.mlir")]).stdout
-            result["layers"][f"{label} {prec}"] = out
+            artifact = compile_model(
+                args, model, name, shape, prec,
+                os.path.join(args.work, f"{label}-{shape}-{prec}-auto.kiln"),
+                flags=["--auto-keep=0.001", f"--calibration={data}"])
+            result["layers"][f"{label} {prec}"] = artifact.messages
 
         for lshape in lat_shapes:
             larts = {}
@@ -111,16 +147,17 @@ def main():
                 larts[prec] = os.path.join(args.work,
                                            f"{label}-{lshape}-{prec}.kiln")
                 compile_model(args, model, name, lshape, prec, larts[prec])
+            lsessions = {prec: kiln.InferenceSession(larts[prec],
+                                                     threads=args.threads)
+                         for prec in PRECISIONS}
+            feeds = random_feeds(lsessions["fp32"], 0)
             rounds = {prec: [] for prec in PRECISIONS}
             for _ in range(args.rounds):
                 for prec in PRECISIONS:
-                    r = kiln_run(args, larts[prec], [
-                        "--seed", "0", "--threads", str(args.threads),
-                        "--warmup", str(args.warmup),
-                        "--iterations", str(args.iterations),
-                        "--consistency-runs", "0"])
-                    rounds[prec].append((r["timing"]["median_ms"],
-                                         r["timing"]["min_ms"]))
+                    t = lsessions[prec].benchmark(
+                        feeds, warmup=args.warmup,
+                        iterations=args.iterations)["time_ms"]
+                    rounds[prec].append((t["median"], t["min"]))
             row = {"model": label, "shape": lshape}
             for prec in PRECISIONS:
                 row[prec + "_median_ms"] = statistics.median(
@@ -137,7 +174,7 @@ def main():
         print(f"| {a['model']} | {a['precision']} | {a['inputs']} | "
               f"{a['output']} | {a['max_abs_error']:.3g} | "
               f"{a['cosine']:.6f} | {a['top1']:.4f} ({a['top1_rows']} rows) |")
-    print("\n## Per layer (kiln-compile --auto-keep=0.001, test set)\n")
+    print("\n## Per layer (--auto-keep=0.001, test set)\n")
     for k, v in result["layers"].items():
         print(f"{k}:\n```\n{v.rstrip()}\n```")
     print(f"\n## Latency, {args.threads} threads ({args.rounds} interleaved "
