@@ -2,19 +2,17 @@
 """Kiln's generated kernels against ONNX Runtime (MLAS) on the hot ops.
 
 Builds small ONNX models (a GEMM, a batched GEMM as in attention, a 3x3
-NCHW convolution), compiles each with kiln-compile --emit=so --embed-weights
-(--kernels=codegen and --kernels=library), and times the shared objects
+NCHW convolution), compiles each with kiln.ir(model, "so",
+flags=["--embed-weights"]) (kernels="codegen" and "library"), and times the shared objects
 in-process through kiln_entry against onnxruntime, interleaved, with the same
 thread count. Prints the median latency of each and the ratio to ONNX Runtime.
 
-Usage: .venv/bin/python scripts/bench_kernels.py [--kiln-compile PATH]
-       [--threads 2] [--reps 30] [--only NAME] [--kernels codegen,library]
+Usage: .venv/bin/python scripts/bench_kernels.py [--threads 2] [--reps 30] [--only NAME] [--kernels codegen,library]
 """
 import argparse
 import ctypes
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -103,11 +101,7 @@ def time_once(fn, iters):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kiln-compile",
-                        default=os.path.join(here, "..", "build", "bin",
-                                             "kiln-compile"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--only", default="")
@@ -115,6 +109,7 @@ def main():
     args = parser.parse_args()
 
     import onnxruntime as ort
+    import kiln
     kernels = [k for k in args.kernels.split(",") if k]
     tmp = tempfile.mkdtemp(prefix="kiln-bench-")
     rows = []
@@ -136,14 +131,14 @@ def main():
         runners = {"ort": lambda: sess.run(None, feeds)}
         for kind in kernels:
             so = os.path.join(tmp, f"{name}.{kind}.so")
-            flags = [f"--kernels={kind}"]
-            proc = subprocess.run(
-                [args.kiln_compile, path, "--emit=so", "--embed-weights",
-                 "-o", so] + flags, capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"{name} {kind}: compile failed:\n{proc.stderr}",
-                      file=sys.stderr)
+            try:
+                code = kiln.ir(path, "so", kernels=kind,
+                               flags=["--embed-weights"])
+            except kiln.CompileError as e:
+                print(f"{name} {kind}: compile failed:\n{e}", file=sys.stderr)
                 continue
+            with open(so, "wb") as f:
+                f.write(code)
             model = KilnModel(so, args.threads)
             outputs = [np.empty_like(e) for e in expected]
             model.bind([np.ascontiguousarray(feeds[i.name])
