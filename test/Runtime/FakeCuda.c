@@ -319,7 +319,22 @@ struct Graph {
   size_t numOps, capOps;
   void **deferredFrees;
   size_t numFrees, capFrees;
+  /* Pool allocations made while capturing and not freed in the capture. A
+   * real driver allocates a graph's memory when it first launches, so a
+   * graph destroyed without being instantiated never held any: the fake,
+   * which allocates at once, frees these then. */
+  void **captured;
+  size_t numCaptured, capCaptured;
+  int instantiated;
 };
+
+static void push(void ***list, size_t *num, size_t *cap, void *p) {
+  if (*num == *cap) {
+    *cap = *cap ? 2 * *cap : 8;
+    *list = realloc(*list, *cap * sizeof(void *));
+  }
+  (*list)[(*num)++] = p;
+}
 
 struct Stream {
   int capturing;
@@ -417,6 +432,7 @@ EXPORT CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
   (void)flags;
   INJECT("cuGraphInstantiate", NULL);
   *exec = graph;
+  ((struct Graph *)graph)->instantiated = 1;
   ++S.graphsInstantiated;
   return OK;
 }
@@ -442,7 +458,12 @@ EXPORT CUresult cuGraphDestroy(void *graph) {
     free(g->deferredFrees[i]);
     --S.liveAllocations;
   }
+  for (size_t i = 0; !g->instantiated && i < g->numCaptured; ++i) {
+    free(g->captured[i]);
+    --S.liveAllocations;
+  }
   free(g->deferredFrees);
+  free(g->captured);
   free(g->ops);
   free(g);
   return OK;
@@ -543,10 +564,15 @@ EXPORT CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value) {
 
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, void *pool,
                                         void *stream) {
-  (void)pool, (void)stream;
+  (void)pool;
   INJECT("cuMemAllocFromPoolAsync", NULL);
   ++S.poolAllocations;
-  return allocate(p, n);
+  CUresult r = allocate(p, n);
+  struct Stream *s = stream;
+  if (r == OK && s && s->capturing)
+    push(&s->graph->captured, &s->graph->numCaptured,
+         &s->graph->capCaptured, (void *)(uintptr_t)*p);
+  return r;
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, void *stream) {
@@ -554,11 +580,13 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, void *stream) {
   if (s && s->capturing) {
     /* A graph's allocation: it lives as long as the graph. */
     struct Graph *g = s->graph;
-    if (g->numFrees == g->capFrees) {
-      g->capFrees = g->capFrees ? 2 * g->capFrees : 8;
-      g->deferredFrees = realloc(g->deferredFrees, g->capFrees * sizeof(void *));
-    }
-    g->deferredFrees[g->numFrees++] = (void *)(uintptr_t)p;
+    void *m = (void *)(uintptr_t)p;
+    for (size_t i = 0; i < g->numCaptured; ++i)
+      if (g->captured[i] == m) {
+        g->captured[i] = g->captured[--g->numCaptured];
+        break;
+      }
+    push(&g->deferredFrees, &g->numFrees, &g->capFrees, m);
     return OK;
   }
   return cuMemFree_v2(p);
