@@ -17,19 +17,22 @@
 # for float32 IEEE rounding of the float64 value. Every value must match bit
 # for bit (NaN for NaN). Exit 1 on any mismatch or failure.
 #
-#   conversions.py --kiln-compile BIN --kiln-run BIN --workdir DIR
-#                  [--cpus x86-64,x86-64-v3,native]
+# Compiled and run in-process through the kiln package
+# (PYTHONPATH=<build>/python).
+#
+#   conversions.py --workdir DIR [--cpus x86-64,x86-64-v3,native]
 #
 #===----------------------------------------------------------------------===#
 
 import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from kiln_e2e import E2EError, compile_and_run
 
 TYPES = {"f64": TensorProto.DOUBLE, "f32": TensorProto.FLOAT,
          "f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}
@@ -154,8 +157,6 @@ def build_model(n):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--cpus", default=CPUS)
     args = parser.parse_args()
@@ -164,7 +165,6 @@ def main():
     model = build_model(len(x))
     path = os.path.join(args.workdir, "conversions.onnx")
     onnx.save(model, path)
-    np.save(os.path.join(args.workdir, "x.npy"), x)
     names = [o.name for o in model.graph.output]
     want = {}
     for name in names:
@@ -173,40 +173,30 @@ def main():
 
     failures = 0
     for cpu in args.cpus.split(","):
-        artifact = os.path.join(args.workdir, f"conversions-{cpu}.kiln")
-        out = artifact + ".out"
-        os.makedirs(out, exist_ok=True)
-        for cmd in ([args.kiln_compile, path, "-O3", f"--cpu={cpu}", "-o",
-                     artifact],
-                    [args.kiln_run, artifact, "--input",
-                     "x=" + os.path.join(args.workdir, "x.npy"),
-                     "--consistency-runs", "0", "--save-outputs", out]):
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"FAIL --cpu={cpu}: {os.path.basename(cmd[0])} exit "
-                      f"{proc.returncode}: {(proc.stdout + proc.stderr)[:800]}")
-                failures += 1
-                break
+        try:
+            outputs = compile_and_run(path, [x], opt_level=3, cpu=cpu)
+        except E2EError as e:
+            print(f"FAIL --cpu={cpu}: {str(e)[:800]}")
+            failures += 1
+            continue
+        bad_pairs = []
+        for i, name in enumerate(names):
+            got, ref = outputs[i], want[name]
+            same = (got.view(np.uint64) == ref.view(np.uint64)) | (
+                np.isnan(got) & np.isnan(ref))
+            if not same.all():
+                j = int(np.flatnonzero(~same)[0])
+                bad_pairs.append(
+                    f"{name}: {int((~same).sum())} of {len(x)} differ, "
+                    f"first x = {x[j]!r}: got {got[j]!r}, want {ref[j]!r}")
+        if bad_pairs:
+            failures += 1
+            print(f"FAIL --cpu={cpu}:")
+            for line in bad_pairs:
+                print("  " + line)
         else:
-            bad_pairs = []
-            for i, name in enumerate(names):
-                got = np.load(os.path.join(out, f"output_{i}.npy"))
-                ref = want[name]
-                same = (got.view(np.uint64) == ref.view(np.uint64)) | (
-                    np.isnan(got) & np.isnan(ref))
-                if not same.all():
-                    j = int(np.flatnonzero(~same)[0])
-                    bad_pairs.append(
-                        f"{name}: {int((~same).sum())} of {len(x)} differ, "
-                        f"first x = {x[j]!r}: got {got[j]!r}, want {ref[j]!r}")
-            if bad_pairs:
-                failures += 1
-                print(f"FAIL --cpu={cpu}:")
-                for line in bad_pairs:
-                    print("  " + line)
-            else:
-                print(f"PASS --cpu={cpu}: {len(names)} conversions x "
-                      f"{len(x)} values bit-exact")
+            print(f"PASS --cpu={cpu}: {len(names)} conversions x "
+                  f"{len(x)} values bit-exact")
     print(f"conversions: {failures} failure(s)")
     return 1 if failures else 0
 

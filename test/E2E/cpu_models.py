@@ -2,13 +2,15 @@
 #===- test/E2E/cpu_models.py - Demo models compiled for the CPU vs numpy ---===#
 #
 # Generates the demo models with fixed seeds (models/generate_demo_models.py,
-# models/generate_linear_attention.py), compiles each with kiln-compile for
-# the CPU at -O0 and -O3 (codegen kernels) and at -O3 with --kernels=library,
-# for three CPU levels (--cpu=native: every configuration; --cpu=x86-64, SSE2
-# only, and --cpu=x86-64-v3, AVX2 without AVX-512: the -O3 ones, so that the
-# code paths of CPUs older than this one run here too), runs the artifact with kiln-run on the model's test data set, and compares
-# every output with the float64 numpy reference written from the math
-# (models/reference.py), not with onnxruntime:
+# models/generate_linear_attention.py), compiles each in-process through the
+# kiln package (kiln.compile, PYTHONPATH=<build>/python) for the CPU at -O0
+# and -O3 (codegen kernels) and at -O3 with --kernels=library, for three CPU
+# levels (--cpu=native: every configuration; --cpu=x86-64, SSE2 only, and
+# --cpu=x86-64-v3, AVX2 without AVX-512: the -O3 ones, so that the code paths
+# of CPUs older than this one run here too), runs the artifact
+# (kiln.InferenceSession, 2 threads) on the model's test data set, and
+# compares every output with the float64 numpy reference written from the
+# math (models/reference.py), not with onnxruntime:
 #
 #   |kiln - numpy| <= ATOL + RTOL * |numpy|, RTOL = 1e-4, ATOL = 1e-4
 #
@@ -21,7 +23,7 @@
 # one line per model and configuration and exits 1 on any mismatch or
 # failure.
 #
-#   cpu_models.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+#   cpu_models.py --workdir DIR
 #                 [--models mlp,transformer_block,small_cnn,linear_attention]
 #                 [--cpus native,x86-64-v3,x86-64]
 #
@@ -36,6 +38,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from kiln_e2e import E2EError, compile_and_run, load_tensors
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "models"))
@@ -43,9 +47,10 @@ import reference  # noqa: E402
 import generate_linear_attention as gla  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
-CONFIGS = [("-O0", "codegen", "fp32"), ("-O3", "codegen", "fp32"),
-           ("-O3", "library", "fp32"), ("-O3", "codegen", "fp16"),
-           ("-O3", "codegen", "bf16")]
+# (opt level, --kernels, --precision)
+CONFIGS = [(0, "codegen", "fp32"), (3, "codegen", "fp32"),
+           (3, "library", "fp32"), (3, "codegen", "fp16"),
+           (3, "codegen", "bf16")]
 # fp16 keeps 11 significant bits, bf16 8: a few roundings of each
 # intermediate, relative to the output's scale.
 HALF_TOL = {"fp16": 5e-3, "bf16": 4e-2}
@@ -79,21 +84,8 @@ def numpy_reference(name, model_path, inputs):
     return getattr(reference, name)(weights, *inputs)
 
 
-def load_inputs(folder):
-    inputs, i = [], 0
-    while os.path.exists(os.path.join(folder, f"input_{i}.pb")):
-        t = onnx.TensorProto()
-        with open(os.path.join(folder, f"input_{i}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        inputs.append(numpy_helper.to_array(t))
-        i += 1
-    return inputs
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--cpus", default=",".join(CPUS))
@@ -104,41 +96,28 @@ def main():
     failures = 0
     for name in models:
         model_path = os.path.join(args.workdir, f"{name}.onnx")
-        data = os.path.join(args.workdir, name, "test_data_set_0")
-        inputs = load_inputs(data)
+        inputs = load_tensors(os.path.join(args.workdir, name,
+                                           "test_data_set_0"))
         expected = numpy_reference(name, model_path, inputs)
         runs = [(cpu, config) for cpu in args.cpus.split(",")
                 for config in CONFIGS
-                if cpu == "native" or config[0] != "-O0"]
+                if cpu == "native" or config[0] != 0]
         for cpu, (opt, kernels, precision) in runs:
-            tag = f"{name} --cpu={cpu} {opt} {kernels}"
+            tag = f"{name} --cpu={cpu} -O{opt} {kernels}"
             if precision != "fp32":
                 tag += f" {precision}"
-            artifact = os.path.join(
-                args.workdir, f"{name}-{cpu}{opt}-{kernels}-{precision}.kiln")
-            out_dir = artifact + ".out"
-            proc = subprocess.run(
-                [args.kiln_compile, model_path, opt, f"--kernels={kernels}",
-                 f"--precision={precision}", f"--cpu={cpu}", "-o", artifact],
-                capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"FAIL {tag}: kiln-compile: {proc.stderr.strip()[:400]}")
-                failures += 1
-                continue
-            proc = subprocess.run(
-                [args.kiln_run, artifact, "--inputs", data, "--threads", "2",
-                 "--save-outputs", out_dir], capture_output=True, text=True)
-            # kiln-run compares with onnxruntime's outputs in the data set
-            # too (exit 1 on a mismatch); the verdict here is numpy's.
-            if proc.returncode not in (0, 1):
-                print(f"FAIL {tag}: kiln-run exit {proc.returncode}: "
-                      f"{proc.stderr.strip()[:400]}")
+            try:
+                outputs = compile_and_run(
+                    model_path, inputs, threads=2, opt_level=opt,
+                    kernels=kernels, precision=precision, cpu=cpu)
+            except E2EError as e:
+                print(f"FAIL {tag}: {str(e).strip()[:400]}")
                 failures += 1
                 continue
             worst = 0.0
             ok = True
             for i, want in enumerate(expected):
-                got = np.load(os.path.join(out_dir, f"output_{i}.npy"))
+                got = outputs[i]
                 if got.shape != want.shape:
                     print(f"FAIL {tag}: output {i} shape {got.shape}, "
                           f"numpy {want.shape}")

@@ -35,7 +35,11 @@
 #    kiln.quantized_matmul ops. (Transformer: one step of its coarsest
 #    activation quantizer, as its output is a float sum.)
 #
-#   int8_models.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+# Compiled and run in-process through the kiln package
+# (PYTHONPATH=<build>/python), 2 threads; the KILN_QGEMM_PORTABLE=1 runs in
+# a separate process, as the runtime reads it once per process.
+#
+#   int8_models.py --workdir DIR
 #
 #===----------------------------------------------------------------------===#
 
@@ -47,6 +51,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import kiln
+from kiln_e2e import run_artifact
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -316,14 +323,13 @@ def check_conv_layers(args, rng):
         model, x, ref, _ = conv_model(case, rng)
         path = os.path.join(args.workdir, f"{name}.onnx")
         onnx.save(model, path)
-        artifact = os.path.join(args.workdir, f"{name}.kiln")
-        compile_model(args, path, artifact)
-        fused = graph_count(args, path, "quantized_conv")
+        artifact = kiln.compile(path)
+        fused = graph_count(path, "quantized_conv")
         dtypes = weight_dtypes(artifact)
         if case.get("group", 1) != 1:
             # Left in float: the float QDQ arithmetic, within one step of
             # the integer reference.
-            got = run_model(args, artifact, {"x": x}, artifact + ".out")
+            got = run_model(artifact, {"x": x})
             diff = np.abs(got.astype(np.int64) - ref.astype(np.int64)).max()
             ok = fused == 0 and got.dtype == ref.dtype and diff <= 1
             print(f"{'PASS' if ok else 'FAIL'} conv {name}: {fused} "
@@ -338,9 +344,7 @@ def check_conv_layers(args, rng):
             failures += 1
             continue
         for portable in (False, True):
-            got = run_model(args, artifact, {"x": x},
-                            artifact + (".portable" if portable else ".out"),
-                            portable)
+            got = run_model(artifact, {"x": x}, portable)
             tag = f"conv {name}{' (portable kernel)' if portable else ''}"
             if got.dtype != ref.dtype or got.shape != ref.shape:
                 print(f"FAIL {tag}: {got.dtype}{got.shape}, numpy "
@@ -358,45 +362,22 @@ def check_conv_layers(args, rng):
 
 
 def weight_dtypes(artifact):
-    """The dtypes of the artifact's weights, from its JSON header."""
-    import json
-    with open(artifact, "rb") as f:
-        data = f.read()
-    start = data.index(b'{\n  "format"')
-    header, _ = json.JSONDecoder().raw_decode(data[start:].decode("latin1"))
-    return [w["dtype"] for w in header.get("weights", [])]
+    """The dtypes of the artifact's weights, from its header."""
+    return [w["dtype"] for w in artifact.info.get("weights", [])]
 
 
-def run(cmd, env=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+def graph_count(path, op):
+    """How many kiln.<op> ops the model's graph has after the -O2 pipeline
+    (kiln-compile --emit=graph)."""
+    return kiln.ir(path, "graph").count(f"= kiln.{op} ")
 
 
-def compile_model(args, path, artifact, extra=()):
-    proc = run([args.kiln_compile, path, "-o", artifact, *extra])
-    if proc.returncode != 0:
-        raise RuntimeError(f"kiln-compile {path}: {proc.stderr.strip()[:400]}")
-
-
-def graph_count(args, path, op):
-    proc = run([args.kiln_compile, path, "--emit=graph", "-o", "-"])
-    return proc.stdout.count(f"= kiln.{op} ")
-
-
-def run_model(args, artifact, inputs, out_dir, portable=False):
-    os.makedirs(out_dir, exist_ok=True)
-    cmd = [args.kiln_run, artifact, "--threads", "2", "--save-outputs",
-           out_dir]
-    for name, value in inputs.items():
-        path = os.path.join(out_dir, f"in_{name.replace('/', '_')}.npy")
-        np.save(path, value)
-        cmd += ["--input", f"{name}={path}"]
-    env = dict(os.environ)
-    if portable:
-        env["KILN_QGEMM_PORTABLE"] = "1"
-    proc = run(cmd, env)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"kiln-run {artifact}: {proc.stderr.strip()[:400]}")
-    return np.load(os.path.join(out_dir, "output_0.npy"))
+def run_model(artifact, inputs, portable=False):
+    """The artifact's first output on `inputs`, 2 threads; `portable`: with
+    KILN_QGEMM_PORTABLE=1 (the int8 GEMM's fallback kernel), which the
+    runtime reads once per process, so in a process of its own."""
+    env = {"KILN_QGEMM_PORTABLE": "1"} if portable else None
+    return run_artifact(artifact, inputs, threads=2, env=env)[0]
 
 
 def check_layers(args, rng):
@@ -406,18 +387,15 @@ def check_layers(args, rng):
         model, x, ref, _ = layer_model(case, rng)
         path = os.path.join(args.workdir, f"{name}.onnx")
         onnx.save(model, path)
-        artifact = os.path.join(args.workdir, f"{name}.kiln")
-        compile_model(args, path, artifact)
-        fused = graph_count(args, path, "quantized_matmul")
+        artifact = kiln.compile(path)
+        fused = graph_count(path, "quantized_matmul")
         if fused != 1:
             print(f"FAIL layer {name}: {fused} kiln.quantized_matmul ops, "
                   "expected 1")
             failures += 1
             continue
         for portable in (False, True):
-            got = run_model(args, artifact, {"x": x},
-                            artifact + (".portable" if portable else ".out"),
-                            portable)
+            got = run_model(artifact, {"x": x}, portable)
             tag = f"layer {name}{' (portable kernel)' if portable else ''}"
             if got.dtype != ref.dtype or got.shape != ref.shape:
                 print(f"FAIL {tag}: {got.dtype}{got.shape}, numpy "
@@ -454,30 +432,27 @@ def check_models(args):
         quantize_demo.quantize(fp32, qdq, name)
         model = onnx.load(qdq)
         x = quantize_demo.inputs_for(onnx.load(fp32), seed=1)
-        got_ops = {op: graph_count(args, qdq, op) for op in want_ops}
+        got_ops = {op: graph_count(qdq, op) for op in want_ops}
         fused = sum(got_ops.values())
         if got_ops != want_ops:
             print(f"FAIL model {name}: integer ops {got_ops}, expected "
                   f"{want_ops}")
             failures += 1
-        on = os.path.join(args.workdir, f"{name}_qdq.kiln")
-        off = os.path.join(args.workdir, f"{name}_qdq_nofuse.kiln")
-        compile_model(args, qdq, on)
-        compile_model(args, qdq, off, ["--disable-pass=kiln-fuse-qdq"])
+        on = kiln.compile(qdq)
+        off = kiln.compile(qdq, disable_passes=["kiln-fuse-qdq"])
         if name == "small_cnn" and set(weight_dtypes(on)) != {"int8"}:
             print(f"FAIL model {name}: artifact weights "
                   f"{weight_dtypes(on)}, expected int8 only")
             failures += 1
-        got = run_model(args, on, x, on + ".out").astype(np.float64)
+        got = run_model(on, x).astype(np.float64)
         if name == "small_cnn":
             # The fallback kernel must give the same integers.
-            portable = run_model(args, on, x, on + ".portable",
-                                 portable=True).astype(np.float64)
+            portable = run_model(on, x, portable=True).astype(np.float64)
             if not np.array_equal(portable, got):
                 print(f"FAIL model {name}: KILN_QGEMM_PORTABLE=1 differs "
                       f"by {np.abs(portable - got).max():.3g}")
                 failures += 1
-        float_qdq = run_model(args, off, x, off + ".out").astype(np.float64)
+        float_qdq = run_model(off, x).astype(np.float64)
         session = ort.InferenceSession(model.SerializeToString(),
                                        providers=["CPUExecutionProvider"])
         want = session.run(None, x)[0].astype(np.float64)
@@ -499,8 +474,6 @@ def check_models(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)

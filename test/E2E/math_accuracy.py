@@ -13,22 +13,23 @@
 #     exactly as float64 rounded to f32 (NaN for NaN).
 #
 # Compiled for each CPU level (--cpu=x86-64: SSE2, no FMA; x86-64-v3: AVX2
-# and FMA; native), all run here.
+# and FMA; native), all run here, in-process through the kiln package
+# (PYTHONPATH=<build>/python).
 #
-#   math_accuracy.py --kiln-compile BIN --kiln-run BIN --workdir DIR
-#                    [--cpus x86-64,x86-64-v3,native]
+#   math_accuracy.py --workdir DIR [--cpus x86-64,x86-64-v3,native]
 #
 #===----------------------------------------------------------------------===#
 
 import argparse
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import helper
+
+from kiln_e2e import E2EError, compile_and_run
 
 MAX_ULP = 8
 N = 1 << 16
@@ -50,20 +51,13 @@ def reference(op, x):
     raise ValueError(op)
 
 
-def check(args, path, x, cpu):
+def check(path, x, cpu):
     """Compiles and runs the model for `cpu`; the number of failed ops."""
-    artifact = os.path.join(args.workdir, f"math-{cpu}.kiln")
-    out = artifact + ".out"
-    os.makedirs(out, exist_ok=True)
-    for cmd in ([args.kiln_compile, path, "-O2", f"--cpu={cpu}", "-o",
-                 artifact],
-                [args.kiln_run, artifact, "--input",
-                 "x=" + os.path.join(args.workdir, "x.npy"),
-                 "--consistency-runs", "0", "--save-outputs", out]):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(proc.stdout + proc.stderr)
-            return 1
+    try:
+        outputs = compile_and_run(path, [x], opt_level=2, cpu=cpu)
+    except E2EError as e:
+        print(e)
+        return 1
 
     failures = 0
     xs = x.reshape(256, N // 256).astype(np.float64)
@@ -73,7 +67,7 @@ def check(args, path, x, cpu):
         softmax_ref /= softmax_ref.sum(axis=-1, keepdims=True)
     refs = [reference(op, x) for op in OPS] + [softmax_ref.reshape(-1)]
     for n, (name, ref) in enumerate(zip(list(OPS) + ["Softmax"], refs)):
-        got = np.load(os.path.join(out, f"output_{n}.npy")).reshape(-1)
+        got = outputs[n].reshape(-1)
         with np.errstate(over="ignore", invalid="ignore"):
             want = ref.astype(np.float32)
         nan = np.isnan(want)
@@ -101,8 +95,6 @@ def check(args, path, x, cpu):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--cpus", default="x86-64,x86-64-v3,native")
     args = parser.parse_args()
@@ -132,11 +124,10 @@ def main():
     model.ir_version = 8
     path = os.path.join(args.workdir, "math.onnx")
     onnx.save(model, path)
-    np.save(os.path.join(args.workdir, "x.npy"), x)
     failures = 0
     for cpu in args.cpus.split(","):
         print(f"--cpu={cpu}")
-        failures += check(args, path, x, cpu)
+        failures += check(path, x, cpu)
     return 1 if failures else 0
 
 

@@ -10,13 +10,15 @@
 #     and that each int8 graph quantizes the same tensors with the same
 #     zero points, scales (to float32 rounding) and int8 weights as
 #     onnxruntime.quantization.quantize_static does for its fp32 model,
-#   * compiles it with kiln-compile at the default -O2 (codegen kernels) and
-#     at -O3 --kernels=library, runs it with kiln-run on the generated token
-#     ids, and compares the logits with the numpy reference of the same
-#     precision (models/seed_reference.py),
+#   * compiles it in-process through the kiln package (kiln.compile with
+#     kiln-compile's flags, PYTHONPATH=<build>/python) at the default -O2
+#     (codegen kernels) and at -O3 --kernels=library, runs it with
+#     kiln.InferenceSession (2 threads) on the generated token ids, and
+#     compares the logits with the numpy reference of the same precision
+#     (models/seed_reference.py),
 #   * runs it with onnxruntime and compares ORT with the same reference,
 #   * compiles the Standard and Flash variants generated with
-#     --dynamic-dims with kiln-compile --input-shapes, same gates,
+#     --dynamic-dims with --input-shapes, same gates,
 #   * checks the fp16/int8 variant is measurably different from its fp32
 #     baseline (so a generator that silently wrote fp32 fails),
 #
@@ -24,20 +26,21 @@
 # to max |logit|, cosine similarity, top-1 agreement; models/README.md).
 # Prints one line per check and exits 1 on any failure.
 #
-#   seed_variants.py --kiln-compile BIN --kiln-run BIN --workdir DIR
+#   seed_variants.py --workdir DIR
 #
 #===----------------------------------------------------------------------===#
 
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 import onnx
 from onnx import TensorProto
+
+from kiln_e2e import E2EError, compile_artifact, run_artifact
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -134,33 +137,23 @@ def ptq_differences(workdir, manifest, attention):
     return errors[:4], len(ours[0]), len(ours[1])
 
 
-def run_kiln(args, onnx_path, data, flags):
-    artifact = onnx_path[:-5] + ("-O3-library" if "-O3" in flags else
-                                 "") + ".kiln"
-    start = time.time()
-    proc = subprocess.run([args.kiln_compile, onnx_path, *flags, "-o",
-                           artifact], capture_output=True, text=True)
-    compile_s = time.time() - start
-    if proc.returncode != 0:
-        return None, f"kiln-compile: {proc.stderr.strip()[:400]}", 0, 0
-    out_dir = artifact + ".out"
-    start = time.time()
-    # kiln-run's own elementwise check (exit 1) is not the verdict here.
-    proc = subprocess.run([args.kiln_run, artifact, "--inputs", data,
-                           "--threads", "2", "--save-outputs", out_dir],
-                          capture_output=True, text=True)
-    run_s = time.time() - start
-    if proc.returncode not in (0, 1):
-        return None, (f"kiln-run exit {proc.returncode}: "
-                      f"{proc.stderr.strip()[:400]}"), compile_s, run_s
-    return np.load(os.path.join(out_dir, "output_0.npy")), None, compile_s, \
-        run_s
+def run_kiln(onnx_path, ids, flags):
+    """The logits of `onnx_path` compiled with these kiln-compile flags
+    (opt_level=None: no -O but theirs) and run on the token ids `ids` with 2
+    threads: (logits, error, compile s, run s)."""
+    try:
+        start = time.time()
+        artifact = compile_artifact(onnx_path, opt_level=None, flags=flags)
+        compile_s = time.time() - start
+        start = time.time()
+        got = run_artifact(artifact, [ids], threads=2)[0]
+    except E2EError as e:
+        return None, str(e)[:400], 0, 0
+    return got, None, compile_s, time.time() - start
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kiln-compile", required=True)
-    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -180,7 +173,6 @@ def main():
     for v in manifest["variants"]:
         name, precision = v["name"], v["precision"]
         path = os.path.join(args.workdir, v["file"])
-        data = os.path.join(args.workdir, v["data"])
         want = np.load(os.path.join(args.workdir, v["reference"]))
         refs[name] = want
         ref_max = float(np.abs(want).max())
@@ -190,7 +182,7 @@ def main():
         report(not errors, f"{name} graph", "; ".join(errors) or
                f"{v['nodes']} nodes, {precision} as specified")
 
-        ids = np.load(os.path.join(data, "input_0.npy"))
+        ids = np.load(os.path.join(args.workdir, v["data"], "input_0.npy"))
         q = ref.quality(gen.run_onnxruntime(path, ids), want)
         failed = gen.within(q, tol, ref_max)
         report(not failed, f"{name} onnxruntime vs numpy", "; ".join(failed)
@@ -199,7 +191,7 @@ def main():
 
         for flags in CONFIGS:
             tag = f"{name} kiln {' '.join(flags) or '-O2'}"
-            got, error, compile_s, run_s = run_kiln(args, path, data, flags)
+            got, error, compile_s, run_s = run_kiln(path, ids, flags)
             if error:
                 report(False, tag, error)
                 continue
@@ -222,8 +214,8 @@ def main():
                f"(scales, zero points) and {n_w} int8 weights")
 
     # With --dynamic-dims (named batch/seq dims, the exporter's shape
-    # arithmetic), given static shapes by kiln-compile --input-shapes: the
-    # Standard and Flash variants must give the static ones' results.
+    # arithmetic), given static shapes by --input-shapes: the Standard and
+    # Flash variants must give the static ones' results.
     dyn = os.path.join(args.workdir, "dynamic")
     gen.main(["--out", dyn, "--preset", "small", "--batch", "2",
               "--dynamic-dims", "--no-reference"])
@@ -233,10 +225,9 @@ def main():
         v = next(x for x in manifest["variants"] if x["name"] == name)
         want = refs[name]
         tag = f"{name} --dynamic-dims kiln --input-shapes={shape}"
-        got, error, _, _ = run_kiln(
-            args, os.path.join(dyn, v["file"]),
-            os.path.join(args.workdir, v["data"]),
-            [f"--input-shapes={shape}"])
+        ids = np.load(os.path.join(args.workdir, v["data"], "input_0.npy"))
+        got, error, _, _ = run_kiln(os.path.join(dyn, v["file"]), ids,
+                                    [f"--input-shapes={shape}"])
         if error:
             report(False, tag, error)
             continue
