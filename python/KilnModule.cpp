@@ -204,10 +204,14 @@ public:
       kiln_model_free(model);
   }
 
-  /// (name, dtype code, dims) of each input or output.
-  std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>>
-  tensors(bool inputs) const {
-    std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>> out;
+  /// (name, dtype code, dims, dim names) of each input or output: a
+  /// symbolic dim is -1 in dims and its symbol (input) or expression
+  /// (output) in dim names, "" for a static dim.
+  using TensorDescription = std::tuple<std::string, int32_t,
+                                       std::vector<int64_t>,
+                                       std::vector<std::string>>;
+  std::vector<TensorDescription> tensors(bool inputs) const {
+    std::vector<TensorDescription> out;
     size_t n = inputs ? kiln_model_num_inputs(model)
                       : kiln_model_num_outputs(model);
     for (size_t i = 0; i < n; ++i) {
@@ -216,8 +220,15 @@ public:
         kiln_model_input_info(model, i, &info);
       else
         kiln_model_output_info(model, i, &info);
+      std::vector<std::string> names;
+      for (int32_t axis = 0; axis < info.rank; ++axis) {
+        const char *name = inputs ? kiln_model_input_dim_name(model, i, axis)
+                                  : kiln_model_output_dim_name(model, i, axis);
+        names.push_back(name ? name : "");
+      }
       out.emplace_back(info.name, info.dtype,
-                       std::vector<int64_t>(info.dims, info.dims + info.rank));
+                       std::vector<int64_t>(info.dims, info.dims + info.rank),
+                       std::move(names));
     }
     return out;
   }
@@ -227,7 +238,8 @@ public:
   int32_t numThreads() const { return kiln_session_num_threads(session); }
 
   /// Runs once; every output as an array that owns the runtime's buffer
-  /// (freed by kiln_tensor_release when the array goes).
+  /// (freed by kiln_tensor_release when the array goes), of this run's
+  /// shape (computed from the inputs' when the model has symbolic dims).
   nb::list run(const std::vector<Feed> &feeds) {
     std::vector<kiln_tensor> in = inputs(feeds);
     size_t numOutputs = kiln_model_num_outputs(model);

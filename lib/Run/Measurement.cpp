@@ -10,9 +10,13 @@
 #include "kiln/Json.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sys/stat.h>
 
@@ -71,6 +75,23 @@ std::string hexHash(uint64_t h) {
   return buf;
 }
 
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The index of the symbol naming input `i`'s dim `axis`, or -1 (static).
+int symbolIndex(const kiln_model *m, const std::vector<std::string> &symbols,
+                size_t i, int32_t axis) {
+  const char *name = kiln_model_input_dim_name(m, i, axis);
+  for (size_t k = 0; name && k < symbols.size(); ++k)
+    if (symbols[k] == name)
+      return int(k);
+  return -1;
+}
 
 struct Model {
   kiln_model *m = nullptr;
@@ -233,6 +254,9 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
     std::fprintf(out, "options: %s\n", opts.c_str());
   }
   std::fprintf(out, "pipeline: %s\n", str(root.find("pipeline")).c_str());
+  std::vector<std::string> symbols = modelSymbols(model);
+  if (!symbols.empty())
+    std::fprintf(out, "symbols: %s\n", joined(symbols).c_str());
   for (bool outputs : {false, true}) {
     size_t n = outputs ? kiln_model_num_outputs(model)
                        : kiln_model_num_inputs(model);
@@ -245,9 +269,7 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
         kiln_model_input_info(model, i, &info);
       std::fprintf(out, "  %zu %s %s %s\n", i, info.name,
                   dtypeString(info.dtype).c_str(),
-                  shapeString(std::vector<int64_t>(info.dims,
-                                                   info.dims + info.rank))
-                      .c_str());
+                  modelShapeString(model, outputs, i).c_str());
     }
   }
   uint64_t weightBytes = 0;
@@ -277,6 +299,121 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
 
 
 } // namespace
+
+std::vector<std::string> kiln::run::modelSymbols(const kiln_model *model) {
+  std::vector<std::string> symbols;
+  json::Value root;
+  std::string err;
+  if (!model || !json::parse(kiln_model_metadata_json(model), root, err))
+    return symbols;
+  if (const json::Value *list = root.find("symbols"))
+    for (const json::Value &v : list->getArray())
+      if (v.isString())
+        symbols.push_back(v.getString());
+  return symbols;
+}
+
+std::string kiln::run::modelShapeString(const kiln_model *model, bool output,
+                                        size_t index) {
+  kiln_tensor_info info;
+  if ((output ? kiln_model_output_info(model, index, &info)
+              : kiln_model_input_info(model, index, &info)) != KILN_OK)
+    return "?";
+  std::string s = "[";
+  for (int32_t axis = 0; axis < info.rank; ++axis) {
+    const char *name = output ? kiln_model_output_dim_name(model, index, axis)
+                              : kiln_model_input_dim_name(model, index, axis);
+    s += (axis ? ", " : "") +
+         (name ? std::string(name) : std::to_string(info.dims[axis]));
+  }
+  return s + "]";
+}
+
+bool kiln::run::parseCountOption(const std::string &flag, const char *text,
+                                 long long min, long long max, long long &out,
+                                 std::string &error) {
+  char *end;
+  errno = 0;
+  out = std::strtoll(text, &end, 10);
+  if (*text && *end == '\0' && errno == 0 && out >= min && out <= max)
+    return true;
+  std::string want = max != LLONG_MAX ? std::to_string(min) + ".." +
+                                            std::to_string(max)
+                     : min == 0 ? "a non-negative integer"
+                     : min == 1 ? "a positive integer"
+                                : "an integer >= " + std::to_string(min);
+  return failWith(error, flag + " wants " + want + ", got '" + text + "'");
+}
+
+bool kiln::run::parseRealOption(const std::string &flag, const char *text,
+                                bool positive, double &out,
+                                std::string &error) {
+  char *end;
+  out = std::strtod(text, &end);
+  if (*text && *end == '\0' && (positive ? out > 0 : out >= 0))
+    return true;
+  return failWith(error, flag + " wants a " +
+                             (positive ? "number > 0" : "non-negative number") +
+                             ", got '" + text + "'");
+}
+
+bool kiln::run::parseDimsOption(
+    const std::string &text, std::vector<std::pair<std::string, int64_t>> &dims,
+    std::string &error) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t eq = item.find('=');
+    std::string name = item.substr(0, eq), value;
+    if (eq != std::string::npos)
+      value = item.substr(eq + 1);
+    char *end = nullptr;
+    errno = 0;
+    long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
+    if (eq == std::string::npos || name.empty() || value.empty() || *end ||
+        errno || v < 1)
+      return failWith(error, "--dims wants name=N[,name=N...] with N >= 1, "
+                             "got '" + text + "'");
+    for (const auto &kv : dims)
+      if (kv.first == name)
+        return failWith(error, "--dims: '" + name + "' given twice");
+    dims.emplace_back(name, int64_t(v));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+bool kiln::run::saveOutputs(const std::string &dir, const RunResult &r,
+                            std::string &error) {
+  mkdir(dir.c_str(), 0777);
+  for (size_t i = 0; i < r.outputs.size(); ++i)
+    if (!writeNpy(dir + "/output_" + std::to_string(i) + ".npy", r.outputs[i],
+                  error))
+      return false;
+  return true;
+}
+
+bool kiln::run::writeResultJson(const std::string &path, const RunOptions &o,
+                                const RunResult &r, std::string &error) {
+  std::ofstream f(path, std::ios::trunc);
+  f << resultJson(o, r);
+  if (!f)
+    return failWith(error, path + ": cannot write");
+  return true;
+}
+
+void kiln::run::printDevices(FILE *out) {
+  const char *text = nullptr;
+  std::fprintf(out, "cpu\n");
+  if (kiln_list_cuda_devices(&text) == KILN_OK)
+    std::fputs(text, out);
+  else
+    std::fprintf(out, "%s\n", kiln_last_error());
+}
 
 bool kiln::run::printArtifactInfo(FILE *out, const std::string &path,
                                   std::string &error) {
@@ -325,13 +462,30 @@ bool kiln::run::measure(const RunOptions &o, RunResult &r, std::string &error) {
   else
     source = "seed";
 
+  // Symbolic dims: --dims names the model's symbols; inputs from files
+  // bind them (the first input naming each), --dims must agree and sets the
+  // rest, and what is left is 1.
+  std::vector<std::string> symbols = modelSymbols(model.m);
+  for (const auto &kv : o.dims)
+    if (std::find(symbols.begin(), symbols.end(), kv.first) == symbols.end())
+      return failWith(error, "--dims " + kv.first +
+                                 ": the model has no symbol '" + kv.first +
+                                 "' (" +
+                                 (symbols.empty()
+                                      ? std::string("its shapes are static")
+                                      : "its symbols: " + joined(symbols)) +
+                                 ")");
+  std::vector<int64_t> values(symbols.size(), -1);
+  std::vector<std::string> valueFrom(symbols.size());
+
   std::vector<HostTensor> &inputs = r.inputs;
   inputs.assign(numInputs, HostTensor());
+  std::vector<bool> random(numInputs, false);
   std::string err;
   for (size_t i = 0; i < numInputs; ++i) {
     HostTensor &t = inputs[i];
     const kiln_tensor_info &info = inInfo[i];
-    std::vector<int64_t> want(info.dims, info.dims + info.rank);
+    t.name = info.name;
     std::string file;
     if (!o.inputsDir.empty()) {
       file = findIndexed(o.inputsDir, "input", i);
@@ -342,26 +496,69 @@ bool kiln::run::measure(const RunOptions &o, RunResult &r, std::string &error) {
     } else if (byName.count(info.name)) {
       file = byName[info.name];
     }
-    if (!file.empty()) {
-      if (!readTensorFile(file, t, err))
-        return failWith(error, err);
-      if (t.dtype == KILN_DTYPE_UINT16 && info.dtype == KILN_DTYPE_BFLOAT16)
-        t.dtype = KILN_DTYPE_BFLOAT16; // .npy has no bfloat16: its bits
-      if (t.dtype != info.dtype || t.dims != want)
-        return failWith(error, file + ": input " + std::to_string(i) + " '" + info.name +
-                    "' is " + dtypeString(t.dtype) + " " +
-                    shapeString(t.dims) + ", the model expects " +
-                    dtypeString(info.dtype) + " " + shapeString(want));
-    } else if (useSeed) {
-      t.dtype = info.dtype;
-      t.dims = want;
-      fillRandom(t, o.seed, i);
-    } else {
-      return failWith(error, "no file for input " + std::to_string(i) + " '" +
-                  info.name + "' (give --input " + info.name +
-                  "=FILE, or --seed N for random values)");
+    if (file.empty()) {
+      if (!useSeed)
+        return failWith(error, "no file for input " + std::to_string(i) +
+                                   " '" + info.name + "' (give --input " +
+                                   info.name +
+                                   "=FILE, or --seed N for random values)");
+      random[i] = true;
+      continue;
     }
+    if (!readTensorFile(file, t, err))
+      return failWith(error, err);
     t.name = info.name;
+    if (t.dtype == KILN_DTYPE_UINT16 && info.dtype == KILN_DTYPE_BFLOAT16)
+      t.dtype = KILN_DTYPE_BFLOAT16; // .npy has no bfloat16: its bits
+    // The static dims must match; a symbolic one takes the file's size.
+    bool fits = t.dtype == info.dtype && int32_t(t.dims.size()) == info.rank;
+    for (int32_t axis = 0; fits && axis < info.rank; ++axis)
+      fits = info.dims[axis] < 0 || t.dims[size_t(axis)] == info.dims[axis];
+    if (!fits)
+      return failWith(error, file + ": input " + std::to_string(i) + " '" +
+                                 info.name + "' is " + dtypeString(t.dtype) +
+                                 " " + shapeString(t.dims) +
+                                 ", the model expects " +
+                                 dtypeString(info.dtype) + " " +
+                                 modelShapeString(model.m, false, i));
+    for (int32_t axis = 0; axis < info.rank; ++axis) {
+      int k = symbolIndex(model.m, symbols, i, axis);
+      if (k >= 0 && values[size_t(k)] < 0) {
+        values[size_t(k)] = t.dims[size_t(axis)];
+        valueFrom[size_t(k)] = file;
+      }
+    }
+  }
+  for (const auto &kv : o.dims) {
+    size_t k = size_t(std::find(symbols.begin(), symbols.end(), kv.first) -
+                      symbols.begin());
+    if (values[k] >= 0 && values[k] != kv.second)
+      return failWith(error, "--dims " + kv.first + "=" +
+                                 std::to_string(kv.second) + ", but " +
+                                 valueFrom[k] + " has " + kv.first + "=" +
+                                 std::to_string(values[k]));
+    values[k] = kv.second;
+  }
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    if (values[k] < 0) {
+      values[k] = 1;
+      r.defaultedSymbols.push_back(symbols[k]);
+    }
+    r.symbols.emplace_back(symbols[k], values[k]);
+  }
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (!random[i])
+      continue;
+    HostTensor &t = inputs[i];
+    const kiln_tensor_info &info = inInfo[i];
+    t.dtype = info.dtype;
+    t.dims.assign(info.dims, info.dims + info.rank);
+    for (int32_t axis = 0; axis < info.rank; ++axis) {
+      int k = symbolIndex(model.m, symbols, i, axis);
+      if (k >= 0)
+        t.dims[size_t(axis)] = values[size_t(k)];
+    }
+    fillRandom(t, o.seed, i);
   }
 
   // Expected outputs (optional): files, or a reference model's outputs.
@@ -448,8 +645,8 @@ bool kiln::run::measure(const RunOptions &o, RunResult &r, std::string &error) {
   for (size_t i = 0; i < numOutputs; ++i) {
     HostTensor &t = outputs[i];
     t.name = outInfo[i].name;
-    t.dtype = outInfo[i].dtype;
-    t.dims.assign(outInfo[i].dims, outInfo[i].dims + outInfo[i].rank);
+    t.dtype = out[i].dtype;
+    t.dims.assign(out[i].dims, out[i].dims + out[i].rank); // this run's
     t.allocate();
     if (t.numBytes())
       std::memcpy(t.data(), out[i].data, t.numBytes());
@@ -545,6 +742,18 @@ void kiln::run::printResult(FILE *out, const RunOptions &o,
                 r.useSeed ? (", the rest random with seed " +
                            std::to_string(o.seed)).c_str()
                         : "");
+  if (!r.symbols.empty()) {
+    std::string values;
+    for (const auto &kv : r.symbols)
+      values += (values.empty() ? "" : ", ") + kv.first + "=" +
+                std::to_string(kv.second);
+    std::fprintf(out, "symbols: %s\n", values.c_str());
+  }
+  if (!r.defaultedSymbols.empty())
+    std::fprintf(out, "note: no --dims value for %s: using 1 (give --dims "
+                      "%s=N)\n",
+                 joined(r.defaultedSymbols).c_str(),
+                 r.defaultedSymbols[0].c_str());
   if (!o.referenceModel.empty())
     std::fprintf(out, "reference: %s\n", o.referenceModel.c_str());
   if (r.onCuda)
@@ -651,6 +860,13 @@ std::string kiln::run::resultJson(const RunOptions &o, const RunResult &r) {
     j += ", \"dir\": " + json::quote(o.inputsDir);
   if (r.useSeed)
     j += ", \"seed\": " + std::to_string(o.seed);
+  if (!r.symbols.empty()) {
+    j += ", \"symbols\": {";
+    for (size_t k = 0; k < r.symbols.size(); ++k)
+      j += (k ? ", " : "") + json::quote(r.symbols[k].first) + ": " +
+           std::to_string(r.symbols[k].second);
+    j += "}";
+  }
   if (!o.inputFiles.empty()) {
     j += ", \"files\": {";
     for (size_t k = 0; k < o.inputFiles.size(); ++k)

@@ -290,9 +290,12 @@ def _code_of(dtype: np.dtype) -> int:
 @dataclass(frozen=True)
 class NodeArg:
     """An input or output, as onnxruntime's NodeArg: name, shape, type
-    ("tensor(float)", ...) and the numpy dtype."""
+    ("tensor(float)", ...) and the numpy dtype. ``shape`` has an int per
+    static dim and, as onnxruntime shows dim_params, a string per symbolic
+    one: the symbol for an input ("batch"), the expression computing it for
+    an output ("batch * seq")."""
     name: str
-    shape: List[int]
+    shape: List[Union[int, str]]
     type: str
     dtype: np.dtype
 
@@ -325,9 +328,10 @@ class InferenceSession:
         self._outputs = [self._arg(*t) for t in self._session.outputs()]
 
     @staticmethod
-    def _arg(name: str, code: int, dims: List[int]) -> NodeArg:
+    def _arg(name: str, code: int, dims: List[int], names: List[str]) -> NodeArg:
         dtype = _numpy_dtype(code)
-        return NodeArg(name, list(dims), _ORT_TYPES[_DTYPE_NAMES[code]], dtype)
+        shape = [n if n else int(d) for d, n in zip(dims, names)]
+        return NodeArg(name, shape, _ORT_TYPES[_DTYPE_NAMES[code]], dtype)
 
     def _cleanup(self) -> None:
         if self._temp and os.path.exists(self._temp):
@@ -354,6 +358,25 @@ class InferenceSession:
     def get_modelmeta(self) -> Dict[str, Any]:
         """The artifact's header (docs/artifact.md)."""
         return json.loads(self._session.metadata())
+
+    @property
+    def symbols(self) -> List[str]:
+        """The symbols of the model's symbolic dims, in the artifact's
+        order (empty for a model of static shapes)."""
+        return list(self.get_modelmeta().get("symbols", []))
+
+    def _symbol_values(self, dims: Optional[Mapping[str, int]]) -> Dict[str, int]:
+        symbols = self.symbols
+        values = {name: 1 for name in symbols}
+        for name, value in (dims or {}).items():
+            if name not in values:
+                have = (f"its symbols are {', '.join(symbols)}" if symbols
+                        else "its shapes are static")
+                raise ValueError(f"dims: the model has no symbol {name!r} ({have})")
+            if int(value) < 1:
+                raise ValueError(f"dims: {name} must be at least 1, not {value}")
+            values[name] = int(value)
+        return values
 
     def _feeds(self, feeds: Mapping[str, Any]):
         names = [i.name for i in self._inputs]
@@ -382,8 +405,11 @@ class InferenceSession:
             input_feed: Mapping[str, Any]) -> List[np.ndarray]:
         """Runs the model once on ``input_feed`` (name -> array) and returns
         the outputs named in ``output_names`` (None: all), in that order.
-        A wrong dtype or shape raises ValueError with the runtime's message.
-        The GIL is released while the model runs."""
+        A model with symbolic dims runs at any shape consistent with them
+        (each symbol is the same wherever it appears) and returns outputs of
+        the shapes that follow. A wrong dtype or shape (a static dim, a rank,
+        two sizes for one symbol) raises ValueError with the runtime's
+        message. The GIL is released while the model runs."""
         results = self._session.run(self._feeds(input_feed))
         arrays = []
         for array, code in results:
@@ -404,25 +430,46 @@ class InferenceSession:
     def benchmark(self, input_feed: Optional[Mapping[str, Any]] = None, *,
                   warmup: int = 10, iterations: int = 100,
                   duration: float = 0.0, profile: bool = False,
-                  seed: int = 0) -> Dict[str, Any]:
+                  seed: int = 0,
+                  dims: Optional[Mapping[str, int]] = None) -> Dict[str, Any]:
         """kiln-run's measurement: one cold run, ``warmup`` runs, then
         ``iterations`` timed runs (and/or ``duration`` seconds of them),
         timed in C++ without Python in the loop. Returns the run times and
         their summary ("time_ms": min, median, mean, p90, p99, max,
         stddev), memory peaks, energy where RAPL is readable, and with
         ``profile=True`` each kernel's time ("kernels"). Without
-        ``input_feed`` the inputs are seeded random numbers."""
+        ``input_feed`` the inputs are seeded random numbers; for a model
+        with symbolic dims their shapes take ``dims`` (symbol -> size, e.g.
+        ``dims={"batch": 4}``; a symbol not given is 1), with
+        ``input_feed`` the arrays' shapes decide. The symbols' values are
+        returned under "symbols" (models with symbolic dims)."""
+        if input_feed is not None and dims:
+            raise ValueError("dims= picks the shapes of random inputs; with "
+                             "input_feed the arrays' shapes decide")
+        values = self._symbol_values(dims)
         if input_feed is None:
             rng = np.random.default_rng(seed)
             input_feed = {}
             for arg in self._inputs:
+                shape = [values[d] if isinstance(d, str) else d for d in arg.shape]
                 if arg.dtype.kind == "f" or arg.dtype.name == "bfloat16":
-                    value = rng.standard_normal(arg.shape).astype(arg.dtype)
+                    value = rng.standard_normal(shape).astype(arg.dtype)
                 elif arg.dtype.kind == "b":
-                    value = rng.integers(0, 2, arg.shape).astype(bool)
+                    value = rng.integers(0, 2, shape).astype(bool)
                 else:
-                    value = rng.integers(0, 8, arg.shape).astype(arg.dtype)
+                    value = rng.integers(0, 8, shape).astype(arg.dtype)
                 input_feed[arg.name] = value
+        else:  # from the first input dim naming each, as the runtime binds
+            bound = set()
+            for arg in self._inputs:
+                shape = np.shape(input_feed[arg.name]) if arg.name in input_feed else ()
+                for axis, d in enumerate(arg.shape):
+                    if isinstance(d, str) and d not in bound and axis < len(shape):
+                        values[d] = int(shape[axis])
+                        bound.add(d)
         feeds = self._feeds(input_feed)
-        return self._session.benchmark(feeds, int(warmup), int(iterations),
-                                       float(duration), bool(profile))
+        result = self._session.benchmark(feeds, int(warmup), int(iterations),
+                                         float(duration), bool(profile))
+        if values:
+            result["symbols"] = values
+        return result

@@ -20,6 +20,11 @@
 
 namespace kiln {
 
+const std::string &TensorDesc::dimName(size_t axis) const {
+  static const std::string none;
+  return axis < dimExprs.size() ? dimExprs[axis].text : none;
+}
+
 namespace {
 
 uint32_t getU32(const unsigned char *p) {
@@ -86,8 +91,13 @@ struct Checker {
     return true;
   }
 
+  enum class Role { Input, Output, Weight };
+
+  // One tensor of "inputs", "outputs" or "weights". A dim is an integer, or
+  // (inputs and outputs of an artifact with "symbols") a string: in an
+  // input one of the symbols, in an output an expression over them.
   bool tensor(const json::Value &v, const std::string &where, TensorDesc &t,
-              bool isWeight) {
+              Role role, const std::vector<std::string> &symbols) {
     if (!v.isObject())
       return fail(where + ": not an object");
     if (!string(v, where, "name", t.name))
@@ -104,14 +114,52 @@ struct Checker {
     if (!shape)
       return false;
     uint64_t n = 1;
-    bool overflow = false;
+    bool overflow = false, symbolic = false;
+    std::vector<ShapeExpr> exprs;
     for (const json::Value &d : shape->getArray()) {
+      std::string dimWhere = named + ": dim " + std::to_string(t.shape.size());
+      if (d.isString()) {
+        const std::string &text = d.getString();
+        if (role == Role::Weight)
+          return fail(dimWhere + " is \"" + text +
+                      "\"; weights have static shapes");
+        if (symbols.empty())
+          return fail(dimWhere + " is \"" + text +
+                      "\" but the header declares no \"symbols\"");
+        ShapeExpr e;
+        std::string err;
+        if (role == Role::Input) {
+          bool known = false;
+          for (const std::string &s : symbols)
+            known |= s == text;
+          if (!known) {
+            if (!isShapeSymbolName(text))
+              return fail(dimWhere + " is \"" + text +
+                          "\"; an input dim must be one of the symbols, "
+                          "not an expression");
+            std::string list;
+            for (const std::string &s : symbols)
+              list += (list.empty() ? "" : ", ") + s;
+            return fail(dimWhere + ": unknown symbol '" + text +
+                        "' (the symbols are " + list + ")");
+          }
+        }
+        if (!parseShapeExpr(text, symbols, e, err))
+          return fail(dimWhere + ": " + err);
+        exprs.resize(t.shape.size());
+        exprs.push_back(std::move(e));
+        t.shape.push_back(-1);
+        symbolic = true;
+        continue;
+      }
       if (!d.isInteger())
-        return fail(named + ": shape entries must be integers");
+        return fail(named + ": shape entries must be integers" +
+                    std::string(role == Role::Weight ? ""
+                                                     : " or symbol strings"));
       int64_t dim = d.getInteger();
-      if (dim == -1 && !isWeight)
-        return fail(named + ": dynamic dim (-1) in its shape; this runtime "
-                            "runs static shapes only");
+      if (dim == -1 && role != Role::Weight)
+        return fail(named + ": dim -1 in its shape; a dynamic dim is a "
+                            "symbol name (the header's \"symbols\")");
       if (dim < 0)
         return fail(named + ": invalid dim " + std::to_string(dim));
       t.shape.push_back(dim);
@@ -120,6 +168,12 @@ struct Checker {
       n *= uint64_t(dim);
     }
     size_t elem = kiln_dtype_size(t.dtype);
+    if (symbolic) {
+      exprs.resize(t.shape.size());
+      t.dimExprs = std::move(exprs);
+      t.bytes = 0; // per run
+      return true;
+    }
     if (overflow || n > UINT64_MAX / elem)
       return fail(named + ": shape too large");
     t.bytes = n * elem;
@@ -300,19 +354,54 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
     out.features.push_back(f.getString());
   }
 
-  std::set<std::string> names;
+  // Symbolic dims (optional): the symbols' names, then inputs naming them
+  // and outputs computing from them.
+  if (const json::Value *symbols = root.find("symbols")) {
+    if (!symbols->isArray()) {
+      c.fail("\"symbols\" must be an array of names");
+      return bad();
+    }
+    for (const json::Value &v : symbols->getArray()) {
+      if (!v.isString()) {
+        c.fail("\"symbols\" entries must be strings");
+        return bad();
+      }
+      out.symbols.push_back(v.getString());
+    }
+    std::string e = checkShapeSymbols(out.symbols);
+    if (!e.empty()) {
+      c.fail(e);
+      return bad();
+    }
+  }
   for (const char *list : {"inputs", "outputs"}) {
     const json::Value *arr =
         c.member(root, "header", list, json::Value::Kind::Array);
     if (!arr)
       return bad();
-    std::string where = std::string(list).substr(0, std::strlen(list) - 1);
+    bool inputs = std::strcmp(list, "inputs") == 0;
+    std::string where = inputs ? "input" : "output";
     for (const json::Value &v : arr->getArray()) {
       TensorDesc t;
-      if (!c.tensor(v, where, t, false))
+      if (!c.tensor(v, where, t,
+                    inputs ? Checker::Role::Input : Checker::Role::Output,
+                    out.symbols))
         return bad();
-      (std::strcmp(list, "inputs") == 0 ? out.inputs : out.outputs)
-          .push_back(std::move(t));
+      (inputs ? out.inputs : out.outputs).push_back(std::move(t));
+    }
+  }
+  // Every symbol gets its value from an input dim.
+  for (size_t sym = 0; sym < out.symbols.size(); ++sym) {
+    bool used = false;
+    for (const TensorDesc &t : out.inputs)
+      for (const ShapeExpr &e : t.dimExprs) {
+        int64_t index;
+        used |= e.isSymbol(index) && size_t(index) == sym;
+      }
+    if (!used) {
+      c.fail("symbol '" + out.symbols[sym] +
+             "' is the dim of no input (its value would be unknown)");
+      return bad();
     }
   }
   const json::Value *weights =
@@ -322,7 +411,7 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
   for (const json::Value &v : weights->getArray()) {
     WeightDesc w;
     uint64_t wsize;
-    if (!c.tensor(v, "weight", w, true) ||
+    if (!c.tensor(v, "weight", w, Checker::Role::Weight, out.symbols) ||
         !c.u64(v, "weight '" + w.name + "'", "offset", w.offset) ||
         !c.u64(v, "weight '" + w.name + "'", "size", wsize))
       return bad();

@@ -8,6 +8,7 @@
 #define KILN_RUNTIME_LIB_ARTIFACT_H
 
 #include "kiln/Json.h"
+#include "kiln/ShapeExpr.h"
 #include "kiln/runtime.h"
 
 #include <cstdint>
@@ -19,8 +20,15 @@ namespace kiln {
 struct TensorDesc {
   std::string name;
   int32_t dtype = 0;
-  std::vector<int64_t> shape;
-  uint64_t bytes = 0; ///< product(shape) * element size
+  std::vector<int64_t> shape; ///< -1 for a symbolic dim
+  /// Symbolic dims (inputs and outputs of a dynamic artifact): empty for a
+  /// static tensor, else one per dim, an empty expression for a static one.
+  /// An input's are single symbols, an output's expressions.
+  std::vector<ShapeExpr> dimExprs;
+  uint64_t bytes = 0; ///< product(shape) * element size; 0 when symbolic
+  bool isSymbolic() const { return !dimExprs.empty(); }
+  /// The symbol or expression text of dim `axis` ("" for a static dim).
+  const std::string &dimName(size_t axis) const;
 };
 
 struct WeightDesc : TensorDesc {
@@ -48,6 +56,9 @@ struct ArtifactHeader {
   std::string chip; ///< target kind "cuda": e.g. "sm_80" (cpu may be empty)
   std::vector<std::string> features;
   std::string entry;
+  /// The header's "symbols" (empty: a static artifact). kiln_entry then
+  /// gets their values as one more buffer (docs/artifact.md).
+  std::vector<std::string> symbols;
   std::vector<TensorDesc> inputs, outputs;
   std::vector<WeightDesc> weights;
   std::vector<KernelDesc> kernels; ///< index = the hooks' kernel id

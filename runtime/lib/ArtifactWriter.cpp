@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/ArtifactWriter.h"
 #include "kiln/Json.h"
+#include "kiln/ShapeExpr.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -45,13 +46,25 @@ std::string shapeJson(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+// An input's or output's shape: integers, and the strings of symbolic dims.
+std::string tensorShapeJson(const ArtifactTensor &t) {
+  if (t.dimNames.empty())
+    return shapeJson(t.shape);
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    s += (i ? ", " : "") + (i < t.dimNames.size() && !t.dimNames[i].empty()
+                                ? json::quote(t.dimNames[i])
+                                : std::to_string(t.shape[i]));
+  return s + "]";
+}
+
 std::string tensorsJson(const std::vector<ArtifactTensor> &tensors) {
   std::string s = "[";
   for (size_t i = 0; i < tensors.size(); ++i) {
     const ArtifactTensor &t = tensors[i];
     s += std::string(i ? ",\n    " : "\n    ") + "{\"name\": " +
          json::quote(t.name) + ", \"dtype\": " + json::quote(t.dtype) +
-         ", \"shape\": " + shapeJson(t.shape) + "}";
+         ", \"shape\": " + tensorShapeJson(t) + "}";
   }
   return s + (tensors.empty() ? "]" : "\n  ]");
 }
@@ -72,15 +85,54 @@ std::vector<uint64_t> weightOffsets(const ArtifactSpec &spec,
 
 std::string checkTensor(const char *what, const std::string &name,
                         const std::string &dtype,
-                        const std::vector<int64_t> &shape, bool allowDynamic) {
+                        const std::vector<int64_t> &shape) {
   int32_t code = kiln_dtype_from_name(dtype.c_str());
   if (code == KILN_DTYPE_UNDEFINED)
     return std::string(what) + " '" + name + "': unknown dtype '" + dtype + "'";
   for (int64_t d : shape)
-    if (d < 0 && !(allowDynamic && d == -1))
+    if (d < 0)
       return std::string(what) + " '" + name + "': invalid dim " +
-             std::to_string(d);
+             std::to_string(d) +
+             (d == -1 ? " (a dynamic dim needs its symbol in dimNames)" : "");
   return "";
+}
+
+// The reader's checks of an input's or output's symbolic dims
+// (Artifact.cpp): an input dim is one of the symbols, an output dim an
+// expression over them; `used` marks the symbols inputs name.
+std::string checkSymbolicTensor(bool input, const ArtifactTensor &t,
+                                const std::vector<std::string> &symbols,
+                                std::vector<bool> &used) {
+  std::string named = std::string(input ? "input" : "output") + " '" +
+                      t.name + "'";
+  if (t.dimNames.empty())
+    return checkTensor(input ? "input" : "output", t.name, t.dtype, t.shape);
+  if (t.dimNames.size() != t.shape.size())
+    return named + ": " + std::to_string(t.dimNames.size()) +
+           " dimNames for " + std::to_string(t.shape.size()) + " dims";
+  std::vector<int64_t> statics;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    const std::string &text = t.dimNames[i];
+    if (text.empty()) {
+      statics.push_back(t.shape[i]);
+      continue;
+    }
+    std::string where = named + ": dim " + std::to_string(i);
+    if (symbols.empty())
+      return where + " is \"" + text + "\" but the spec has no symbols";
+    ShapeExpr e;
+    std::string err;
+    if (!parseShapeExpr(text, symbols, e, err))
+      return where + ": " + err;
+    int64_t index;
+    if (input) {
+      if (!e.isSymbol(index) || symbols[size_t(index)] != text)
+        return where + " is \"" + text +
+               "\"; an input dim must be one of the symbols";
+      used[size_t(index)] = true;
+    }
+  }
+  return checkTensor(input ? "input" : "output", t.name, t.dtype, statics);
 }
 
 bool numElements(const std::vector<int64_t> &shape, uint64_t &n) {
@@ -110,18 +162,26 @@ std::string validate(const ArtifactSpec &spec) {
     if (sec.size && !sec.data)
       return "section '" + sec.name + "': no data";
   }
+  std::string e = checkShapeSymbols(spec.symbols);
+  if (!e.empty())
+    return e;
+  std::vector<bool> used(spec.symbols.size(), false);
   for (const auto &t : spec.inputs) {
-    std::string e = checkTensor("input", t.name, t.dtype, t.shape, true);
+    e = checkSymbolicTensor(true, t, spec.symbols, used);
     if (!e.empty())
       return e;
   }
   for (const auto &t : spec.outputs) {
-    std::string e = checkTensor("output", t.name, t.dtype, t.shape, true);
+    e = checkSymbolicTensor(false, t, spec.symbols, used);
     if (!e.empty())
       return e;
   }
+  for (size_t i = 0; i < used.size(); ++i)
+    if (!used[i])
+      return "symbol '" + spec.symbols[i] +
+             "' is the dim of no input (its value would be unknown)";
   for (const auto &w : spec.weights) {
-    std::string e = checkTensor("weight", w.name, w.dtype, w.shape, false);
+    e = checkTensor("weight", w.name, w.dtype, w.shape);
     if (!e.empty())
       return e;
     uint64_t n;
@@ -288,6 +348,12 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   h += "  \"options\": " + options + ",\n";
   h += "  \"pipeline\": " + json::quote(spec.pipeline) + ",\n";
   h += "  \"entry\": " + json::quote(spec.entry) + ",\n";
+  if (!spec.symbols.empty()) {
+    h += "  \"symbols\": [";
+    for (size_t i = 0; i < spec.symbols.size(); ++i)
+      h += (i ? ", " : "") + json::quote(spec.symbols[i]);
+    h += "],\n";
+  }
   h += "  \"inputs\": " + tensorsJson(spec.inputs) + ",\n";
   h += "  \"outputs\": " + tensorsJson(spec.outputs) + ",\n";
   h += "  \"weights\": " + weights + ",\n";

@@ -114,12 +114,15 @@ Counters gProcess;
 // The session running on this thread (set by kiln_session_run).
 thread_local Counters *tSession = nullptr;
 
-// Stored right before the pointer handed out.
+// Stored right before the pointer handed out. `offset` is where that
+// pointer lies in the block (a multiple of `align`, the block's alignment):
+// what is below the header is the caller's prefix (an output's dims).
 struct AllocHeader {
   Counters *owner;
   uint64_t size;
   void *base;
-  uint64_t reserved;
+  uint32_t offset;
+  uint32_t align;
 };
 static_assert(sizeof(AllocHeader) <= KILN_ARTIFACT_ALIGNMENT,
               "the header must fit in the alignment padding");
@@ -145,7 +148,10 @@ uint64_t cacheKey(uint64_t total, size_t align) {
   return total * 64 + static_cast<uint64_t>(__builtin_ctzll(align));
 }
 
-void *allocFor(Counters *owner, size_t size, size_t align) {
+// `prefix` bytes (a multiple of 8) are kept right below the header, for
+// the caller: prefixOf finds them.
+void *allocFor(Counters *owner, size_t size, size_t align,
+               size_t prefix = 0) {
   if (align < KILN_ARTIFACT_ALIGNMENT)
     align = KILN_ARTIFACT_ALIGNMENT;
   if (align & (align - 1)) { // not a power of two: the next one
@@ -154,27 +160,32 @@ void *allocFor(Counters *owner, size_t size, size_t align) {
       p <<= 1;
     align = p;
   }
-  if (size > SIZE_MAX - align)
+  if (align > (size_t(1) << 30) || prefix > (size_t(1) << 30))
     return nullptr;
+  size_t offset = (sizeof(AllocHeader) + prefix + align - 1) / align * align;
+  if (size > SIZE_MAX - offset)
+    return nullptr;
+  size_t total = size + offset;
   void *base = nullptr;
   {
     BlockCache &cache = blockCache();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.free.find(cacheKey(size + align, align));
+    auto it = cache.free.find(cacheKey(total, align));
     if (it != cache.free.end() && !it->second.empty()) {
       base = it->second.back();
       it->second.pop_back();
-      cache.bytes -= size + align;
+      cache.bytes -= total;
     }
   }
-  if (!base && posix_memalign(&base, align, size + align) != 0)
+  if (!base && posix_memalign(&base, align, total) != 0)
     return nullptr;
-  char *user = static_cast<char *>(base) + align;
+  char *user = static_cast<char *>(base) + offset;
   AllocHeader *h = reinterpret_cast<AllocHeader *>(user) - 1;
   h->owner = owner;
   h->size = size;
   h->base = base;
-  h->reserved = align;
+  h->offset = uint32_t(offset);
+  h->align = uint32_t(align);
   // The process counter first on allocation and last on free, so that it
   // never holds less than a session's: a session's peak can then never
   // exceed the process peak, even with runs on several threads.
@@ -195,17 +206,22 @@ void freeBlock(void *ptr) {
     unref(h->owner);
   }
   gProcess.sub(h->size);
-  uint64_t total = h->size + h->reserved;
+  uint64_t total = h->size + h->offset;
   {
     BlockCache &cache = blockCache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (cache.bytes + total <= kCacheLimit) {
-      cache.free[cacheKey(total, h->reserved)].push_back(h->base);
+      cache.free[cacheKey(total, h->align)].push_back(h->base);
       cache.bytes += total;
       return;
     }
   }
   std::free(h->base);
+}
+
+// The caller's prefix of a block from allocFor (`bytes` of it).
+void *prefixOf(void *ptr, size_t bytes) {
+  return static_cast<char *>(ptr) - sizeof(AllocHeader) - bytes;
 }
 
 // The hooks (docs/artifact.md): C linkage types.
@@ -641,6 +657,28 @@ extern "C" kiln_status kiln_model_output_info(const kiln_model *m,
                                               kiln_tensor_info *info) {
   return tensorInfo(m, index, info, true);
 }
+namespace {
+const char *dimName(const kiln_model *m, size_t index, int32_t axis,
+                    bool output) {
+  if (!m || axis < 0)
+    return nullptr;
+  const std::vector<TensorDesc> &list =
+      output ? m->header.outputs : m->header.inputs;
+  if (index >= list.size() || size_t(axis) >= list[index].dimExprs.size())
+    return nullptr;
+  const std::string &name = list[index].dimName(size_t(axis));
+  return name.empty() ? nullptr : name.c_str();
+}
+} // namespace
+
+extern "C" const char *kiln_model_input_dim_name(const kiln_model *m,
+                                                 size_t index, int32_t axis) {
+  return dimName(m, index, axis, false);
+}
+extern "C" const char *kiln_model_output_dim_name(const kiln_model *m,
+                                                  size_t index, int32_t axis) {
+  return dimName(m, index, axis, true);
+}
 extern "C" const char *kiln_model_metadata_json(const kiln_model *m) {
   return m ? m->header.json.c_str() : "";
 }
@@ -711,6 +749,11 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
                     model->path + ": the artifact is compiled for target \"" +
                         target + "\" and cannot run on device \"" +
                         (opts.device ? opts.device : "") + "\"");
+  if (model->isCuda && !model->header.symbols.empty())
+    return setError(KILN_ERROR_UNSUPPORTED_TARGET,
+                    model->path + ": symbolic dims (\"symbols\") in a cuda "
+                                  "artifact: not supported yet (CUDA runs "
+                                  "static shapes only)");
   if (opts.num_threads < 0)
     return setError(KILN_ERROR_INVALID_ARGUMENT,
                     "num_threads " + std::to_string(opts.num_threads) +
@@ -847,29 +890,51 @@ std::string dtypeString(int32_t dtype) {
   return name ? name : "dtype code " + std::to_string(dtype);
 }
 
-kiln_status checkTensor(const char *what, size_t index, const TensorDesc &d,
-                        const kiln_tensor &t, bool allowNullData) {
-  std::string named = std::string(what) + " " + std::to_string(index) +
-                      " '" + d.name + "'";
+// The model's shape of `d`, symbolic dims by name ("[batch, 784]").
+std::string modelShapeString(const TensorDesc &d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.shape.size(); ++i)
+    s += (i ? ", " : "") + (d.dimName(i).empty() ? std::to_string(d.shape[i])
+                                                 : d.dimName(i));
+  return s + "]";
+}
+
+std::string tensorName(const char *what, size_t index, const TensorDesc &d) {
+  return std::string(what) + " " + std::to_string(index) + " '" + d.name +
+         "'";
+}
+
+kiln_status checkDtype(const std::string &named, const TensorDesc &d,
+                       const kiln_tensor &t) {
   if (t.dtype != d.dtype)
     return setError(KILN_ERROR_TENSOR_MISMATCH,
                     named + ": dtype " + dtypeString(t.dtype) +
                         " given, the model expects " + dtypeString(d.dtype));
-  bool sameShape = t.rank == int32_t(d.shape.size()) && t.rank >= 0 &&
-                   (t.rank == 0 || t.dims);
-  for (int32_t i = 0; sameShape && i < t.rank; ++i)
-    sameShape = t.dims[i] == d.shape[size_t(i)];
-  if (!sameShape) {
-    std::string given = t.rank < 0 || (t.rank > 0 && !t.dims)
-                            ? "rank " + std::to_string(t.rank) + " (no dims)"
-                            : shapeString(t.dims, t.rank);
-    return setError(KILN_ERROR_TENSOR_MISMATCH,
-                    named + ": shape " + given +
-                        " given, the model expects " +
-                        shapeString(d.shape.data(), int32_t(d.shape.size())));
-  }
+  return KILN_OK;
+}
+
+kiln_status shapeMismatch(const std::string &named, const kiln_tensor &t,
+                          const std::string &expected) {
+  std::string given = t.rank < 0 || (t.rank > 0 && !t.dims)
+                          ? "rank " + std::to_string(t.rank) + " (no dims)"
+                          : shapeString(t.dims, t.rank);
+  return setError(KILN_ERROR_TENSOR_MISMATCH,
+                  named + ": shape " + given + " given, the model expects " +
+                      expected);
+}
+
+bool sameRank(const TensorDesc &d, const kiln_tensor &t) {
+  return t.rank == int32_t(d.shape.size()) && t.rank >= 0 &&
+         (t.rank == 0 || t.dims);
+}
+
+// The data pointer: NULL only where allowed (or nothing to point at), and
+// aligned to the element size.
+kiln_status checkData(const std::string &named, const TensorDesc &d,
+                      const kiln_tensor &t, uint64_t bytes,
+                      bool allowNullData) {
   if (!t.data) {
-    if (allowNullData || d.bytes == 0)
+    if (allowNullData || bytes == 0)
       return KILN_OK;
     return setError(KILN_ERROR_INVALID_ARGUMENT, named + ": data is NULL");
   }
@@ -878,6 +943,165 @@ kiln_status checkTensor(const char *what, size_t index, const TensorDesc &d,
     return setError(KILN_ERROR_TENSOR_MISMATCH,
                     named + ": data is not aligned to its element size (" +
                         std::to_string(elem) + " bytes)");
+  return KILN_OK;
+}
+
+std::string symbolValues(const ArtifactHeader &h,
+                         const std::vector<int64_t> &values);
+
+// A tensor against fully known dims (`dims`, d.shape.size() of them) and
+// byte size. The messages are made only on a mismatch: with `symbols` (a
+// dynamic artifact's values), the expected shape also shows the model's
+// symbolic one ("[3, 8] ([n, m * 2] for n=3, m=4)").
+kiln_status checkTensor(const char *what, size_t index, const TensorDesc &d,
+                        const kiln_tensor &t, const int64_t *dims,
+                        uint64_t bytes, const ArtifactHeader &h,
+                        const std::vector<int64_t> *symbols) {
+  bool same = t.dtype == d.dtype && sameRank(d, t);
+  for (int32_t i = 0; same && i < t.rank; ++i)
+    same = t.dims[i] == dims[size_t(i)];
+  std::string named;
+  if (!same) {
+    named = tensorName(what, index, d);
+    kiln_status st = checkDtype(named, d, t);
+    if (st != KILN_OK)
+      return st;
+    std::string expected = shapeString(dims, int32_t(d.shape.size()));
+    if (symbols && d.isSymbolic())
+      expected += " (" + modelShapeString(d) + " for " +
+                  symbolValues(h, *symbols) + ")";
+    return shapeMismatch(named, t, expected);
+  }
+  size_t elem = kiln_dtype_size(d.dtype);
+  if (t.data && reinterpret_cast<uintptr_t>(t.data) % elem == 0)
+    return KILN_OK;
+  return checkData(tensorName(what, index, d), d, t, bytes, false);
+}
+
+// A run's shapes of a dynamic artifact, on the caller's stack (a session
+// runs on several threads at once): the symbols' values, bound from the
+// inputs, and every output's dims and bytes.
+struct RunShapes {
+  std::vector<int64_t> symbols;
+  std::vector<int64_t> outputDims; // all outputs' dims, one after another
+  std::vector<size_t> outputStart; // output i's first entry in outputDims
+  std::vector<uint64_t> outputBytes;
+};
+
+std::string symbolValues(const ArtifactHeader &h,
+                         const std::vector<int64_t> &values) {
+  std::string s;
+  for (size_t i = 0; i < h.symbols.size() && i < values.size(); ++i)
+    s += (i ? ", " : "") + h.symbols[i] + "=" + std::to_string(values[i]);
+  return s;
+}
+
+// Checks the inputs of a dynamic artifact and binds each symbol from the
+// first input dim that names it; every other use must agree.
+kiln_status bindInputs(const ArtifactHeader &h, const kiln_tensor *inputs,
+                       RunShapes &r) {
+  size_t n = h.symbols.size();
+  r.symbols.assign(n, -1);
+  std::vector<std::pair<size_t, size_t>> from(n); // (input, axis)
+  for (size_t i = 0; i < h.inputs.size(); ++i) {
+    const TensorDesc &d = h.inputs[i];
+    const kiln_tensor &t = inputs[i];
+    std::string named = tensorName("input", i, d);
+    kiln_status st = checkDtype(named, d, t);
+    if (st != KILN_OK)
+      return st;
+    if (!sameRank(d, t))
+      return shapeMismatch(named, t, modelShapeString(d));
+    uint64_t elements = 1;
+    bool tooLarge = false;
+    for (size_t axis = 0; axis < d.shape.size(); ++axis) {
+      int64_t v = t.dims[axis];
+      int64_t symbol;
+      if (axis >= d.dimExprs.size() || !d.dimExprs[axis].isSymbol(symbol)) {
+        if (v != d.shape[axis])
+          return shapeMismatch(named, t, modelShapeString(d));
+      } else if (r.symbols[size_t(symbol)] < 0) {
+        const std::string &name = h.symbols[size_t(symbol)];
+        if (v == 0)
+          return setError(KILN_ERROR_TENSOR_MISMATCH,
+                          named + ": dim " + std::to_string(axis) + " ('" +
+                              name + "') is 0; dynamic dims of size 0 are "
+                                     "not supported yet");
+        if (v < 0)
+          return setError(KILN_ERROR_TENSOR_MISMATCH,
+                          named + ": dim " + std::to_string(axis) + " ('" +
+                              name + "') is " + std::to_string(v) +
+                              ", not a size");
+        r.symbols[size_t(symbol)] = v;
+        from[size_t(symbol)] = {i, axis};
+      } else if (v != r.symbols[size_t(symbol)]) {
+        size_t s = size_t(symbol);
+        return setError(
+            KILN_ERROR_TENSOR_MISMATCH,
+            "input '" + d.name + "' dim " + std::to_string(axis) + " is " +
+                std::to_string(v) + " but '" + h.symbols[s] + "' is " +
+                std::to_string(r.symbols[s]) + " (from input '" +
+                h.inputs[from[s].first].name + "' dim " +
+                std::to_string(from[s].second) + ")");
+      }
+      if (v > 0 && elements > UINT64_MAX / uint64_t(v))
+        tooLarge = true;
+      elements *= uint64_t(v < 0 ? 0 : v);
+    }
+    size_t elem = kiln_dtype_size(d.dtype);
+    if (tooLarge || elements > UINT64_MAX / elem)
+      return setError(KILN_ERROR_TENSOR_MISMATCH,
+                      named + ": shape " + shapeString(t.dims, t.rank) +
+                          " is too large");
+    st = checkData(named, d, t, elements * elem, false);
+    if (st != KILN_OK)
+      return st;
+  }
+  return KILN_OK;
+}
+
+// The outputs' dims and bytes of a dynamic artifact from the symbols.
+kiln_status evaluateOutputs(const ArtifactHeader &h, RunShapes &r) {
+  size_t total = 0;
+  for (const TensorDesc &d : h.outputs)
+    total += d.shape.size();
+  r.outputDims.resize(total);
+  r.outputStart.resize(h.outputs.size());
+  r.outputBytes.resize(h.outputs.size());
+  size_t at = 0;
+  for (size_t i = 0; i < h.outputs.size(); ++i) {
+    const TensorDesc &d = h.outputs[i];
+    r.outputStart[i] = at;
+    uint64_t elements = 1;
+    bool tooLarge = false;
+    for (size_t axis = 0; axis < d.shape.size(); ++axis, ++at) {
+      int64_t v = d.shape[axis];
+      if (axis < d.dimExprs.size() && !d.dimExprs[axis].empty()) {
+        std::string why;
+        if (!d.dimExprs[axis].evaluate(r.symbols.data(), r.symbols.size(), v,
+                                       why))
+          return setError(KILN_ERROR_TENSOR_MISMATCH,
+                          "output '" + d.name + "': dim " +
+                              std::to_string(axis) + " \"" +
+                              d.dimExprs[axis].text + "\" " + why + " for " +
+                              symbolValues(h, r.symbols));
+      }
+      r.outputDims[at] = v;
+      if (v > 0 && elements > UINT64_MAX / uint64_t(v))
+        tooLarge = true;
+      elements *= uint64_t(v);
+    }
+    size_t elem = kiln_dtype_size(d.dtype);
+    if (tooLarge || elements > UINT64_MAX / elem ||
+        elements * elem > uint64_t(SIZE_MAX) / 2)
+      return setError(KILN_ERROR_TENSOR_MISMATCH,
+                      "output '" + d.name + "': shape " +
+                          shapeString(r.outputDims.data() + r.outputStart[i],
+                                      int32_t(d.shape.size())) +
+                          " (" + modelShapeString(d) + " for " +
+                          symbolValues(h, r.symbols) + ") is too large");
+    r.outputBytes[i] = elements * elem;
+  }
   return KILN_OK;
 }
 
@@ -911,8 +1135,32 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   if ((numInputs && !inputs) || (numOutputs && !outputs))
     return setError(KILN_ERROR_INVALID_ARGUMENT,
                     "kiln_session_run: inputs/outputs array is NULL");
-  for (size_t i = 0; i < numInputs; ++i) {
-    kiln_status st = checkTensor("input", i, h.inputs[i], inputs[i], false);
+  // A dynamic artifact's shapes come from this run's inputs: bound,
+  // checked and evaluated here, in locals (runs may be concurrent).
+  bool dynamic = !h.symbols.empty();
+  RunShapes shapes;
+  try {
+    if (dynamic) {
+      kiln_status st = bindInputs(h, inputs, shapes);
+      if (st == KILN_OK)
+        st = evaluateOutputs(h, shapes);
+      if (st != KILN_OK)
+        return st;
+    }
+  } catch (const std::bad_alloc &) {
+    return setError(KILN_ERROR_OUT_OF_MEMORY, "kiln_session_run: out of memory");
+  }
+  auto outputDims = [&](size_t i) {
+    return dynamic ? shapes.outputDims.data() + shapes.outputStart[i]
+                   : h.outputs[i].shape.data();
+  };
+  auto outputBytes = [&](size_t i) {
+    return dynamic ? shapes.outputBytes[i] : h.outputs[i].bytes;
+  };
+  for (size_t i = 0; !dynamic && i < numInputs; ++i) {
+    const TensorDesc &d = h.inputs[i];
+    kiln_status st = checkTensor("input", i, d, inputs[i], d.shape.data(),
+                                 d.bytes, h, nullptr);
     if (st != KILN_OK)
       return st;
   }
@@ -921,7 +1169,9 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   for (size_t i = 0; i < numOutputs; ++i) {
     if (!outputs[i].data)
       continue;
-    kiln_status st = checkTensor("output", i, h.outputs[i], outputs[i], false);
+    kiln_status st =
+        checkTensor("output", i, h.outputs[i], outputs[i], outputDims(i),
+                    outputBytes(i), h, dynamic ? &shapes.symbols : nullptr);
     if (st != KILN_OK)
       return st;
   }
@@ -930,7 +1180,7 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   std::vector<void *> buffers;
   std::vector<size_t> allocated;
   try {
-    buffers.reserve(numInputs + m->weightPtrs.size() + numOutputs);
+    buffers.reserve(numInputs + m->weightPtrs.size() + numOutputs + 1);
     allocated.reserve(numOutputs);
   } catch (const std::bad_alloc &) {
     return setError(KILN_ERROR_OUT_OF_MEMORY, "kiln_session_run: out of memory");
@@ -942,8 +1192,12 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   for (size_t i = 0; i < numOutputs; ++i) {
     kiln_tensor &t = outputs[i];
     if (!t.data) {
+      // The dims live in the same block, below the data: valid until
+      // kiln_tensor_release, whatever happens to the session or model.
       const TensorDesc &d = h.outputs[i];
-      t.data = allocFor(session->counters, d.bytes, KILN_ARTIFACT_ALIGNMENT);
+      size_t rank = d.shape.size();
+      t.data = allocFor(session->counters, outputBytes(i),
+                        KILN_ARTIFACT_ALIGNMENT, rank * sizeof(int64_t));
       if (!t.data) {
         for (size_t j : allocated) {
           freeBlock(outputs[j].data);
@@ -951,15 +1205,22 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
         }
         return setError(KILN_ERROR_OUT_OF_MEMORY,
                         "output '" + d.name + "': cannot allocate " +
-                            std::to_string(d.bytes) + " bytes");
+                            std::to_string(outputBytes(i)) + " bytes");
       }
+      int64_t *dims =
+          static_cast<int64_t *>(prefixOf(t.data, rank * sizeof(int64_t)));
+      if (rank)
+        std::memcpy(dims, outputDims(i), rank * sizeof(int64_t));
       t.dtype = d.dtype;
-      t.rank = int32_t(d.shape.size());
-      t.dims = d.shape.data();
+      t.rank = int32_t(rank);
+      t.dims = dims;
       allocated.push_back(i);
     }
     buffers.push_back(t.data);
   }
+  // kiln_entry reads the symbols' values from the buffer after the outputs.
+  if (dynamic)
+    buffers.push_back(shapes.symbols.data());
 
 #if KILN_WITH_CUDA_RUNTIME
   if (session->cuda) {

@@ -1,6 +1,6 @@
 """Shared fixtures of the kiln package's tests: small ONNX models built
 with onnx.helper (the expected values come from ONNX Runtime), and the
-kiln-run binary of the build being tested."""
+kiln-run and kiln-test-artifact binaries of the build being tested."""
 
 import os
 import shutil
@@ -50,4 +50,19 @@ def kiln_run():
     path = os.environ.get("KILN_RUN") or shutil.which("kiln-run")
     if not path:
         pytest.skip("kiln-run not found (set KILN_RUN)")
+    return path
+
+
+@pytest.fixture
+def kiln_test_artifact():
+    """kiln-test-artifact (test/Runtime): hand-written artifacts, e.g. the
+    model with symbolic dims (--dynamic)."""
+    path = os.environ.get("KILN_TEST_ARTIFACT")
+    if not path:
+        run = os.environ.get("KILN_RUN") or shutil.which("kiln-run") or ""
+        beside = os.path.join(os.path.dirname(run), "kiln-test-artifact")
+        path = beside if run and os.path.exists(beside) else \
+            shutil.which("kiln-test-artifact")
+    if not path:
+        pytest.skip("kiln-test-artifact not found (set KILN_TEST_ARTIFACT)")
     return path

@@ -164,3 +164,54 @@ def test_artifact_save_and_info(mlp_path, tmp_path):
     assert [i["name"] for i in info["inputs"]] == ["x"]
     artifact.save(tmp_path / "m.kiln")
     assert (tmp_path / "m.kiln").read_bytes() == bytes(artifact)
+
+
+def test_symbolic_dims(kiln_test_artifact, tmp_path):
+    # test/Runtime/TestDynamicModel.c: symbols n, m; x [n, m], b [1, m];
+    # y = concat(x + b, x + b + 2.5) [n, m * 2], even = x[0::2], count.
+    path = tmp_path / "dynamic.kiln"
+    subprocess.run([kiln_test_artifact, "-o", str(path), "--dynamic"],
+                   check=True)
+    session = kiln.InferenceSession(str(path), threads=1)
+    assert session.symbols == ["n", "m"]
+    assert [(i.name, i.shape) for i in session.get_inputs()] == [
+        ("x", ["n", "m"]), ("b", [1, "m"])]
+    assert [(o.name, o.shape) for o in session.get_outputs()] == [
+        ("y", ["n", "m * 2"]), ("even", ["(n + 1) / 2", "m"]), ("count", [1])]
+    rng = np.random.default_rng(0)
+    for n, m in [(1, 1), (4, 3), (7, 5)]:
+        x = rng.standard_normal((n, m)).astype(np.float32)
+        b = rng.standard_normal((1, m)).astype(np.float32)
+        y, even, count = session.run(None, {"x": x, "b": b})
+        s = x + b
+        assert y.shape == (n, 2 * m) and even.shape == ((n + 1) // 2, m)
+        np.testing.assert_array_equal(
+            y, np.concatenate([s, s + np.float32(2.5)], axis=1))
+        np.testing.assert_array_equal(even, x[0::2])
+        assert count.tolist() == [n * m]
+
+    # The runtime's messages: two sizes for one symbol, size 0, a static dim.
+    zeros = lambda *shape: np.zeros(shape, np.float32)
+    with pytest.raises(ValueError, match=r"input 'b' dim 1 is 4 but 'm' is 3 "
+                                         r"\(from input 'x' dim 1\)"):
+        session.run(None, {"x": zeros(2, 3), "b": zeros(1, 4)})
+    with pytest.raises(ValueError, match="dynamic dims of size 0 are not "
+                                         "supported yet"):
+        session.run(None, {"x": zeros(0, 3), "b": zeros(1, 3)})
+    with pytest.raises(ValueError, match=r"shape \[2, 3\] given, the model "
+                                         r"expects \[1, m\]"):
+        session.run(None, {"x": zeros(2, 3), "b": zeros(2, 3)})
+
+    # benchmark: dims= for random inputs (unset symbols are 1), or the
+    # feeds' shapes.
+    result = session.benchmark(warmup=0, iterations=3, dims={"n": 4, "m": 2})
+    assert result["iterations"] == 3 and result["symbols"] == {"n": 4, "m": 2}
+    assert session.benchmark(warmup=0, iterations=1,
+                             dims={"n": 2})["symbols"] == {"n": 2, "m": 1}
+    fed = session.benchmark({"x": zeros(3, 5), "b": zeros(1, 5)}, warmup=0,
+                            iterations=1)
+    assert fed["symbols"] == {"n": 3, "m": 5}
+    with pytest.raises(ValueError, match="no symbol 'k'"):
+        session.benchmark(dims={"k": 2})
+    with pytest.raises(ValueError, match="dims= picks"):
+        session.benchmark({"x": zeros(3, 5), "b": zeros(1, 5)}, dims={"n": 3})

@@ -8,6 +8,7 @@ namespace kiln {
 namespace test {
 
 const char *const kTestModelSo = KILN_TEST_MODEL_SO;
+const char *const kTestDynamicModelSo = KILN_TEST_DYNAMIC_MODEL_SO;
 const char *const kTestModelNoEntrySo = KILN_TEST_MODEL_NO_ENTRY_SO;
 const char *const kTestModelAbi2So = KILN_TEST_MODEL_ABI2_SO;
 const char *const kTestModelOmpSo = KILN_TEST_MODEL_OMP_SO;
@@ -80,6 +81,54 @@ std::string writeTestArtifact(const std::string &path,
   ArtifactSpec spec = testModelSpec(code, w, b);
   spec.sideWeightsThreshold = sideThreshold;
   return writeArtifact(path, spec);
+}
+
+ArtifactSpec testDynamicModelSpec(const std::vector<char> &code,
+                                  const float *w) {
+  ArtifactSpec spec;
+  spec.compilerVersion = "test";
+  spec.source = "test/Runtime/TestDynamicModel.c";
+#if defined(__x86_64__)
+  spec.target = {"cpu", "x86_64-pc-linux-gnu", "x86-64", {"sse2"}};
+#elif defined(__aarch64__)
+  spec.target = {"cpu", "aarch64-unknown-linux-gnu", "generic", {}};
+#endif
+  spec.setOption("opt_level", int64_t(0));
+  spec.setOption("kernels", "hand-written");
+  spec.pipeline = "none";
+  spec.symbols = {"n", "m"};
+  spec.inputs = {{"x", "float32", {-1, -1}, {"n", "m"}},
+                 {"b", "float32", {1, -1}, {"", "m"}}};
+  spec.outputs = {{"y", "float32", {-1, -1}, {"n", "m * 2"}},
+                  {"even", "float32", {-1, -1}, {"(n + 1) / 2", "m"}},
+                  {"count", "int64", {1}}};
+  spec.weights = {{"w", "float32", {1}, w, sizeof(float)}};
+  spec.code = code.data();
+  spec.codeSize = code.size();
+  return spec;
+}
+
+std::string writeTestDynamicArtifact(const std::string &path) {
+  std::vector<char> code = readFile(kTestDynamicModelSo);
+  if (code.empty())
+    return std::string(kTestDynamicModelSo) + ": cannot read";
+  static const float w = kTestDynamicWeight;
+  return writeArtifact(path, testDynamicModelSpec(code, &w));
+}
+
+void testDynamicModelReference(int64_t n, int64_t m, const float *x,
+                               const float *b, float *y, float *even,
+                               int64_t *count) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      float v = x[i * m + j] + b[j];
+      y[i * 2 * m + j] = v;
+      y[i * 2 * m + m + j] = v + kTestDynamicWeight;
+    }
+  for (int64_t k = 0; 2 * k < n; ++k)
+    for (int64_t j = 0; j < m; ++j)
+      even[k * m + j] = x[2 * k * m + j];
+  *count = n * m;
 }
 
 std::string writeTestCudaArtifact(const std::string &path,

@@ -42,6 +42,26 @@ std::string writeTestArtifact(const std::string &path,
                               uint64_t sideThreshold =
                                   KILN_ARTIFACT_SIDE_WEIGHTS_THRESHOLD);
 
+/// TestDynamicModel.c: symbols n and m, inputs x ["n", "m"] and
+/// b [1, "m"], weight w [1] = 2.5, outputs y ["n", "m * 2"],
+/// even ["(n + 1) / 2", "m"] and count [1].
+extern const char *const kTestDynamicModelSo;
+constexpr float kTestDynamicWeight = 2.5f;
+
+/// Its spec with the code in `code` (which must outlive the spec); `w`
+/// holds the weight.
+ArtifactSpec testDynamicModelSpec(const std::vector<char> &code,
+                                  const float *w);
+
+/// Packs it to `path`; "" or an error.
+std::string writeTestDynamicArtifact(const std::string &path);
+
+/// Its outputs for x (n * m floats) and b (m floats): y (n * 2m), even
+/// ((n + 1) / 2 * m) and count.
+void testDynamicModelReference(int64_t n, int64_t m, const float *x,
+                               const float *b, float *y, float *even,
+                               int64_t *count);
+
 /// The CUDA stand-ins (TestCudaModel.c, FakeCuda.c; test/Runtime/
 /// CMakeLists.txt): the host code, its variant calling the library GEMM,
 /// and the fake libcuda.

@@ -1,12 +1,14 @@
 //===- kiln-test-artifact.cpp - Writes the runtime tests' model artifact --===//
 //
 // kiln-test-artifact -o OUT.kiln [--side-threshold BYTES]
+// kiln-test-artifact -o OUT.kiln --dynamic
 // kiln-test-artifact -o OUT.kiln --cuda [--chip sm_80]
 //                    [--fatbin TEXT | --fatbin-file FILE]
 // kiln-test-artifact --fake-libcuda
 //
 // The lit tests of kiln-run use it to get an artifact with a real code
-// section without kiln-compile (TestModel.c documents the model; --cuda:
+// section without kiln-compile (TestModel.c documents the model; --dynamic:
+// TestDynamicModel.c, symbolic dims; --cuda:
 // TestCudaModel.c, a "cuda" artifact for the fake driver FakeCuda.c, whose
 // path --fake-libcuda prints).
 //
@@ -22,13 +24,15 @@
 int main(int argc, char **argv) {
   std::string out;
   uint64_t threshold = KILN_ARTIFACT_SIDE_WEIGHTS_THRESHOLD;
-  bool cuda = false;
+  bool cuda = false, dynamic = false;
   std::string chip = "sm_80", fatbin = kiln::test::kFakeFatbin;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "-o") && i + 1 < argc)
       out = argv[++i];
     else if (!std::strcmp(argv[i], "--cuda"))
       cuda = true;
+    else if (!std::strcmp(argv[i], "--dynamic"))
+      dynamic = true;
     else if (!std::strcmp(argv[i], "--chip") && i + 1 < argc)
       chip = argv[++i];
     else if (!std::strcmp(argv[i], "--fatbin") && i + 1 < argc)
@@ -51,8 +55,8 @@ int main(int argc, char **argv) {
     else {
       std::fprintf(stderr,
                    "usage: kiln-test-artifact -o OUT [--side-threshold N] "
-                   "[--cuda [--chip C] [--fatbin TEXT | --fatbin-file F]] | "
-                   "--fake-libcuda\n");
+                   "[--dynamic] [--cuda [--chip C] [--fatbin TEXT | "
+                   "--fatbin-file F]] | --fake-libcuda\n");
       return 2;
     }
   }
@@ -61,7 +65,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string err =
-      cuda ? kiln::test::writeTestCudaArtifact(
+      dynamic ? kiln::test::writeTestDynamicArtifact(out)
+      : cuda  ? kiln::test::writeTestCudaArtifact(
                  out, kiln::test::kTestCudaModelSo, fatbin, chip)
            : kiln::test::writeTestArtifact(out, kiln::test::kTestModelSo,
                                            threshold);

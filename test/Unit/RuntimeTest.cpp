@@ -694,7 +694,8 @@ TEST(RuntimeBadArtifact, BadHeader) {
       "hdr-dynamic.kiln",
       header(R"([{"name": "x", "dtype": "float32", "shape": [-1, 2]}])",
              okWeights),
-      KILN_ERROR_BAD_HEADER, "static shapes only");
+      KILN_ERROR_BAD_HEADER,
+      "input 'x': dim -1 in its shape; a dynamic dim is a symbol name");
   expectHeaderError(
       "hdr-shape.kiln",
       header(R"([{"name": "x", "dtype": "float32", "shape": [2.5]}])",
@@ -1165,6 +1166,638 @@ TEST(RuntimeProfile, ConcurrentRunsAllCount) {
   ASSERT_TRUE(p.kernelStats(1, k));
   EXPECT_EQ(k.launches, 1000u);
   EXPECT_EQ(k.total_ns, 7000u);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Symbolic dims (test/Runtime/TestDynamicModel.c)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(RuntimeShapeExpr, ParsesAndEvaluates) {
+  const std::vector<std::string> symbols = {"n", "m", "h.w"};
+  const int64_t values[] = {7, 3, 10};
+  auto eval = [&](const std::string &text) -> int64_t {
+    ShapeExpr e;
+    std::string err;
+    EXPECT_TRUE(parseShapeExpr(text, symbols, e, err)) << text << ": " << err;
+    int64_t v = -12345;
+    EXPECT_TRUE(e.evaluate(values, 3, v, err)) << text << ": " << err;
+    EXPECT_EQ(e.text, text);
+    return v;
+  };
+  EXPECT_EQ(eval("n"), 7);
+  EXPECT_EQ(eval("42"), 42);
+  EXPECT_EQ(eval("n * m"), 21);
+  EXPECT_EQ(eval("n + m * 2"), 13);   // * before +
+  EXPECT_EQ(eval("(n + m) * 2"), 20);
+  EXPECT_EQ(eval("n - m - 1"), 3);    // left to right
+  EXPECT_EQ(eval("n / 2"), 3);
+  EXPECT_EQ(eval("n % 4"), 3);
+  EXPECT_EQ(eval("(h.w + 2 - 3) / 2 + 1"), 5);
+  EXPECT_EQ(eval("(m - n) / 2 + 5"), 3);  // floor: -4 / 2 = -2
+  EXPECT_EQ(eval("(m - n - 1) / 2 + 5"), 2); // -5 / 2 floors to -3
+  EXPECT_EQ(eval("(m - n) % 3"), 2);      // -4 % 3 is 2
+  EXPECT_EQ(eval("((((n))))"), 7);
+  int64_t index;
+  ShapeExpr e;
+  std::string err;
+  ASSERT_TRUE(parseShapeExpr("m", symbols, e, err));
+  EXPECT_TRUE(e.isSymbol(index));
+  EXPECT_EQ(index, 1);
+  ASSERT_TRUE(parseShapeExpr("m + 0", symbols, e, err));
+  EXPECT_FALSE(e.isSymbol(index));
+
+  auto parseError = [&](const std::string &text, const std::string &want) {
+    ShapeExpr x;
+    std::string error;
+    EXPECT_FALSE(parseShapeExpr(text, symbols, x, error)) << text;
+    EXPECT_NE(error.find(want), std::string::npos)
+        << text << ": " << error << "\nwanted: " << want;
+  };
+  parseError("", "found the end");
+  parseError("n +", "found the end");
+  parseError("q * 2", "unknown symbol 'q' at offset 0");
+  parseError("n m", "unexpected 'm' at offset 2");
+  parseError("(n + 1", "expected ')'");
+  parseError("n)", "unexpected ')'");
+  parseError("-n", "no negative numbers");
+  parseError("2n", "a number followed by a name");
+  parseError("n ^ 2", "unexpected '^'");
+  parseError("99999999999999999999", "integer literal too large");
+  parseError(std::string(200, '(') + "n" + std::string(200, ')'),
+             "nested deeper than 64");
+
+  auto evalError = [&](const std::string &text, const std::string &want) {
+    ShapeExpr x;
+    std::string error;
+    ASSERT_TRUE(parseShapeExpr(text, symbols, x, error)) << error;
+    int64_t v;
+    EXPECT_FALSE(x.evaluate(values, 3, v, error)) << text << " = " << v;
+    EXPECT_NE(error.find(want), std::string::npos)
+        << text << ": " << error << "\nwanted: " << want;
+  };
+  evalError("m - n", "is negative (-4)");
+  evalError("n / (m - 3)", "divides by zero");
+  evalError("n % (m - 4)", "divides by a negative value (-1)");
+  evalError("4611686018427387904 * 2", "overflows");
+  evalError("9223372036854775807 + n", "overflows");
+}
+
+TEST(RuntimeShapeExpr, SymbolNames) {
+  EXPECT_TRUE(isShapeSymbolName("batch"));
+  EXPECT_TRUE(isShapeSymbolName("_x.y2"));
+  EXPECT_FALSE(isShapeSymbolName(""));
+  EXPECT_FALSE(isShapeSymbolName("2x"));
+  EXPECT_FALSE(isShapeSymbolName("a b"));
+  EXPECT_FALSE(isShapeSymbolName("a-b"));
+  EXPECT_EQ(checkShapeSymbols({"a", "b"}), "");
+  EXPECT_NE(checkShapeSymbols({"a", "a"}).find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(checkShapeSymbols({"a*b"}).find("is not a name"),
+            std::string::npos);
+}
+
+std::string dynamicArtifact() {
+  static std::string path = [] {
+    std::string p = tempPath("dynamic.kiln");
+    EXPECT_EQ(test::writeTestDynamicArtifact(p), "");
+    return p;
+  }();
+  return path;
+}
+
+TEST(RuntimeDynamic, WriterReaderRoundTrip) {
+  std::vector<char> file = test::readFile(dynamicArtifact());
+  ASSERT_FALSE(file.empty());
+  ArtifactHeader h;
+  std::string err;
+  ASSERT_EQ(parseArtifact(reinterpret_cast<unsigned char *>(file.data()),
+                          file.size(), h, err),
+            KILN_OK)
+      << err;
+  EXPECT_NE(h.json.find("\"symbols\": [\"n\", \"m\"]"), std::string::npos)
+      << h.json;
+  EXPECT_NE(h.json.find("\"shape\": [\"n\", \"m * 2\"]"), std::string::npos)
+      << h.json;
+  EXPECT_NE(h.json.find("\"shape\": [1, \"m\"]"), std::string::npos) << h.json;
+  EXPECT_EQ(h.symbols, (std::vector<std::string>{"n", "m"}));
+  ASSERT_EQ(h.inputs.size(), 2u);
+  EXPECT_EQ(h.inputs[1].shape, (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(h.inputs[1].dimName(0), "");
+  EXPECT_EQ(h.inputs[1].dimName(1), "m");
+  ASSERT_EQ(h.outputs.size(), 3u);
+  EXPECT_EQ(h.outputs[1].dimName(0), "(n + 1) / 2");
+  EXPECT_FALSE(h.outputs[2].isSymbolic());
+  EXPECT_EQ(h.outputs[2].bytes, 8u);
+
+  // The C API: -1 dims, names and expressions, NULL for static dims and
+  // bad indices.
+  Model model(dynamicArtifact());
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_model_output_info(model.get(), 0, &info), KILN_OK);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], -1);
+  EXPECT_EQ(info.dims[1], -1);
+  EXPECT_STREQ(kiln_model_input_dim_name(model.get(), 0, 0), "n");
+  EXPECT_STREQ(kiln_model_output_dim_name(model.get(), 0, 1), "m * 2");
+  EXPECT_EQ(kiln_model_input_dim_name(model.get(), 1, 0), nullptr);
+  EXPECT_EQ(kiln_model_output_dim_name(model.get(), 2, 0), nullptr);
+  EXPECT_EQ(kiln_model_input_dim_name(model.get(), 5, 0), nullptr);
+  EXPECT_EQ(kiln_model_input_dim_name(model.get(), 0, 2), nullptr);
+  EXPECT_EQ(kiln_model_input_dim_name(model.get(), 0, -1), nullptr);
+  EXPECT_EQ(kiln_model_input_dim_name(nullptr, 0, 0), nullptr);
+  // The C++ wrapper.
+  auto outs = model.outputs();
+  EXPECT_EQ(outs[1].dimNames,
+            (std::vector<std::string>{"(n + 1) / 2", "m"}));
+  EXPECT_TRUE(outs[1].isSymbolic());
+  EXPECT_FALSE(outs[2].isSymbolic());
+  EXPECT_EQ(model.inputs()[1].dims, (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(model.inputDimName(1, 1), "m");
+  EXPECT_EQ(model.inputDimName(1, 0), "");
+  // A static model has none.
+  Model stat(goodArtifact());
+  EXPECT_EQ(kiln_model_input_dim_name(stat.get(), 0, 0), nullptr);
+  EXPECT_FALSE(stat.inputs()[0].isSymbolic());
+}
+
+TEST(RuntimeDynamic, WriterRejectsBadSymbolicSpecs) {
+  std::vector<char> code = test::readFile(test::kTestDynamicModelSo);
+  ASSERT_FALSE(code.empty());
+  const float w = 1;
+  std::string path = tempPath("bad-dyn.kiln");
+  auto expectWriteError = [&](const ArtifactSpec &spec,
+                              const std::string &want) {
+    std::string err = writeArtifact(path, spec);
+    EXPECT_NE(err.find(want), std::string::npos)
+        << "error: " << err << "\nwanted: " << want;
+  };
+  ArtifactSpec spec = test::testDynamicModelSpec(code, &w);
+  spec.inputs[0].dimNames[0] = "q";
+  expectWriteError(spec, "input 'x': dim 0: bad expression \"q\": unknown "
+                         "symbol 'q'");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.inputs[0].dimNames[0] = "n * 2";
+  expectWriteError(spec, "input 'x': dim 0 is \"n * 2\"; an input dim must "
+                         "be one of the symbols");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.outputs[0].dimNames[1] = "m *";
+  expectWriteError(spec, "output 'y': dim 1: bad expression \"m *\"");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.symbols.push_back("unused");
+  expectWriteError(spec, "symbol 'unused' is the dim of no input");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.symbols = {"n", "n"};
+  expectWriteError(spec, "listed twice");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.inputs[0].dimNames = {"n"};
+  expectWriteError(spec, "input 'x': 1 dimNames for 2 dims");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.inputs[1].dimNames[1] = "";
+  expectWriteError(spec, "input 'b': invalid dim -1 (a dynamic dim needs its "
+                         "symbol in dimNames)");
+  spec = test::testDynamicModelSpec(code, &w);
+  spec.symbols.clear();
+  expectWriteError(spec, "but the spec has no symbols");
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
+TEST(RuntimeBadArtifact, BadSymbolicHeader) {
+  const std::string okWeights =
+      R"([{"name": "w", "dtype": "float32", "shape": [2], "offset": 0, "size": 8}])";
+  // symbols, inputs, outputs (the rest of kHeaderTemplate).
+  auto dyn = [&](const std::string &symbols, const std::string &inputs,
+                 const std::string &outputs) {
+    std::string h = header(inputs, okWeights);
+    const std::string y =
+        R"([{"name": "y", "dtype": "float32", "shape": [2]}])";
+    h.replace(h.find(y), y.size(), outputs);
+    if (!symbols.empty())
+      h.replace(h.find("\"inputs\""), 8, "\"symbols\": " + symbols +
+                                             ", \"inputs\"");
+    return h;
+  };
+  const std::string in =
+      R"([{"name": "x", "dtype": "float32", "shape": ["n", 4]}])";
+  const std::string out =
+      R"([{"name": "y", "dtype": "float32", "shape": ["n * 2", 4]}])";
+  // Well-formed: passes every header check (fails at dlopen).
+  expectHeaderError("sym-ok.kiln", dyn(R"(["n"])", in, out), KILN_ERROR_CODE,
+                    "cannot load it");
+  expectHeaderError(
+      "sym-unknown-in.kiln",
+      dyn(R"(["n"])",
+          R"([{"name": "x", "dtype": "float32", "shape": ["n", "k"]}])", out),
+      KILN_ERROR_BAD_HEADER,
+      "input 'x': dim 1: unknown symbol 'k' (the symbols are n)");
+  expectHeaderError(
+      "sym-unknown-out.kiln",
+      dyn(R"(["n"])", in,
+          R"([{"name": "y", "dtype": "float32", "shape": ["n * k"]}])"),
+      KILN_ERROR_BAD_HEADER,
+      "output 'y': dim 0: bad expression \"n * k\": unknown symbol 'k' at "
+      "offset 4");
+  expectHeaderError(
+      "sym-bad-expr.kiln",
+      dyn(R"(["n"])", in,
+          R"([{"name": "y", "dtype": "float32", "shape": ["(n + 1"]}])"),
+      KILN_ERROR_BAD_HEADER,
+      "output 'y': dim 0: bad expression \"(n + 1\": expected ')'");
+  expectHeaderError(
+      "sym-expr-input.kiln",
+      dyn(R"(["n"])",
+          R"([{"name": "x", "dtype": "float32", "shape": ["n + 1"]}])", out),
+      KILN_ERROR_BAD_HEADER,
+      "input 'x': dim 0 is \"n + 1\"; an input dim must be one of the "
+      "symbols, not an expression");
+  expectHeaderError("sym-unused.kiln", dyn(R"(["n", "seq"])", in, out),
+                    KILN_ERROR_BAD_HEADER,
+                    "symbol 'seq' is the dim of no input");
+  // Symbols on a static artifact: none is used.
+  expectHeaderError(
+      "sym-static.kiln",
+      dyn(R"(["n"])",
+          R"([{"name": "x", "dtype": "float32", "shape": [2, 4]}])",
+          R"([{"name": "y", "dtype": "float32", "shape": [2]}])"),
+      KILN_ERROR_BAD_HEADER, "symbol 'n' is the dim of no input");
+  expectHeaderError("sym-none.kiln", dyn("", in, out), KILN_ERROR_BAD_HEADER,
+                    "input 'x': dim 0 is \"n\" but the header declares no "
+                    "\"symbols\"");
+  expectHeaderError("sym-empty.kiln", dyn("[]", in, out),
+                    KILN_ERROR_BAD_HEADER, "declares no \"symbols\"");
+  expectHeaderError("sym-notarray.kiln", dyn(R"("n")", in, out),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"symbols\" must be an array of names");
+  expectHeaderError("sym-notstring.kiln", dyn("[1]", in, out),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"symbols\" entries must be strings");
+  expectHeaderError("sym-twice.kiln", dyn(R"(["n", "n"])", in, out),
+                    KILN_ERROR_BAD_HEADER, "symbol 'n' is listed twice");
+  expectHeaderError("sym-name.kiln", dyn(R"(["n", "a b"])", in, out),
+                    KILN_ERROR_BAD_HEADER,
+                    "symbol \"a b\" is not a name");
+  std::string weightSym = dyn(R"(["n"])", in, out);
+  weightSym.replace(weightSym.find("\"shape\": [2], \"offset\""), 12,
+                    "\"shape\": [\"n\"]");
+  expectHeaderError("sym-weight.kiln", weightSym, KILN_ERROR_BAD_HEADER,
+                    "weight 'w': dim 0 is \"n\"; weights have static shapes");
+  expectHeaderError(
+      "sym-float.kiln",
+      dyn(R"(["n"])",
+          R"([{"name": "x", "dtype": "float32", "shape": ["n", 4.5]}])", out),
+      KILN_ERROR_BAD_HEADER, "shape entries must be integers or symbol "
+                             "strings");
+}
+
+struct DynInputs {
+  int64_t n, m;
+  std::vector<float> x, b;
+  int64_t xDims[2], bDims[2];
+  DynInputs(int64_t n_, int64_t m_, int seed) : n(n_), m(m_) {
+    x.resize(size_t(n * m));
+    b.resize(size_t(m));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float((int64_t(i) * 7 + seed * 13) % 23) * 0.25f - 2.0f;
+    for (size_t j = 0; j < b.size(); ++j)
+      b[j] = float(int64_t(j) * 3 + seed) * 0.5f;
+    xDims[0] = n;
+    xDims[1] = m;
+    bDims[0] = 1;
+    bDims[1] = m;
+  }
+  std::vector<kiln_tensor> tensors() {
+    return {{x.data(), KILN_DTYPE_FLOAT32, 2, xDims},
+            {b.data(), KILN_DTYPE_FLOAT32, 2, bDims}};
+  }
+};
+
+// Runs at (n, m) with runtime-allocated outputs and checks values and dims.
+void runDynamic(kiln_session *session, int64_t n, int64_t m, int seed,
+                std::string &failure) {
+  DynInputs in(n, m, seed);
+  std::vector<kiln_tensor> inputs = in.tensors();
+  kiln_tensor outs[3] = {};
+  if (kiln_session_run(session, inputs.data(), 2, outs, 3) != KILN_OK) {
+    failure = kiln_last_error();
+    return;
+  }
+  int64_t half = (n + 1) / 2;
+  std::vector<float> y(size_t(n * 2 * m)), even(size_t(half * m));
+  int64_t count;
+  test::testDynamicModelReference(n, m, in.x.data(), in.b.data(), y.data(),
+                                  even.data(), &count);
+  std::vector<int64_t> yDims(outs[0].dims, outs[0].dims + outs[0].rank),
+      evenDims(outs[1].dims, outs[1].dims + outs[1].rank),
+      countDims(outs[2].dims, outs[2].dims + outs[2].rank);
+  if (yDims != std::vector<int64_t>{n, 2 * m} ||
+      evenDims != std::vector<int64_t>{half, m} ||
+      countDims != std::vector<int64_t>{1})
+    failure = "wrong output dims at n=" + std::to_string(n) +
+              ", m=" + std::to_string(m);
+  else if (std::memcmp(outs[0].data, y.data(), y.size() * 4) != 0 ||
+           std::memcmp(outs[1].data, even.data(), even.size() * 4) != 0 ||
+           *static_cast<int64_t *>(outs[2].data) != count)
+    failure = "wrong values at n=" + std::to_string(n) +
+              ", m=" + std::to_string(m);
+  for (kiln_tensor &t : outs)
+    kiln_tensor_release(&t);
+}
+
+TEST(RuntimeDynamic, RunsAtThreeShapes) {
+  Model model(dynamicArtifact());
+  Session session(model, 1);
+  const int64_t shapes[][2] = {{1, 1}, {4, 3}, {7, 16}};
+  for (const auto &nm : shapes) {
+    std::string failure;
+    runDynamic(session.get(), nm[0], nm[1], int(nm[0] + nm[1]), failure);
+    EXPECT_EQ(failure, "") << "n=" << nm[0] << " m=" << nm[1];
+  }
+  // The intermediate of n * m floats came and went each time.
+  kiln_session_stats stats = session.stats();
+  EXPECT_EQ(stats.num_runs, 3u);
+  EXPECT_EQ(stats.current_bytes, 0u);
+  // 7 x 16: y (896 bytes), even (256) and count (8) live with the scratch
+  // buffer (448).
+  EXPECT_EQ(stats.peak_bytes, 896u + 256u + 8u + 448u);
+
+  // Caller-provided outputs of the right shape for this run.
+  DynInputs in(5, 2, 3);
+  std::vector<kiln_tensor> inputs = in.tensors();
+  std::vector<float> y(20, -1), even(6, -1), yRef(20), evenRef(6);
+  int64_t count = -1, countRef;
+  const int64_t yDims[] = {5, 4}, evenDims[] = {3, 2}, countDims[] = {1};
+  kiln_tensor outs[3] = {{y.data(), KILN_DTYPE_FLOAT32, 2, yDims},
+                         {even.data(), KILN_DTYPE_FLOAT32, 2, evenDims},
+                         {&count, KILN_DTYPE_INT64, 1, countDims}};
+  ASSERT_EQ(kiln_session_run(session.get(), inputs.data(), 2, outs, 3),
+            KILN_OK)
+      << kiln_last_error();
+  test::testDynamicModelReference(5, 2, in.x.data(), in.b.data(),
+                                  yRef.data(), evenRef.data(), &countRef);
+  EXPECT_EQ(y, yRef);
+  EXPECT_EQ(even, evenRef);
+  EXPECT_EQ(count, 10);
+}
+
+TEST(RuntimeDynamic, RuntimeAllocatedOutputsOwnTheirDims) {
+  kiln_tensor outs[3] = {};
+  {
+    Model model(dynamicArtifact());
+    Session session(model, 1);
+    DynInputs in(3, 5, 1);
+    std::vector<kiln_tensor> inputs = in.tensors();
+    ASSERT_EQ(kiln_session_run(session.get(), inputs.data(), 2, outs, 3),
+              KILN_OK)
+        << kiln_last_error();
+    // Reused as caller-provided buffers (kiln-run does so): the dims the
+    // runtime wrote describe them.
+    ASSERT_EQ(kiln_session_run(session.get(), inputs.data(), 2, outs, 3),
+              KILN_OK)
+        << kiln_last_error();
+    // ... but not for another shape.
+    DynInputs other(4, 5, 1);
+    std::vector<kiln_tensor> otherInputs = other.tensors();
+    EXPECT_EQ(kiln_session_run(session.get(), otherInputs.data(), 2, outs, 3),
+              KILN_ERROR_TENSOR_MISMATCH);
+    EXPECT_STREQ(kiln_last_error(),
+                 "output 0 'y': shape [3, 10] given, the model expects "
+                 "[4, 10] ([n, m * 2] for n=4, m=5)");
+  }
+  // The session and the model are gone; the dims live with the data.
+  ASSERT_EQ(outs[0].rank, 2);
+  EXPECT_EQ(outs[0].dims[0], 3);
+  EXPECT_EQ(outs[0].dims[1], 10);
+  EXPECT_EQ(outs[1].dims[0], 2);
+  EXPECT_EQ(outs[1].dims[1], 5);
+  EXPECT_EQ(outs[2].rank, 1);
+  EXPECT_EQ(outs[2].dims[0], 1);
+  EXPECT_EQ(*static_cast<int64_t *>(outs[2].data), 15);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(outs[0].data) % 64, 0u);
+  for (kiln_tensor &t : outs)
+    kiln_tensor_release(&t);
+
+  // A static model's outputs own theirs too.
+  kiln_tensor staticOuts[2] = {};
+  {
+    Model model(goodArtifact());
+    Session session(model, 1);
+    Inputs in(2);
+    kiln_tensor inputs[2] = {{in.x.data(), KILN_DTYPE_FLOAT32, 2, kXDims},
+                             {in.s.data(), KILN_DTYPE_INT32, 1, kSDims}};
+    ASSERT_EQ(kiln_session_run(session.get(), inputs, 2, staticOuts, 2),
+              KILN_OK);
+  }
+  EXPECT_EQ(staticOuts[0].dims[0], 4);
+  EXPECT_EQ(staticOuts[0].dims[1], 8);
+  EXPECT_EQ(staticOuts[1].dims[0], 1);
+  for (kiln_tensor &t : staticOuts)
+    kiln_tensor_release(&t);
+}
+
+TEST(RuntimeDynamic, WrongShapesAreErrors) {
+  Model model(dynamicArtifact());
+  Session session(model, 1);
+  DynInputs in(3, 4, 0);
+  auto expectRunError = [&](std::vector<kiln_tensor> inputs,
+                            kiln_tensor *outs, kiln_status want,
+                            const std::string &message) {
+    kiln_tensor none[3] = {};
+    kiln_status st = kiln_session_run(session.get(), inputs.data(),
+                                      inputs.size(), outs ? outs : none, 3);
+    EXPECT_EQ(st, want) << kiln_status_string(st);
+    EXPECT_EQ(std::string(kiln_last_error()), message);
+    for (kiln_tensor &t : none)
+      kiln_tensor_release(&t);
+  };
+  std::vector<kiln_tensor> good = in.tensors();
+  // A symbol conflict between two inputs: b's m is 5, x's 4.
+  std::vector<float> b5(5);
+  const int64_t b5Dims[] = {1, 5};
+  std::vector<kiln_tensor> conflict = good;
+  conflict[1] = {b5.data(), KILN_DTYPE_FLOAT32, 2, b5Dims};
+  expectRunError(conflict, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 'b' dim 1 is 5 but 'm' is 4 (from input 'x' dim 1)");
+  // Rank mismatch.
+  std::vector<kiln_tensor> rank = good;
+  rank[0].rank = 1;
+  expectRunError(rank, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': shape [3] given, the model expects [n, m]");
+  // A static dim of a dynamic input.
+  const int64_t b2Dims[] = {2, 4};
+  std::vector<kiln_tensor> staticDim = good;
+  staticDim[1].dims = b2Dims;
+  expectRunError(staticDim, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 1 'b': shape [2, 4] given, the model expects [1, m]");
+  // Size 0.
+  const int64_t zeroDims[] = {0, 4};
+  std::vector<kiln_tensor> zero = good;
+  zero[0].dims = zeroDims;
+  expectRunError(zero, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': dim 0 ('n') is 0; dynamic dims of size 0 are "
+                 "not supported yet");
+  const int64_t negDims[] = {-2, 4};
+  zero[0].dims = negDims;
+  expectRunError(zero, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': dim 0 ('n') is -2, not a size");
+  // The dtype is checked as before.
+  std::vector<kiln_tensor> dtype = good;
+  dtype[0].dtype = KILN_DTYPE_FLOAT16;
+  expectRunError(dtype, nullptr, KILN_ERROR_TENSOR_MISMATCH,
+                 "input 0 'x': dtype float16 given, the model expects "
+                 "float32");
+  // Caller-provided outputs of a wrong shape.
+  std::vector<float> y(24), even(8);
+  int64_t count;
+  const int64_t yWrong[] = {3, 4}, evenDims[] = {2, 4}, countDims[] = {1};
+  kiln_tensor outs[3] = {{y.data(), KILN_DTYPE_FLOAT32, 2, yWrong},
+                         {even.data(), KILN_DTYPE_FLOAT32, 2, evenDims},
+                         {&count, KILN_DTYPE_INT64, 1, countDims}};
+  expectRunError(good, outs, KILN_ERROR_TENSOR_MISMATCH,
+                 "output 0 'y': shape [3, 4] given, the model expects "
+                 "[3, 8] ([n, m * 2] for n=3, m=4)");
+  const int64_t yDims[] = {3, 8}, evenWrong[] = {1, 4};
+  outs[0].dims = yDims;
+  outs[1].dims = evenWrong;
+  expectRunError(good, outs, KILN_ERROR_TENSOR_MISMATCH,
+                 "output 1 'even': shape [1, 4] given, the model expects "
+                 "[2, 4] ([(n + 1) / 2, m] for n=3, m=4)");
+  // None of these ran; the right shapes still do.
+  EXPECT_EQ(session.stats().num_runs, 0u);
+  outs[1].dims = evenDims;
+  ASSERT_EQ(kiln_session_run(session.get(), good.data(), 2, outs, 3), KILN_OK)
+      << kiln_last_error();
+  EXPECT_EQ(count, 12);
+  EXPECT_EQ(session.stats().current_bytes, 0u);
+}
+
+// Four threads run one session, each at its own shapes: the shapes are
+// per call.
+TEST(RuntimeDynamic, OneSessionFourThreadsDifferentShapes) {
+  Model model(dynamicArtifact());
+  Session session(model, 1);
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 100 && failures[size_t(t)].empty(); ++r)
+        runDynamic(session.get(), 1 + (t + r) % 6, 1 + (t * 3 + r) % 9, r,
+                   failures[size_t(t)]);
+    });
+  for (std::thread &th : threads)
+    th.join();
+  for (const std::string &f : failures)
+    EXPECT_EQ(f, "");
+  EXPECT_EQ(session.stats().num_runs, 400u);
+  EXPECT_EQ(session.stats().current_bytes, 0u);
+}
+
+// Random damage to the symbolic part of a dynamic header ("symbols" to
+// "weights") with the hash fixed up: every load ends in a status, and the
+// expressions of those that load evaluate (or fail) without a crash. (The
+// code is not run: a changed output shape would not fit what it writes.)
+TEST(RuntimeDynamic, RandomSymbolicDamageNeverCrashes) {
+  std::vector<char> good = test::readFile(dynamicArtifact());
+  ASSERT_FALSE(good.empty());
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i)
+      v = v << 8 | (unsigned char)good[at + size_t(i)];
+    return v;
+  };
+  uint64_t headerSize = u64(16), dataOffset = u64(24);
+  std::string header(good.data() + 40, headerSize);
+  size_t from = header.find("\"symbols\""), to = header.find("\"weights\"");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const char alphabet[] = "nm()+-*/%0123456789 \"[],.x";
+  uint64_t state = 777;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int ok = 0, errors = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::vector<char> bytes = good;
+    int edits = 1 + int(next() % 3);
+    for (int e = 0; e < edits; ++e)
+      bytes[40 + from + next() % (to - from)] =
+          alphabet[next() % (sizeof(alphabet) - 1)];
+    uint64_t h = kiln_fnv1a64(KILN_FNV1A64_OFFSET_BASIS, bytes.data() + 40,
+                              headerSize);
+    h = kiln_fnv1a64(h, bytes.data() + dataOffset, bytes.size() - dataOffset);
+    for (int i = 0; i < 8; ++i)
+      bytes[32 + i] = char(h >> (8 * i));
+    ArtifactHeader parsed;
+    std::string err;
+    kiln_status st = parseArtifact(
+        reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(),
+        parsed, err);
+    if (st != KILN_OK) {
+      ++errors;
+      EXPECT_FALSE(err.empty());
+      continue;
+    }
+    ++ok;
+    std::vector<int64_t> values(parsed.symbols.size(), 3);
+    for (const TensorDesc &t : parsed.outputs)
+      for (const ShapeExpr &e : t.dimExprs) {
+        int64_t v;
+        std::string why;
+        if (!e.empty() && !e.evaluate(values.data(), values.size(), v, why))
+          EXPECT_FALSE(why.empty());
+      }
+    std::string path = tempPath("fuzz-dyn.kiln");
+    writeBytes(path, bytes);
+    std::string msg;
+    EXPECT_EQ(loadStatus(path, msg), KILN_OK) << msg;
+  }
+  EXPECT_GT(errors, 100);
+  EXPECT_GT(ok, 0); // some edits keep it valid (a digit for a digit, ...)
+}
+
+// A cuda artifact with symbols loads (--info works) but no session opens.
+TEST(RuntimeDynamic, CudaArtifactWithSymbolsIsRefused) {
+  std::vector<char> code = test::readFile(test::kTestCudaModelSo);
+  ASSERT_FALSE(code.empty());
+  const float w[4] = {1, 2, 3, 4};
+  ArtifactSpec spec;
+  spec.compilerVersion = "test";
+#if defined(__x86_64__)
+  spec.target = {"cuda", "x86_64-pc-linux-gnu", "", {}, "sm_80"};
+#else
+  spec.target = {"cuda", "aarch64-unknown-linux-gnu", "", {}, "sm_80"};
+#endif
+  spec.pipeline = "none";
+  spec.symbols = {"n"};
+  spec.inputs = {{"x", "float32", {-1, 4}, {"n", ""}}};
+  spec.outputs = {{"y", "float32", {-1, 4}, {"n", ""}}};
+  spec.weights = {{"w", "float32", {4}, w, sizeof(w)}};
+  spec.kernelsJson =
+      R"([{"id": 0, "name": "k0_add", "category": "elementwise", )"
+      R"("onnx_nodes": ["Add"]}])";
+  std::string fatbin = test::kFakeFatbin;
+  spec.sections.push_back(
+      {"cuda-fatbin", "cuda-fatbin", fatbin.c_str(), fatbin.size() + 1});
+  spec.code = code.data();
+  spec.codeSize = code.size();
+  std::string path = tempPath("cuda-dyn.kiln");
+  ASSERT_EQ(writeArtifact(path, spec), "");
+  kiln_model *m = nullptr;
+  kiln_status st = kiln_model_load(path.c_str(), &m);
+  if (st == KILN_ERROR_UNSUPPORTED_TARGET)
+    GTEST_SKIP() << kiln_last_error();
+  ASSERT_EQ(st, KILN_OK) << kiln_last_error();
+  kiln_session *s = nullptr;
+  EXPECT_EQ(kiln_session_create(m, nullptr, &s),
+            KILN_ERROR_UNSUPPORTED_TARGET);
+  EXPECT_NE(std::string(kiln_last_error()).find("not supported yet"),
+            std::string::npos)
+      << kiln_last_error();
+  EXPECT_EQ(s, nullptr);
+  kiln_model_free(m);
 }
 
 } // namespace

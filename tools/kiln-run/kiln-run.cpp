@@ -1,6 +1,7 @@
 //===- kiln-run.cpp - Runs a model artifact and checks its outputs --------===//
 //
 // kiln-run model.kiln [--inputs DIR | --input NAME=FILE ... | --seed N]
+//                     [--dims NAME=N,...]
 //                     [--expected DIR] [--rtol R] [--atol A] [--threads N]
 //                     [--warmup N] [--iterations N | --duration S]
 //                     [--reference OTHER.kiln] [--save-outputs DIR]
@@ -17,12 +18,9 @@
 #include "kiln/Run/Measurement.h"
 #include "kiln/runtime.h"
 
-#include <cerrno>
+#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
-#include <sys/stat.h>
 
 using namespace kiln;
 using namespace kiln::run;
@@ -43,6 +41,8 @@ Inputs (in the model's input order; default: --seed 0):
   --seed N             random inputs: input k gets a splitmix64 stream
                        seeded with N + k; floats uniform in [-1, 1),
                        integers uniform in [0, 10), bools 0/1
+  --dims NAME=N,...    symbolic dims' values for random inputs (default 1;
+                       input files give theirs)
 Checking:
   --expected DIR       expected outputs output_N.pb / output_N.npy
   --reference M.kiln   expected outputs from another artifact (e.g. the
@@ -102,19 +102,6 @@ struct Options : RunOptions {
   bool requireExpected = false;
 };
 
-bool parseNumber(const char *text, double &out) {
-  char *end;
-  out = std::strtod(text, &end);
-  return *text && *end == '\0';
-}
-
-bool parseInt(const char *text, long long &out, long long min) {
-  char *end;
-  errno = 0;
-  out = std::strtoll(text, &end, 10);
-  return *text && *end == '\0' && errno == 0 && out >= min;
-}
-
 // Returns -1 to go on, else an exit status.
 int parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
@@ -127,7 +114,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     };
     const char *v = nullptr;
     long long n;
-    double d;
+    std::string e;
     if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -146,20 +133,15 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--reference" && value(v)) {
       o.referenceModel = v;
     } else if (a == "--duration" && value(v)) {
-      if (!parseNumber(v, d) || d <= 0)
-        return fail(std::string("--duration wants seconds > 0, got '") + v +
-                    "'");
-      o.duration = d;
+      if (!parseRealOption(a, v, true, o.duration, e))
+        return fail(e);
     } else if (a == "--batch" && value(v)) {
-      if (!parseInt(v, n, 1))
-        return fail(std::string("--batch wants a positive integer, got '") +
-                    v + "'");
+      if (!parseCountOption(a, v, 1, LLONG_MAX, n, e))
+        return fail(e);
       o.batch = long(n);
     } else if (a == "--consistency-runs" && value(v)) {
-      if (!parseInt(v, n, 0))
-        return fail(std::string("--consistency-runs wants a non-negative "
-                                "integer, got '") +
-                    v + "'");
+      if (!parseCountOption(a, v, 0, LLONG_MAX, n, e))
+        return fail(e);
       o.consistencyRuns = long(n);
     } else if (a == "--save-outputs" && value(v)) {
       o.saveDir = v;
@@ -178,23 +160,24 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (eq == std::string::npos || eq == 0)
         return fail("--input wants NAME=FILE, got '" + s + "'");
       o.inputFiles.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    } else if (a == "--dims" && value(v)) {
+      if (!parseDimsOption(v, o.dims, e))
+        return fail(e);
     } else if (a == "--seed" && value(v)) {
-      if (!parseInt(v, n, 0))
-        return fail(std::string("--seed wants a non-negative integer, got '") +
-                    v + "'");
+      if (!parseCountOption(a, v, 0, LLONG_MAX, n, e))
+        return fail(e);
       o.haveSeed = true;
       o.seed = uint64_t(n);
     } else if ((a == "--rtol" || a == "--atol") && value(v)) {
-      if (!parseNumber(v, d) || d < 0)
-        return fail(a + " wants a non-negative number, got '" + v + "'");
-      (a == "--rtol" ? o.rtol : o.atol) = d;
+      if (!parseRealOption(a, v, false, a == "--rtol" ? o.rtol : o.atol, e))
+        return fail(e);
     } else if (a == "--threads" && value(v)) {
-      if (!parseInt(v, n, 0) || n > 4096)
-        return fail(std::string("--threads wants 0..4096, got '") + v + "'");
+      if (!parseCountOption(a, v, 0, 4096, n, e))
+        return fail(e);
       o.threads = int(n);
     } else if ((a == "--warmup" || a == "--iterations") && value(v)) {
-      if (!parseInt(v, n, 0))
-        return fail(a + " wants a non-negative integer, got '" + v + "'");
+      if (!parseCountOption(a, v, 0, LLONG_MAX, n, e))
+        return fail(e);
       (a == "--warmup" ? o.warmup : o.iterations) = long(n);
     } else if (!a.empty() && a[0] == '-') {
       std::fputs(kUsage, stderr);
@@ -229,14 +212,8 @@ int main(int argc, char **argv) {
   if (st >= 0)
     return st;
 
-  if (o.listDevices) {
-    // Exit status 0 either way: "no CUDA device" is an answer here.
-    const char *text = nullptr;
-    std::printf("cpu\n");
-    if (kiln_list_cuda_devices(&text) == KILN_OK)
-      std::fputs(text, stdout);
-    else
-      std::printf("%s\n", kiln_last_error());
+  if (o.listDevices) { // exit status 0 either way: "no CUDA device" is an
+    printDevices(stdout); // answer here
     return 0;
   }
   std::string err;
@@ -255,20 +232,10 @@ int main(int argc, char **argv) {
         return fail(e);
     }
   }
-  if (!o.saveDir.empty()) {
-    mkdir(o.saveDir.c_str(), 0777);
-    for (size_t i = 0; i < r.outputs.size(); ++i) {
-      std::string base = o.saveDir + "/output_" + std::to_string(i);
-      if (!writeNpy(base + ".npy", r.outputs[i], err))
-        return fail(err);
-    }
-  }
-  if (!o.jsonPath.empty()) {
-    std::ofstream f(o.jsonPath, std::ios::trunc);
-    f << resultJson(o, r);
-    if (!f)
-      return fail(o.jsonPath + ": cannot write");
-  }
+  if (!o.saveDir.empty() && !saveOutputs(o.saveDir, r, err))
+    return fail(err);
+  if (!o.jsonPath.empty() && !writeResultJson(o.jsonPath, o, r, err))
+    return fail(err);
   size_t numOutputs = r.outputs.size();
   if (o.requireExpected && r.compared < numOutputs)
     return fail(std::to_string(numOutputs - r.compared) + " of " +

@@ -33,6 +33,10 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> inputFiles;
   bool haveSeed = false;
   uint64_t seed = 0;
+  /// Values of the model's symbolic dims for random inputs (--dims
+  /// name=N,...); a symbol neither given here nor bound by an input file
+  /// is 1.
+  std::vector<std::pair<std::string, int64_t>> dims;
   /// Expected outputs: a folder (default: inputsDir), or a reference
   /// artifact run on the same inputs.
   std::string expectedDir, referenceModel;
@@ -51,7 +55,11 @@ struct RunResult {
   uint64_t contentHash = 0;
   std::string source; ///< "dir", "files", "files+seed" or "seed"
   bool useSeed = false;
-  std::vector<HostTensor> inputs, outputs, expected;
+  /// A model with symbolic dims: each symbol's value in this measurement
+  /// (in the model's order), and those that took the default 1.
+  std::vector<std::pair<std::string, int64_t>> symbols;
+  std::vector<std::string> defaultedSymbols;
+  std::vector<HostTensor> inputs, outputs, expected; ///< the real shapes
   std::vector<bool> haveExpected;
   std::vector<Comparison> comparisons;
   std::vector<Quality> quality;
@@ -85,9 +93,42 @@ void printResult(FILE *out, const RunOptions &options, const RunResult &result);
 /// The result as JSON (schema kiln.run-result v2).
 std::string resultJson(const RunOptions &options, const RunResult &result);
 
-/// The artifact's metadata as `kiln-run --info` prints it; false with
-/// `error` when it cannot be loaded.
+/// The artifact's metadata as `kiln-run --info` prints it (symbolic dims
+/// by name: "[batch, 784]"); false with `error` when it cannot be loaded.
 bool printArtifactInfo(FILE *out, const std::string &path, std::string &error);
+
+/// The symbols of a model's symbolic dims, in its header's order (empty
+/// for a static model).
+std::vector<std::string> modelSymbols(const kiln_model *model);
+
+/// An input's or output's shape with symbolic dims by name: "[batch, 784]".
+std::string modelShapeString(const kiln_model *model, bool output,
+                             size_t index);
+
+/// A command-line integer of `flag` in [min, max] ("--threads wants
+/// 0..4096, got 'x'" otherwise).
+bool parseCountOption(const std::string &flag, const char *text, long long min,
+                      long long max, long long &out, std::string &error);
+/// A command-line number >= 0 (> 0 when `positive`).
+bool parseRealOption(const std::string &flag, const char *text, bool positive,
+                     double &out, std::string &error);
+
+/// Parses --dims "name=N[,name=N...]" (N >= 1) and appends to `dims`.
+bool parseDimsOption(const std::string &text,
+                     std::vector<std::pair<std::string, int64_t>> &dims,
+                     std::string &error);
+
+/// --save-outputs: DIR/output_N.npy, created as needed, with the outputs'
+/// real shapes.
+bool saveOutputs(const std::string &dir, const RunResult &result,
+                 std::string &error);
+
+/// --json FILE: resultJson written to `path`.
+bool writeResultJson(const std::string &path, const RunOptions &options,
+                     const RunResult &result, std::string &error);
+
+/// --list-devices: "cpu", then the CUDA devices or why there are none.
+void printDevices(FILE *out);
 
 } // namespace run
 } // namespace kiln

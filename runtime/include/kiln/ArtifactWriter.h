@@ -16,6 +16,10 @@
 //   spec.pipeline = pipelineString;
 //   spec.inputs.push_back({"x", "float32", {1, 64}});
 //   spec.outputs.push_back({"y", "float32", {1, 10}});
+//   // or with a symbolic batch:
+//   //   spec.symbols = {"batch"};
+//   //   spec.inputs.push_back({"x", "float32", {-1, 64}, {"batch", ""}});
+//   //   spec.outputs.push_back({"y", "float32", {-1, 10}, {"batch", ""}});
 //   spec.weights.push_back({"fc1.weight", "float32", {64, 64}, ptr, 16384});
 //   spec.code = soBytes.data();
 //   spec.codeSize = soBytes.size();
@@ -43,7 +47,12 @@ namespace kiln {
 struct ArtifactTensor {
   std::string name;
   std::string dtype;          ///< "float32", "int64", ... (docs/artifact.md)
-  std::vector<int64_t> shape; ///< static sizes (-1: dynamic, not run in v1)
+  std::vector<int64_t> shape; ///< sizes; a symbolic dim's entry is ignored
+  /// Symbolic dims: empty (all static), or one entry per dim: "" for a
+  /// static dim, else (an input) the symbol's name or (an output) the
+  /// expression over the symbols, e.g. "batch * seq" (docs/artifact.md,
+  /// "Symbolic dims"). Written as the string in "shape".
+  std::vector<std::string> dimNames;
 };
 
 /// A weight: its bytes are dense row-major `dtype` of `shape`, `size` bytes
@@ -89,6 +98,10 @@ struct ArtifactSpec {
   std::vector<std::pair<std::string, std::string>> options;
   std::string pipeline; ///< the pass pipeline as text
   std::string entry = "kiln_entry";
+  /// The symbols of the symbolic dims, in the order kiln_entry gets their
+  /// values (its buffer after the outputs); empty: a static artifact. Each
+  /// must be the dim of some input.
+  std::vector<std::string> symbols;
   std::vector<ArtifactTensor> inputs;
   std::vector<ArtifactTensor> outputs;
   std::vector<ArtifactWeight> weights;

@@ -69,7 +69,8 @@ typedef struct kiln_tensor_info {
   const char *name;    /* valid while the model lives */
   int32_t dtype;       /* kiln_dtype: ONNX TensorProto.DataType code */
   int32_t rank;
-  const int64_t *dims; /* rank entries, valid while the model lives */
+  const int64_t *dims; /* rank entries, valid while the model lives; -1 for
+                          a symbolic dim (kiln_model_*_dim_name) */
 } kiln_tensor_info;
 
 size_t kiln_model_num_inputs(const kiln_model *model);
@@ -79,6 +80,16 @@ kiln_status kiln_model_input_info(const kiln_model *model, size_t index,
                                   kiln_tensor_info *info);
 kiln_status kiln_model_output_info(const kiln_model *model, size_t index,
                                    kiln_tensor_info *info);
+/* Symbolic dims (docs/artifact.md, "Symbolic dims"): the name of dim
+ * `axis` of an input (one of the artifact's symbols, e.g. "batch") or the
+ * expression of an output's (e.g. "batch * seq"); NULL for a static dim, a
+ * bad index or axis. Valid while the model lives. A model with symbolic
+ * dims runs at any shape consistent with them: kiln_session_run binds each
+ * symbol from the inputs and computes the outputs' shapes. */
+const char *kiln_model_input_dim_name(const kiln_model *model, size_t index,
+                                      int32_t axis);
+const char *kiln_model_output_dim_name(const kiln_model *model, size_t index,
+                                       int32_t axis);
 /* The artifact's header JSON (valid while the model lives). */
 const char *kiln_model_metadata_json(const kiln_model *model);
 /* The content hash recorded in (and verified against) the artifact. */
@@ -109,9 +120,10 @@ void kiln_session_free(kiln_session *session);
 
 /* A dense row-major tensor. For inputs every field is given. For outputs
  * either everything is given (the caller's buffer; it is checked against the
- * model), or data is NULL: then kiln_session_run allocates the buffer
- * (64-byte aligned) and fills dtype, rank and dims (pointing into the model);
- * release it with kiln_tensor_release. */
+ * model's shape for this run's inputs), or data is NULL: then
+ * kiln_session_run allocates the buffer (64-byte aligned) and fills dtype,
+ * rank and dims (the run's shape, stored with the buffer: valid until
+ * kiln_tensor_release); release it with kiln_tensor_release. */
 typedef struct kiln_tensor {
   void *data;
   int32_t dtype;
@@ -122,7 +134,11 @@ typedef struct kiln_tensor {
 /* Runs the model once. Checks the number of inputs and outputs and the
  * dtype, shape and alignment (of the element size) of every tensor against
  * the model, naming the tensor and the expected and given values when they
- * differ. Safe to call concurrently on one session (see above). */
+ * differ. With symbolic dims, each symbol takes its value from the first
+ * input dim naming it and every other use must agree ("input 'mask' dim 1
+ * is 7 but 'seq' is 5 (from input 'ids' dim 1)"); a symbol of 0 is refused
+ * (not supported yet); the outputs' shapes are computed from the symbols.
+ * Safe to call concurrently on one session (see above). */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              size_t num_inputs, kiln_tensor *outputs,
                              size_t num_outputs);

@@ -73,7 +73,16 @@ struct Tensor {
 struct TensorInfo {
   std::string name;
   int32_t dtype;
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims; ///< -1 for a symbolic dim
+  /// Per dim: "" (static), the symbol ("batch", an input) or the expression
+  /// ("batch * seq", an output).
+  std::vector<std::string> dimNames;
+  bool isSymbolic() const {
+    for (const std::string &n : dimNames)
+      if (!n.empty())
+        return true;
+    return false;
+  }
 };
 
 /// A kernel of the model's profiling table (kiln_kernel_info).
@@ -102,6 +111,15 @@ public:
   kiln_model *get() const { return model_; }
   std::vector<TensorInfo> inputs() const { return infos(false); }
   std::vector<TensorInfo> outputs() const { return infos(true); }
+  /// The symbol or expression of a symbolic dim; "" for a static one.
+  std::string inputDimName(size_t index, int32_t axis) const {
+    const char *n = kiln_model_input_dim_name(model_, index, axis);
+    return n ? n : "";
+  }
+  std::string outputDimName(size_t index, int32_t axis) const {
+    const char *n = kiln_model_output_dim_name(model_, index, axis);
+    return n ? n : "";
+  }
   std::string metadataJson() const { return kiln_model_metadata_json(model_); }
   uint64_t contentHash() const { return kiln_model_content_hash(model_); }
   /// The kernel table (empty for a model compiled without the hooks).
@@ -129,9 +147,14 @@ private:
       kiln_tensor_info info;
       check(outputs ? kiln_model_output_info(model_, i, &info)
                     : kiln_model_input_info(model_, i, &info));
+      std::vector<std::string> names;
+      for (int32_t axis = 0; axis < info.rank; ++axis)
+        names.push_back(outputs ? outputDimName(i, axis)
+                                : inputDimName(i, axis));
       result.push_back({info.name, info.dtype,
                         std::vector<int64_t>(info.dims,
-                                             info.dims + info.rank)});
+                                             info.dims + info.rank),
+                        std::move(names)});
     }
     return result;
   }
