@@ -346,10 +346,11 @@ void Invocation::Impl::describeArtifact(ArtifactSpec &spec, ModuleOp m,
   llvm::raw_string_ostream pipelineOs(backendPipeline);
   pm.printAsTextualPipeline(pipelineOs);
   spec.pipeline = graphPipeline + " ; " + backendPipeline;
+  spec.symbols = signature->symbols;
   for (const TensorSpec &t : signature->inputs)
-    spec.inputs.push_back({t.name, t.dtype, t.shape});
+    spec.inputs.push_back({t.name, t.dtype, t.shape, t.dimNames});
   for (const TensorSpec &t : signature->outputs)
-    spec.outputs.push_back({t.name, t.dtype, t.shape});
+    spec.outputs.push_back({t.name, t.dtype, t.shape, t.dimNames});
   for (const WeightSpec &w : signature->weights)
     spec.weights.push_back(
         {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});
@@ -446,6 +447,12 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
     signature = collectSignature(m);
     if (failed(signature))
       return false;
+    for (const TensorSpec &input : signature->inputs)
+      if (!input.dimNames.empty())
+        return error("--target=" + options.target + ": input '" +
+                     input.name +
+                     "' has dynamic dims; the CUDA target compiles static "
+                     "shapes only (give them with --input-shapes=name:AxBxC)");
   }
   cpu::CpuOptions c = cpuOptions();
   auto pm = PassManager::on<ModuleOp>(context.get());

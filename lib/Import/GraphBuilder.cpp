@@ -1102,6 +1102,25 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
         NameLoc::get(builder.getStringAttr(name), fileLoc));
     func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
   }
+  // The names of the inputs' dynamic dims (ONNX dim_param; "" for a static
+  // or unnamed dim): symbolic shape analysis binds one symbol per name, so
+  // two inputs naming the same dim must agree in size at run time.
+  unsigned argIndex = 0;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(argTypes[argIndex]);
+    if (type && !type.hasStaticShape() && input.type().has_tensor_type() &&
+        input.type().tensor_type().has_shape()) {
+      const auto &shape = input.type().tensor_type().shape();
+      SmallVector<Attribute> names;
+      for (int d = 0; d < shape.dim_size() && d < type.getRank(); ++d)
+        names.push_back(builder.getStringAttr(
+            type.isDynamicDim(d) ? shape.dim(d).dim_param() : ""));
+      func.setArgAttr(argIndex, "kiln.dims", builder.getArrayAttr(names));
+    }
+    ++argIndex;
+  }
 
   importInitializers();
   currentOpset = loaded.opset;

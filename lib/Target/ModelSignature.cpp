@@ -2,6 +2,8 @@
 
 #include "kiln/Target/ModelSignature.h"
 
+#include "kiln/Analysis/SymbolicShapes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -68,13 +70,14 @@ static FailureOr<std::string> serialize(ElementsAttr attr) {
   return failure();
 }
 
-static FailureOr<TensorSpec> describeTensor(Operation *where, Type type,
-                                            StringRef name, StringRef what) {
+/// `dims`: the symbolic dims of a dynamic tensor (its dynamic dims named).
+static FailureOr<TensorSpec>
+describeTensor(Operation *where, Type type, StringRef name, StringRef what,
+               const std::vector<std::string> *dims = nullptr) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape()) {
+  if (!tensor || (!tensor.hasStaticShape() && !dims)) {
     where->emitError() << what << " '" << name << "' has type " << type
-                       << "; the CPU backend compiles static shapes only "
-                          "(give them with --input-shapes=name:AxBxC)";
+                       << "; its dims must be static";
     return failure();
   }
   std::string dtype = dtypeName(tensor.getElementType());
@@ -84,9 +87,23 @@ static FailureOr<TensorSpec> describeTensor(Operation *where, Type type,
                        << ", which an artifact cannot carry";
     return failure();
   }
-  return TensorSpec{name.str(), dtype,
-                    std::vector<int64_t>(tensor.getShape().begin(),
-                                         tensor.getShape().end())};
+  TensorSpec spec{name.str(), dtype, {}, {}};
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    spec.shape.push_back(tensor.isDynamicDim(d) ? -1 : tensor.getDimSize(d));
+  if (!tensor.hasStaticShape())
+    spec.dimNames = *dims;
+  return spec;
+}
+
+/// The ONNX node (or op) that `op` came from, for messages.
+static std::string nodeOf(Operation *op) {
+  Location loc = op->getLoc();
+  while (auto fused = dyn_cast<FusedLoc>(loc))
+    loc = fused.getLocations().empty() ? loc : fused.getLocations().front();
+  if (auto nameLoc = dyn_cast<NameLoc>(loc))
+    return "'" + nameLoc.getName().str() + "' (" +
+           op->getName().getStringRef().str() + ")";
+  return op->getName().getStringRef().str();
 }
 
 FailureOr<ModelSignature> collectSignature(ModuleOp module) {
@@ -96,6 +113,17 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
     return failure();
   }
   ModelSignature signature;
+  bool dynamic = llvm::any_of(main.getFunctionType().getInputs(),
+                              [](Type t) {
+                                auto r = dyn_cast<RankedTensorType>(t);
+                                return r && !r.hasStaticShape();
+                              });
+  std::optional<SymbolicShapes> shapes;
+  if (dynamic) {
+    shapes.emplace(main);
+    for (const ShapeSymbol &symbol : shapes->symbols())
+      signature.symbols.push_back(symbol.name);
+  }
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     Type type = main.getArgument(i).getType();
     if (auto weight = main.getArgAttrOfType<StringAttr>(i, "kiln.weight")) {
@@ -123,18 +151,45 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
     }
     auto name = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
     std::string fallback = "input_" + std::to_string(i);
-    FailureOr<TensorSpec> spec = describeTensor(
-        main, type, name ? name.getValue() : StringRef(fallback), "input");
+    std::vector<std::string> dims;
+    if (shapes)
+      for (int64_t s : shapes->inputSymbols(i))
+        dims.push_back(s < 0 ? "" : signature.symbols[s]);
+    FailureOr<TensorSpec> spec =
+        describeTensor(main, type, name ? name.getValue() : StringRef(fallback),
+                       "input", shapes ? &dims : nullptr);
     if (failed(spec))
       return failure();
     signature.inputs.push_back(*spec);
   }
+  auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
   for (unsigned i = 0; i < main.getNumResults(); ++i) {
     auto name = main.getResultAttrOfType<StringAttr>(i, "kiln.name");
-    std::string fallback = "output_" + std::to_string(i);
+    std::string outputName =
+        name ? name.str() : "output_" + std::to_string(i);
+    Type type = main.getResultTypes()[i];
+    std::vector<std::string> dims;
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (shapes && tensor && !tensor.hasStaticShape()) {
+      Value value = ret.getOperand(i);
+      std::optional<SymbolicDims> exprs = shapes->shapeOf(value);
+      if (!exprs) {
+        Operation *at = shapes->whyUnknown(value);
+        main.emitError() << "output '" << outputName << "' has type " << type
+                         << ": the size of a dynamic dim is not known in "
+                            "terms of the inputs' dims"
+                         << (at ? " (since " + nodeOf(at) + ")" : "")
+                         << "; give static shapes with "
+                            "--input-shapes=name:AxBxC";
+        return failure();
+      }
+      for (int64_t d = 0; d < tensor.getRank(); ++d)
+        dims.push_back(tensor.isDynamicDim(d) ? shapes->print((*exprs)[d])
+                                              : "");
+    }
     FailureOr<TensorSpec> spec =
-        describeTensor(main, main.getResultTypes()[i],
-                       name ? name.getValue() : StringRef(fallback), "output");
+        describeTensor(main, type, outputName, "output",
+                       dims.empty() ? nullptr : &dims);
     if (failed(spec))
       return failure();
     signature.outputs.push_back(*spec);

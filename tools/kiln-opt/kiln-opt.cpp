@@ -1,5 +1,6 @@
 //===- kiln-opt.cpp - mlir-opt with Kiln's dialect and passes -------------===//
 
+#include "kiln/Analysis/SymbolicShapes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Pipelines/Pipelines.h"
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   kiln::registerPipelines();
   kiln::registerKilnConversionPasses();
+  kiln::registerSymbolicShapesTestPass();
   kiln::cpu::registerCpuBackendPasses();
 #ifdef KILN_HAVE_CUDA_TARGET
   kiln::cuda::registerCudaBackendDialects(registry);

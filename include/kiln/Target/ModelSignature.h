@@ -21,7 +21,10 @@ namespace kiln {
 struct TensorSpec {
   std::string name;
   std::string dtype; // docs/artifact.md's names: float32, uint8, bool, ...
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape; // -1 for a symbolic dim
+  /// Empty (static), or per dim: "" (static), the symbol (an input) or its
+  /// expression over the symbols (an output), as docs/artifact.md writes.
+  std::vector<std::string> dimNames;
 };
 
 struct WeightSpec : TensorSpec {
@@ -29,6 +32,8 @@ struct WeightSpec : TensorSpec {
 };
 
 struct ModelSignature {
+  /// The symbols of the dynamic dims (kiln/Analysis/SymbolicShapes.h).
+  std::vector<std::string> symbols;
   std::vector<TensorSpec> inputs;
   std::vector<WeightSpec> weights;
   std::vector<TensorSpec> outputs;
@@ -37,8 +42,10 @@ struct ModelSignature {
 /// The artifact dtype name of an MLIR element type; empty when it has none.
 std::string dtypeName(mlir::Type elementType);
 
-/// Reads the signature off @main; emits an error and fails on an input or
-/// output an artifact cannot describe (a dynamic dim, an unsupported dtype).
+/// Reads the signature off @main (the kiln graph, before the lowering);
+/// emits an error and fails on an input or output an artifact cannot
+/// describe (an unsupported dtype, a dynamic weight, an output dim not
+/// known in terms of the inputs' dims).
 mlir::FailureOr<ModelSignature> collectSignature(mlir::ModuleOp module);
 
 } // namespace kiln

@@ -2,6 +2,8 @@
 
 #include "Common.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Origin.h"
 
@@ -83,15 +85,152 @@ LogicalResult unsupported(Operation *op, const llvm::Twine &why) {
   return failure();
 }
 
-Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                 type.getElementType());
+static thread_local DynamicDims *currentDims = nullptr;
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamicSizes) {
+  if (type.hasStaticShape())
+    return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                   type.getElementType());
+  if (dynamicSizes.empty() && currentDims)
+    return tensor::EmptyOp::create(b, loc, type,
+                                   currentDims->sizesFor(b, loc, type));
+  return tensor::EmptyOp::create(b, loc, type, dynamicSizes);
 }
 
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                   Value value) {
-  Value empty = emptyTensor(b, loc, type);
+                   Value value, ValueRange dynamicSizes) {
+  Value empty = emptyTensor(b, loc, type, dynamicSizes);
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+Value dimOf(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, tensor, dim);
+}
+
+SmallVector<Value> dynamicSizesLike(OpBuilder &b, Location loc,
+                                    RankedTensorType type, Value like) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(dimOf(b, loc, like, d));
+  return sizes;
+}
+
+SmallVector<Value> loopDynamicSizes(OpBuilder &b, Location loc,
+                                    ValueRange inputs,
+                                    ArrayRef<AffineMap> maps,
+                                    ArrayRef<int64_t> loopShape) {
+  SmallVector<Value> sizes;
+  for (auto [d, size] : llvm::enumerate(loopShape)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    Value found;
+    for (auto [input, map] : llvm::zip(inputs, maps)) {
+      auto type = dyn_cast<RankedTensorType>(input.getType());
+      if (!type)
+        continue;
+      for (auto [p, expr] : llvm::enumerate(map.getResults())) {
+        auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+        if (dimExpr && dimExpr.getPosition() == d && type.isDynamicDim(p)) {
+          found = tensor::DimOp::create(b, loc, input, p);
+          break;
+        }
+      }
+      if (found)
+        break;
+    }
+    sizes.push_back(found); // null: no input reads this loop dim
+  }
+  return sizes;
+}
+
+DynamicDims::DynamicDims(const SymbolicShapes &shapes, func::FuncOp main)
+    : shapes(shapes) {
+  OpBuilder b(main.getBody());
+  b.setInsertionPointToStart(&main.getBody().front());
+  for (const ShapeSymbol &symbol : shapes.symbols())
+    symbolValues.push_back(tensor::DimOp::create(
+        b, main.getLoc(), main.getArgument(symbol.argument), symbol.dim));
+  previous = currentDims;
+  currentDims = this;
+}
+
+DynamicDims::~DynamicDims() { currentDims = previous; }
+
+SmallVector<Value> DynamicDims::sizesFor(OpBuilder &b, Location loc,
+                                         RankedTensorType type) {
+  // The op's results first, then its operands: the first value of this
+  // shape with known symbolic dims; another of the same shape with other
+  // dims makes the choice ambiguous.
+  std::optional<SymbolicDims> chosen;
+  bool ambiguous = false;
+  auto consider = [&](ValueRange candidates) {
+    for (Value v : candidates) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || t.getShape() != type.getShape())
+        continue;
+      std::optional<SymbolicDims> dims = shapes.shapeOf(v);
+      if (!dims)
+        continue;
+      if (!chosen) {
+        chosen = dims;
+        continue;
+      }
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d) && (*chosen)[d] != (*dims)[d])
+          ambiguous = true;
+    }
+  };
+  if (current) {
+    consider(current->getResults());
+    if (!chosen)
+      consider(current->getOperands());
+  }
+  SmallVector<Value> sizes;
+  if (!chosen || ambiguous) {
+    if (!errors || current) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "dynamic shape: cannot size a " << type
+         << " of its lowering from its operands and results";
+      if (current)
+        (void)unsupported(current, text);
+      else
+        emitError(loc) << text;
+    }
+    errors = true;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+    return sizes;
+  }
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(
+          SymbolicShapes::materialize(b, loc, (*chosen)[d], symbolValues));
+  return sizes;
+}
+
+FailureOr<SmallVector<Value>> resultSizes(OpBuilder &b, Location loc,
+                                          Value kilnValue) {
+  auto type = cast<RankedTensorType>(kilnValue.getType());
+  SmallVector<Value> sizes;
+  if (type.hasStaticShape())
+    return sizes;
+  if (!currentDims)
+    return failure();
+  std::optional<SymbolicDims> dims = currentDims->shapes.shapeOf(kilnValue);
+  if (!dims)
+    return failure();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(SymbolicShapes::materialize(b, loc, (*dims)[d],
+                                                  currentDims->symbolValues));
+  return sizes;
 }
 
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
@@ -173,15 +312,22 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
 
 Value buildParallel(OpBuilder &b, Location loc, ValueRange inputs,
                     ArrayRef<AffineMap> maps, RankedTensorType resultType,
-                    ScalarBodyFn body) {
+                    ScalarBodyFn body, ValueRange dynamicSizes) {
   MLIRContext *context = b.getContext();
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> allMaps(maps);
   allMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
+  SmallVector<Value> sizes(dynamicSizes);
+  if (sizes.empty() && !resultType.hasStaticShape()) {
+    sizes = loopDynamicSizes(b, loc, inputs, maps, resultType.getShape());
+    if (llvm::any_of(sizes, [](Value v) { return !v; }))
+      sizes.clear(); // emptyTensor sizes it from the op being lowered
+  }
   return buildGeneric(
-      b, loc, inputs, emptyTensor(b, loc, resultType), allMaps, iterators,
+      b, loc, inputs, emptyTensor(b, loc, resultType, sizes), allMaps,
+      iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         return body(nested, nestedLoc, args.drop_back());
       });
@@ -221,11 +367,23 @@ Value reduceDims(OpBuilder &b, Location loc, ValueRange inputs,
     iterators.push_back(reduced[i] ? utils::IteratorType::reduction
                                    : utils::IteratorType::parallel);
   }
-  Value init =
-      initTensor
-          ? initTensor
-          : filledTensor(b, loc, RankedTensorType::get(keptShape, accType),
-                         identity);
+  Value init = initTensor;
+  if (!init) {
+    SmallVector<Value> loopSizes =
+        loopDynamicSizes(b, loc, inputs, inputMaps, loopShape);
+    SmallVector<Value> keptSizes;
+    for (unsigned i = 0, next = 0; i < rank; ++i) {
+      if (!ShapedType::isDynamic(loopShape[i]))
+        continue;
+      Value size = loopSizes[next++];
+      if (!reduced[i])
+        keptSizes.push_back(size);
+    }
+    if (llvm::any_of(keptSizes, [](Value v) { return !v; }))
+      keptSizes.clear();
+    init = filledTensor(b, loc, RankedTensorType::get(keptShape, accType),
+                        identity, keptSizes);
+  }
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(selectMap(rank, keep, context));
   return buildGeneric(b, loc, inputs, init, maps, iterators, combine);
@@ -243,11 +401,76 @@ Value truncateTensor(OpBuilder &b, Location loc, Value value,
                           });
 }
 
+/// reshapeTo with dynamic dims: a collapse or an expand (each expanded group
+/// with at most one dynamic dim: the source dim divided by the static ones),
+/// else tensor.reshape to sizes from the op being lowered.
+static Value reshapeDynamic(OpBuilder &b, Location loc, Value value,
+                            RankedTensorType type) {
+  auto source = tensorType(value);
+  if (source.getRank() > type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForReshape(source, type)) {
+      auto collapsed = tensor::CollapseShapeOp::inferCollapsedType(
+          source, *reassociation);
+      if (collapsed.getShape() == type.getShape())
+        return tensor::CollapseShapeOp::create(b, loc, type, value,
+                                               *reassociation);
+    }
+  } else if (source.getRank() < type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForReshape(type, source)) {
+      SmallVector<OpFoldResult> sizes;
+      bool ok = true;
+      for (auto [g, group] : llvm::enumerate(*reassociation)) {
+        int64_t staticProduct = 1, dynamicCount = 0;
+        for (int64_t d : group) {
+          if (type.isDynamicDim(d))
+            ++dynamicCount;
+          else
+            staticProduct *= type.getDimSize(d);
+        }
+        if (dynamicCount > 1 ||
+            (dynamicCount == 1) != source.isDynamicDim(g)) {
+          ok = false;
+          break;
+        }
+        for (int64_t d : group) {
+          if (!type.isDynamicDim(d)) {
+            sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+            continue;
+          }
+          Value size = dimOf(b, loc, value, g);
+          if (staticProduct != 1)
+            size = arith::DivUIOp::create(
+                b, loc, size,
+                arith::ConstantIndexOp::create(b, loc, staticProduct));
+          sizes.push_back(size);
+        }
+      }
+      if (ok)
+        return tensor::ExpandShapeOp::create(b, loc, type, value,
+                                             *reassociation, sizes);
+    }
+  }
+  SmallVector<Value> dynamicSizes =
+      currentDims ? currentDims->sizesFor(b, loc, type) : SmallVector<Value>();
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, next = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? (next < int64_t(dynamicSizes.size())
+                               ? dynamicSizes[next++]
+                               : arith::ConstantIndexOp::create(b, loc, 1))
+                        : arith::ConstantIndexOp::create(b, loc,
+                                                         type.getDimSize(d)));
+  Value shape = tensor::FromElementsOp::create(b, loc, sizes);
+  return tensor::ReshapeOp::create(b, loc, type, value, shape);
+}
+
 Value reshapeTo(OpBuilder &b, Location loc, Value value,
                 RankedTensorType type) {
   auto source = tensorType(value);
   if (source.getShape() == type.getShape())
     return value;
+  if (!source.hasStaticShape() || !type.hasStaticShape())
+    return reshapeDynamic(b, loc, value, type);
   if (source.getRank() > type.getRank()) {
     if (auto reassociation = getReassociationIndicesForReshape(source, type))
       return tensor::CollapseShapeOp::create(b, loc, type, value,
@@ -415,6 +638,85 @@ bool hasStaticShapes(Operation *op) {
   };
   return llvm::all_of(op->getOperandTypes(), isStatic) &&
          llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// True when dims [from, to) of `v`'s type are static.
+static bool staticDims(Value v, int64_t from, int64_t to) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return true;
+  for (int64_t d = std::max<int64_t>(from, 0);
+       d < std::min<int64_t>(to, type.getRank()); ++d)
+    if (type.isDynamicDim(d))
+      return false;
+  return true;
+}
+
+bool supportsDynamicShapes(Operation *op) {
+  // The patterns that size their tensors from dynamic dims (emptyTensor and
+  // friends while DynamicDims listens, buildParallel, reduceDims,
+  // reshapeTo) and compute nothing else from a dynamic size. Each entry
+  // states what must stay static.
+  static const llvm::StringSet<> anywhere = {
+      "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow",
+      "kiln.max", "kiln.min", "kiln.equal", "kiln.less", "kiln.greater",
+      "kiln.less_or_equal", "kiln.greater_or_equal", "kiln.and", "kiln.or",
+      "kiln.xor", "kiln.where", "kiln.cast", "kiln.clip", "kiln.identity",
+      "kiln.gemm", "kiln.matmul", "kiln.fused_matmul", "kiln.reshape",
+      "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze", "kiln.transpose",
+      "kiln.shape", "kiln.concat", "kiln.batch_normalization",
+      "kiln.dropout"};
+  // Window ops: batch only (dims 2.. of the input and the result static).
+  static const llvm::StringSet<> batchOnly = {
+      "kiln.conv", "kiln.fused_conv", "kiln.max_pool", "kiln.average_pool",
+      "kiln.global_average_pool", "kiln.global_max_pool"};
+  StringRef name = op->getName().getStringRef();
+  if (anywhere.contains(name) || op->hasTrait<OpTrait::Elementwise>())
+    return true;
+  if (batchOnly.contains(name))
+    return staticDims(op->getOperand(0), 1, INT64_MAX) &&
+           staticDims(op->getResult(0), 1, INT64_MAX);
+  auto rank = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  auto axisAttr = [&](StringRef attr, int64_t fallback) {
+    if (auto a = op->getAttrOfType<IntegerAttr>(attr))
+      return normalizeAxis(a.getInt(), rank(op->getOperand(0)));
+    return normalizeAxis(fallback, rank(op->getOperand(0)));
+  };
+  // Softmax-like: the axis static. Normalizations over [axis, rank): static.
+  if (name == "kiln.softmax" || name == "kiln.log_softmax") {
+    int64_t axis = axisAttr("axis", -1);
+    return staticDims(op->getOperand(0), axis, axis + 1);
+  }
+  if (name == "kiln.layer_normalization" || name == "kiln.rms_norm")
+    return staticDims(op->getOperand(0), axisAttr("axis", -1), INT64_MAX);
+  if (name == "kiln.gather") {
+    int64_t axis = axisAttr("axis", 0);
+    return staticDims(op->getOperand(0), axis, axis + 1);
+  }
+  // Reductions: the reduced dims static (a mean divides by their count).
+  if (name.starts_with("kiln.reduce_")) {
+    SmallVector<int64_t> axes;
+    if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
+      axes.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    } else if (op->getNumOperands() > 1 &&
+               isa<RankedTensorType>(op->getOperand(1).getType())) {
+      FailureOr<SmallVector<int64_t>> values = constantInts(op->getOperand(1));
+      if (failed(values))
+        return false;
+      axes = *values;
+    }
+    if (axes.empty())
+      return staticDims(op->getOperand(0), 0, INT64_MAX);
+    for (int64_t a : axes) {
+      int64_t axis = normalizeAxis(a, rank(op->getOperand(0)));
+      if (!staticDims(op->getOperand(0), axis, axis + 1))
+        return false;
+    }
+    return true;
+  }
+  return false;
 }
 
 } // namespace kiln::lowering

@@ -2,11 +2,15 @@
 #ifndef KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 #define KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 
+#include "kiln/Analysis/SymbolicShapes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln::lowering {
@@ -41,12 +45,76 @@ std::string describe(mlir::Operation *op);
 /// returns failure (for use as the result of a pattern).
 mlir::LogicalResult unsupported(mlir::Operation *op, const llvm::Twine &why);
 
-/// A tensor.empty of a static type.
+/// A tensor.empty of `type`; `dynamicSizes` holds one size per dynamic dim.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType type);
+                        mlir::RankedTensorType type,
+                        mlir::ValueRange dynamicSizes = {});
 /// A tensor of `type` filled with `value` (linalg.fill of tensor.empty).
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::RankedTensorType type, mlir::Value value);
+                         mlir::RankedTensorType type, mlir::Value value,
+                         mlir::ValueRange dynamicSizes = {});
+
+/// Dim `dim` of `tensor` as an index: a constant when static.
+mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
+                  int64_t dim);
+/// The sizes of `type`'s dynamic dims taken from the same dims of `like`
+/// (same rank).
+llvm::SmallVector<mlir::Value> dynamicSizesLike(mlir::OpBuilder &b,
+                                                mlir::Location loc,
+                                                mlir::RankedTensorType type,
+                                                mlir::Value like);
+/// For each dynamic entry of `loopShape`, the size of an input dim that the
+/// loop dim indexes directly (through `maps`); a null value when none does.
+llvm::SmallVector<mlir::Value>
+loopDynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
+                 mlir::ValueRange inputs, llvm::ArrayRef<mlir::AffineMap> maps,
+                 llvm::ArrayRef<int64_t> loopShape);
+
+/// The symbolic shapes of the graph being lowered and the index values of
+/// their symbols (tensor.dim of the graph inputs, made at @main's start).
+/// One lives for the duration of convert-kiln-to-linalg on its thread, so
+/// that patterns can size dynamic results by resultSizes.
+///
+/// It also listens to the conversion (pass `listener()` in the
+/// ConversionConfig): while a pattern rewrites a kiln op, emptyTensor,
+/// filledTensor, buildParallel and reshapeTo size a dynamic tensor that has
+/// the shape of one of the op's operands or results from that value's
+/// symbolic dims. A dynamic tensor they cannot size is reported on the op
+/// (hadErrors()).
+class DynamicDims : public mlir::RewriterBase::Listener {
+public:
+  DynamicDims(const kiln::SymbolicShapes &shapes, mlir::func::FuncOp main);
+  ~DynamicDims() override;
+  DynamicDims(const DynamicDims &) = delete;
+  DynamicDims &operator=(const DynamicDims &) = delete;
+
+  const kiln::SymbolicShapes &shapes;
+  llvm::SmallVector<mlir::Value> symbolValues;
+
+  /// The sizes of the dynamic dims of `type`, from the op being rewritten.
+  llvm::SmallVector<mlir::Value> sizesFor(mlir::OpBuilder &b,
+                                          mlir::Location loc,
+                                          mlir::RankedTensorType type);
+  bool hadErrors() const { return errors; }
+
+  void notifyPatternBegin(const mlir::Pattern &, mlir::Operation *op) override {
+    current = op;
+  }
+  void notifyPatternEnd(const mlir::Pattern &, mlir::LogicalResult) override {
+    current = nullptr;
+  }
+
+private:
+  mlir::Operation *current = nullptr;
+  bool errors = false;
+  DynamicDims *previous = nullptr;
+};
+
+/// The sizes of the dynamic dims of a kiln op's result (the original value,
+/// before conversion), from the symbolic shapes; failure when they are not
+/// known.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+resultSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value kilnValue);
 /// A scalar constant of a signless int, index or float type.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);
@@ -90,7 +158,8 @@ mlir::Value buildGeneric(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildParallel(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::ValueRange inputs,
                           llvm::ArrayRef<mlir::AffineMap> maps,
-                          mlir::RankedTensorType resultType, ScalarBodyFn body);
+                          mlir::RankedTensorType resultType, ScalarBodyFn body,
+                          mlir::ValueRange dynamicSizes = {});
 
 /// A linalg.generic copying `input` into a new tensor of `resultType`, input
 /// element (map applied to the result index) to result element.
@@ -160,6 +229,8 @@ int64_t normalizeAxis(int64_t axis, int64_t rank);
 
 /// True when every tensor operand and result of `op` has a static shape.
 bool hasStaticShapes(mlir::Operation *op);
+/// True when `op`'s lowering handles dynamic dims.
+bool supportsDynamicShapes(mlir::Operation *op);
 
 } // namespace kiln::lowering
 

@@ -74,17 +74,81 @@ struct ConvertKilnToLinalgPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
 
-    // Static shapes only: say which node has a dynamic one.
+    // Dynamic dims: sized from the symbolic shapes of the graph
+    // (kiln/Analysis/SymbolicShapes.h), by the patterns that handle them.
+    // Any other op with a dynamic shape is reported with its ONNX node.
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    std::optional<kiln::SymbolicShapes> shapes;
+    std::optional<DynamicDims> dynamicDims;
     bool dynamic = false;
     module.walk([&](Operation *op) {
-      if (isa<kiln::KilnDialect>(op->getDialect()) && !hasStaticShapes(op)) {
-        (void)unsupported(op, "dynamic shape (compile with static input "
-                              "shapes: --input-shapes=name:AxBxC)");
+      if (!isa<kiln::KilnDialect>(op->getDialect()) || hasStaticShapes(op))
+        return;
+      if (!main || op->getParentOp() != main) {
+        (void)unsupported(op, "dynamic shape outside @main");
         dynamic = true;
+        return;
       }
+      if (!shapes)
+        shapes.emplace(main);
+      if (!supportsDynamicShapes(op)) {
+        (void)unsupported(op, "dynamic shape (this op's lowering needs static "
+                              "shapes; give them with "
+                              "--input-shapes=name:AxBxC)");
+        dynamic = true;
+        return;
+      }
+      for (Value result : op->getResults())
+        if (isa<RankedTensorType>(result.getType()) && !shapes->shapeOf(result)) {
+          Operation *at = shapes->whyUnknown(result);
+          (void)unsupported(
+              op, at && at != op
+                      ? "dynamic shape: the size of a dynamic dim is not "
+                        "known in terms of the inputs' dims since " +
+                            describe(at)
+                      : Twine("dynamic shape: the size of a dynamic dim of "
+                              "its result is not known in terms of the "
+                              "inputs' dims"));
+          dynamic = true;
+          return;
+        }
     });
     if (dynamic)
       return signalPassFailure();
+    if (shapes && !shapes->symbols().empty()) {
+      // For the entry (kiln-cpu-prepare-entry, kiln-cpu-dynamic-entry): the
+      // symbols, and each dynamic input's and output's dims over them.
+      Builder b(context);
+      unsigned n = shapes->symbols().size();
+      SmallVector<Attribute> names;
+      for (const kiln::ShapeSymbol &symbol : shapes->symbols())
+        names.push_back(b.getStringAttr(symbol.name));
+      module->setAttr("kiln.symbols", b.getArrayAttr(names));
+      auto shapeAttr = [&](Value v) -> Attribute {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        std::optional<kiln::SymbolicDims> dims = shapes->shapeOf(v);
+        if (!type || type.hasStaticShape() || !dims)
+          return {};
+        return AffineMapAttr::get(AffineMap::get(0, n, *dims, context));
+      };
+      for (unsigned i = 0; i < main.getNumArguments(); ++i)
+        if (Attribute a = shapeAttr(main.getArgument(i)))
+          main.setArgAttr(i, "kiln.shape", a);
+      auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+      for (unsigned i = 0; i < main.getNumResults(); ++i) {
+        Value v = ret.getOperand(i);
+        if (Attribute a = shapeAttr(v)) {
+          main.setResultAttr(i, "kiln.shape", a);
+        } else if (!cast<RankedTensorType>(v.getType()).hasStaticShape()) {
+          main.emitError() << "cannot lower output " << i
+                           << " to the CPU: the size of a dynamic dim is "
+                              "not known in terms of the inputs' dims";
+          return signalPassFailure();
+        }
+      }
+    }
+    if (shapes)
+      dynamicDims.emplace(*shapes, main);
 
     // Every op a kiln op lowers to takes its location: wrapped with the kiln
     // op's name, it tells the kernel profiler where a kernel came from
@@ -137,7 +201,12 @@ struct ConvertKilnToLinalgPass
                         "operand types";
       return success();
     });
-    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+    ConversionConfig config;
+    if (dynamicDims)
+      config.listener = &*dynamicDims;
+    if (failed(applyPartialConversion(module, target, std::move(patterns),
+                                      config)) ||
+        (dynamicDims && dynamicDims->hadErrors()))
       return signalPassFailure();
 
     module.walk([](kiln::NoneOp op) {

@@ -29,9 +29,15 @@ namespace {
 /// zero-filled tensor of `accType` elements (named ops extend their inputs).
 Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                   Type accType) {
-  int64_t m = tensorType(lhs).getDimSize(0), n = tensorType(rhs).getDimSize(1);
-  Value init = filledTensor(b, loc, RankedTensorType::get({m, n}, accType),
-                            scalarConstant(b, loc, accType, 0));
+  auto type = RankedTensorType::get(
+      {tensorType(lhs).getDimSize(0), tensorType(rhs).getDimSize(1)}, accType);
+  SmallVector<Value> sizes;
+  if (type.isDynamicDim(0))
+    sizes.push_back(dimOf(b, loc, lhs, 0));
+  if (type.isDynamicDim(1))
+    sizes.push_back(dimOf(b, loc, rhs, 1));
+  Value init =
+      filledTensor(b, loc, type, scalarConstant(b, loc, accType, 0), sizes);
   return linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
                                   ValueRange{lhs, rhs}, ValueRange{init})
       .getResult(0);
@@ -63,7 +69,9 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
     // [batch..., M, K] x [K, N]: the batch dims are more rows.
     int64_t rows = m;
     for (int64_t d : lhsBatch)
-      rows *= d;
+      rows = ShapedType::isDynamic(rows) || ShapedType::isDynamic(d)
+                 ? ShapedType::kDynamic
+                 : rows * d;
     Value flat = reshapeTo(b, loc, lhs, {rows, k});
     product = buildMatmul(b, loc, flat, rhs, accType);
     productShape.assign(lhsBatch.begin(), lhsBatch.end());
@@ -78,11 +86,19 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       int64_t r = i + rhsBatch.size() >= batchRank
                       ? rhsBatch[i + rhsBatch.size() - batchRank]
                       : 1;
-      batch[i] = std::max(l, r);
+      // A dynamic dim meets 1 or itself (dynamic dims never broadcast).
+      if (ShapedType::isDynamic(l))
+        batch[i] = ShapedType::isDynamic(r) || r == 1 ? l : r;
+      else if (ShapedType::isDynamic(r))
+        batch[i] = l == 1 ? r : l;
+      else
+        batch[i] = std::max(l, r);
     }
     int64_t batchSize = 1;
     for (int64_t d : batch)
-      batchSize *= d;
+      batchSize = ShapedType::isDynamic(batchSize) || ShapedType::isDynamic(d)
+                      ? ShapedType::kDynamic
+                      : batchSize * d;
     auto toBatched = [&](Value operand, int64_t rows, int64_t cols) {
       SmallVector<int64_t> full(batch);
       full.append({rows, cols});
@@ -94,9 +110,16 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       return reshapeTo(b, loc, operand, {batchSize, rows, cols});
     };
     Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
-    Value init = filledTensor(
-        b, loc, RankedTensorType::get({batchSize, m, n}, accType),
-        scalarConstant(b, loc, accType, 0));
+    auto initType = RankedTensorType::get({batchSize, m, n}, accType);
+    SmallVector<Value> sizes;
+    if (initType.isDynamicDim(0))
+      sizes.push_back(dimOf(b, loc, lhs3, 0));
+    if (initType.isDynamicDim(1))
+      sizes.push_back(dimOf(b, loc, lhs3, 1));
+    if (initType.isDynamicDim(2))
+      sizes.push_back(dimOf(b, loc, rhs3, 2));
+    Value init = filledTensor(b, loc, initType,
+                              scalarConstant(b, loc, accType, 0), sizes);
     product = linalg::BatchMatmulOp::create(b, loc,
                                             TypeRange{init.getType()},
                                             ValueRange{lhs3, rhs3},

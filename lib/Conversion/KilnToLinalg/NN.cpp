@@ -87,7 +87,9 @@ Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
   SmallVector<int64_t> shape;
   SmallVector<OpFoldResult> lowValues, highValues;
   for (int64_t i = 0; i < type.getRank(); ++i) {
-    shape.push_back(type.getDimSize(i) + low[i] + high[i]);
+    shape.push_back(type.isDynamicDim(i) ? ShapedType::kDynamic
+                                         : type.getDimSize(i) + low[i] +
+                                               high[i]);
     lowValues.push_back(b.getIndexAttr(low[i]));
     highValues.push_back(b.getIndexAttr(high[i]));
   }

@@ -104,6 +104,17 @@ struct ShapeLowering : OpConversionPattern<kiln::ShapeOp> {
       dims.push_back(dataType.getDimSize(d));
     if (static_cast<int64_t>(dims.size()) != type.getNumElements())
       return unsupported(op, "result length does not match [start, end)");
+    if (llvm::any_of(dims, ShapedType::isDynamic)) {
+      // The run-time sizes of the dynamic dims.
+      Location loc = op.getLoc();
+      SmallVector<Value> elements;
+      for (int64_t d = start; d < end; ++d)
+        elements.push_back(arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getI64Type(),
+            dimOf(rewriter, loc, adaptor.getData(), d)));
+      rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, type, elements);
+      return success();
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
         op, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(dims)));
     return success();
@@ -140,7 +151,7 @@ struct ReshapeLikeLowering : OpConversionPattern<OpTy> {
     Value input = adaptor.getOperands()[0];
     // Nothing to move for an empty result (and zero-sized dims make for
     // odd reassociations).
-    if (type.getNumElements() == 0) {
+    if (type.hasStaticShape() && type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
       return success();
     }
@@ -261,6 +272,24 @@ struct ConcatLowering : OpConversionPattern<kiln::ConcatOp> {
       return success();
     }
     Value result = emptyTensor(rewriter, loc, type);
+    if (!type.hasStaticShape()) {
+      // Run-time offsets along the axis and sizes of each input.
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          strides(rank, rewriter.getIndexAttr(1));
+      Value offset = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      for (Value input : adaptor.getInputs()) {
+        SmallVector<OpFoldResult> sizes;
+        for (int64_t d = 0; d < rank; ++d)
+          sizes.push_back(getAsOpFoldResult(dimOf(rewriter, loc, input, d)));
+        offsets[axis] = getAsOpFoldResult(offset);
+        result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                               offsets, sizes, strides);
+        offset = arith::AddIOp::create(rewriter, loc, offset,
+                                       dimOf(rewriter, loc, input, axis));
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (Value input : adaptor.getInputs()) {
       auto inputType = cast<RankedTensorType>(input.getType());

@@ -99,9 +99,22 @@ struct EntryWrapperPass
     MLIRContext *context = &getContext();
     auto ptrType = LLVM::LLVMPointerType::get(context);
     LLVM::LLVMFunctionType mainType = main.getFunctionType();
+    // With symbolic dims (kiln-cpu-dynamic-entry) the last parameters are
+    // the symbols' values: kiln_entry reads them from the int64 array in
+    // the buffer slot after the outputs.
+    unsigned numSymbols = 0;
+    if (auto symbols = module->getAttrOfType<ArrayAttr>("kiln.symbols"))
+      numSymbols = symbols.size();
+    auto i64 = IntegerType::get(context, 64);
+    unsigned numBuffers = mainType.getNumParams() >= numSymbols
+                              ? mainType.getNumParams() - numSymbols
+                              : 0;
     if (!isa<LLVM::LLVMVoidType>(mainType.getReturnType()) ||
-        llvm::any_of(mainType.getParams(),
-                     [&](Type t) { return t != ptrType; })) {
+        mainType.getNumParams() < numSymbols ||
+        llvm::any_of(mainType.getParams().take_front(numBuffers),
+                     [&](Type t) { return t != ptrType; }) ||
+        llvm::any_of(mainType.getParams().drop_front(numBuffers),
+                     [&](Type t) { return t != i64; })) {
       main.emitError("kiln-cpu-entry-wrapper: @main must take bare pointers "
                      "and return nothing (static shapes, outputs as "
                      "out-params)");
@@ -124,19 +137,37 @@ struct EntryWrapperPass
     if (auto attr = module->getAttrOfType<DenseI64ArrayAttr>("kiln.entry_slots"))
       slots.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
     else
-      for (unsigned i = 0; i < mainType.getNumParams(); ++i)
+      for (unsigned i = 0; i < numBuffers; ++i)
         slots.push_back(i);
-    if (slots.size() != mainType.getNumParams()) {
+    if (slots.size() != numBuffers) {
       main.emitError("kiln-cpu-entry-wrapper: kiln.entry_slots does not "
                      "match @main's parameters");
       return signalPassFailure();
     }
     SmallVector<Value> args;
-    for (unsigned i = 0; i < mainType.getNumParams(); ++i) {
+    for (unsigned i = 0; i < numBuffers; ++i) {
       Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
                                        block->getArgument(0),
                                        ArrayRef<LLVM::GEPArg>{(int32_t)slots[i]});
       args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+    }
+    if (numSymbols) {
+      // The symbols' slot follows every input, weight and output slot
+      // (those dropped for having no elements included).
+      int32_t symbolSlot = 0;
+      if (auto count = module->getAttrOfType<IntegerAttr>("kiln.num_slots"))
+        symbolSlot = count.getInt();
+      else
+        symbolSlot = slots.empty() ? 0 : slots.back() + 1;
+      Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType,
+                                       block->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{symbolSlot});
+      Value values = LLVM::LoadOp::create(b, loc, ptrType, slot);
+      for (unsigned k = 0; k < numSymbols; ++k) {
+        Value at = LLVM::GEPOp::create(b, loc, ptrType, i64, values,
+                                       ArrayRef<LLVM::GEPArg>{(int32_t)k});
+        args.push_back(LLVM::LoadOp::create(b, loc, i64, at));
+      }
     }
     LLVM::CallOp::create(b, loc, main, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
@@ -313,6 +344,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(host::createDynamicEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // The int8 GEMM is Kiln's own kernel in both kernel modes.
   pm.addPass(createInt8CallsPass());

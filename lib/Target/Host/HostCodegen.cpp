@@ -10,7 +10,12 @@
 #include "kiln/Target/Host/HostCodegen.h"
 #include "kiln/AbiArchive.h"
 
+#include "kiln/Analysis/SymbolicShapes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -98,6 +103,25 @@ struct PrepareEntryPass
       }
       slots.push_back(numArgs + i);
     }
+    // With symbolic dims: each remaining parameter's dims over the symbols
+    // (kiln.shape from the lowering) for kiln-cpu-dynamic-entry, in the
+    // order of @main's parameters once the results are out-params.
+    if (module->hasAttr("kiln.symbols")) {
+      SmallVector<Attribute> shapes;
+      for (unsigned i = 0; i < numArgs; ++i)
+        if (!dropArgs.test(i)) {
+          Attribute a = main.getArgAttr(i, "kiln.shape");
+          shapes.push_back(a ? a : b.getUnitAttr());
+        }
+      for (unsigned i = 0; i < numResults; ++i)
+        if (!dropResults.test(i)) {
+          Attribute a = main.getResultAttr(i, "kiln.shape");
+          shapes.push_back(a ? a : b.getUnitAttr());
+        }
+      module->setAttr("kiln.param_shapes", b.getArrayAttr(shapes));
+      module->setAttr("kiln.num_slots",
+                      b.getI64IntegerAttr(numArgs + numResults));
+    }
     if (dropArgs.any() || dropResults.any()) {
       if (failed(main.eraseArguments(dropArgs)))
         return signalPassFailure();
@@ -117,13 +141,105 @@ struct PrepareEntryPass
   }
 };
 
+/// Symbolic dims at the entry (after bufferization, results as
+/// out-params): @main gets one trailing index parameter per symbol
+/// (`kiln.symbols`), and each buffer parameter with dynamic dims becomes a
+/// bare `memref<1xT>` pointer reinterpreted, at the start, as its dynamic
+/// row-major memref with the sizes `kiln.param_shapes` computes from the
+/// symbols. So @main keeps the bare-pointer calling convention and
+/// kiln_entry passes the symbols' values (docs/artifact.md).
+struct DynamicEntryPass
+    : PassWrapper<DynamicEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DynamicEntryPass)
+  StringRef getArgument() const override { return "kiln-cpu-dynamic-entry"; }
+  StringRef getDescription() const override {
+    return "Pass @main's symbolic dims as index parameters and its dynamic "
+           "buffers as bare pointers";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<memref::MemRefDialect, arith::ArithDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto symbols = module->getAttrOfType<ArrayAttr>("kiln.symbols");
+    if (!symbols || symbols.empty())
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    auto shapes = module->getAttrOfType<ArrayAttr>("kiln.param_shapes");
+    if (!main || !shapes || shapes.size() != main.getNumArguments()) {
+      module.emitError("kiln-cpu-dynamic-entry: kiln.param_shapes does not "
+                       "match @main's parameters");
+      return signalPassFailure();
+    }
+    unsigned numParams = main.getNumArguments();
+    Block &entry = main.getBody().front();
+    OpBuilder b(&getContext());
+    SmallVector<Value> symbolValues;
+    for (unsigned k = 0; k < symbols.size(); ++k)
+      symbolValues.push_back(
+          entry.addArgument(b.getIndexType(), main.getLoc()));
+    b.setInsertionPointToStart(&entry);
+    for (unsigned i = 0; i < numParams; ++i) {
+      auto map = dyn_cast<AffineMapAttr>(shapes[i]);
+      if (!map)
+        continue;
+      BlockArgument arg = entry.getArgument(i);
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || !type.getLayout().isIdentity() ||
+          map.getValue().getNumResults() != type.getRank()) {
+        main.emitError() << "kiln-cpu-dynamic-entry: parameter " << i
+                         << " is not an identity-layout memref of its shape";
+        return signalPassFailure();
+      }
+      Location loc = arg.getLoc();
+      int64_t rank = type.getRank();
+      SmallVector<OpFoldResult> sizes(rank), strides(rank);
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!type.isDynamicDim(d)) {
+          sizes[d] = b.getIndexAttr(type.getDimSize(d));
+          continue;
+        }
+        sizes[d] = SymbolicShapes::materialize(
+            b, loc, map.getValue().getResult(d), symbolValues);
+      }
+      // Row-major strides, static where the dims after are.
+      OpFoldResult stride = b.getIndexAttr(1);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        strides[d] = stride;
+        std::optional<int64_t> s = getConstantIntValue(stride);
+        std::optional<int64_t> n = getConstantIntValue(sizes[d]);
+        if (s && n)
+          stride = b.getIndexAttr(*s * *n);
+        else
+          stride = arith::MulIOp::create(
+                       b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                       getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
+                       .getResult();
+      }
+      arg.setType(MemRefType::get({1}, type.getElementType()));
+      auto cast = memref::ReinterpretCastOp::create(
+          b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
+      arg.replaceAllUsesExcept(cast.getResult(), cast);
+    }
+    main.setType(FunctionType::get(&getContext(), entry.getArgumentTypes(),
+                                   main.getFunctionType().getResults()));
+  }
+};
+
 } // namespace
 
 std::unique_ptr<Pass> createPrepareEntryPass() {
   return std::make_unique<PrepareEntryPass>();
 }
 
-void registerHostCodegenPasses() { PassRegistration<PrepareEntryPass>(); }
+std::unique_ptr<Pass> createDynamicEntryPass() {
+  return std::make_unique<DynamicEntryPass>();
+}
+
+void registerHostCodegenPasses() {
+  PassRegistration<PrepareEntryPass>();
+  PassRegistration<DynamicEntryPass>();
+}
 
 //===----------------------------------------------------------------------===//
 // Target, LLVM IR, machine code

@@ -39,6 +39,10 @@ namespace kiln::host {
 /// zero-element inputs and outputs dropped (`kiln.entry_slots`). Both the
 /// CPU and the CUDA pipelines start with it.
 std::unique_ptr<mlir::Pass> createPrepareEntryPass();
+/// kiln-cpu-dynamic-entry (after bufferization and out-params): symbolic
+/// dims as trailing index parameters of @main, its dynamic buffers as bare
+/// pointers reinterpreted at the start.
+std::unique_ptr<mlir::Pass> createDynamicEntryPass();
 void registerHostCodegenPasses();
 
 /// The resolved target: triple, CPU name, LLVM feature string and the

@@ -1,0 +1,96 @@
+//===- SymbolicShapes.h - Dynamic dims as expressions of symbols -*- C++ -*-===//
+//
+// Every dynamic dim of a graph input is a symbol: ONNX's dim_param name
+// (kept by the importer as `kiln.dims` on @main's arguments), or
+// "<input>_dim<k>" for an unnamed one. Two inputs naming the same dim_param
+// share the symbol, so the runtime requires them equal. The analysis
+// propagates the symbols through the graph: every dim of every value is an
+// AffineExpr over them (s_i is symbols()[i]; a static dim is a constant),
+// e.g. `s0` for the batch through a CNN, `s0 * s1` after a Reshape that
+// flattens batch and sequence, `s1 + s2` for a KV cache grown by Concat.
+// Small integer tensors (the Shape -> Gather -> Concat -> Reshape arithmetic
+// of PyTorch exports) have their element values tracked the same way.
+//
+// The artifact records the inputs' symbols and the outputs' expressions; the
+// CPU lowering sizes its dynamic tensors from the same expressions, so the
+// runtime's output shapes and the code's agree by construction.
+//
+// Dynamic broadcasting follows IREE and torch-mlir: two dynamic dims that
+// meet in an elementwise op are taken to be equal (a dynamic dim is never
+// broadcast from 1 at run time).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_ANALYSIS_SYMBOLICSHAPES_H
+#define KILN_ANALYSIS_SYMBOLICSHAPES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// A symbol: its name and the graph input dim that defines it (the first
+/// one naming it).
+struct ShapeSymbol {
+  std::string name;
+  unsigned argument; ///< @main's argument index
+  int64_t dim;
+};
+
+/// One expression per dim.
+using SymbolicDims = llvm::SmallVector<mlir::AffineExpr, 4>;
+
+class SymbolicShapes {
+public:
+  /// Analyzes @main (its graph inputs: the arguments without `kiln.weight`).
+  explicit SymbolicShapes(mlir::func::FuncOp main);
+
+  llvm::ArrayRef<ShapeSymbol> symbols() const { return symbolList; }
+  /// The symbols of graph input `argument`'s dims (-1 for a static dim).
+  llvm::SmallVector<int64_t> inputSymbols(unsigned argument) const;
+
+  /// The dims of `value`, or std::nullopt when a dynamic one could not be
+  /// expressed (see whyUnknown).
+  std::optional<SymbolicDims> shapeOf(mlir::Value value) const;
+  /// The elements of a small integer tensor, when all are known.
+  std::optional<SymbolicDims> valuesOf(mlir::Value value) const;
+  /// For a value without a shape: the op where the propagation stopped.
+  mlir::Operation *whyUnknown(mlir::Value value) const;
+
+  /// `expr` with the symbols' names: "batch", "batch * seq", "(h - 3) / 2 +
+  /// 1" (`/` floor division, `%` remainder: the runtime's grammar,
+  /// docs/artifact.md).
+  std::string print(mlir::AffineExpr expr) const;
+
+  /// `expr` as index arithmetic, symbol i being `symbolValues[i]`.
+  static mlir::Value materialize(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::AffineExpr expr,
+                                 mlir::ValueRange symbolValues);
+
+private:
+  void visit(mlir::Operation *op);
+  std::optional<SymbolicDims> inferResult(mlir::Operation *op,
+                                          unsigned result);
+  void trackValues(mlir::Operation *op);
+  std::optional<SymbolicDims> known(mlir::Value value) const;
+  std::optional<SymbolicDims> knownValues(mlir::Value value) const;
+
+  mlir::MLIRContext *context;
+  llvm::SmallVector<mlir::Value> arguments;
+  llvm::SmallVector<ShapeSymbol> symbolList;
+  llvm::DenseMap<mlir::Value, SymbolicDims> shapes;
+  llvm::DenseMap<mlir::Value, SymbolicDims> values;
+  llvm::DenseMap<mlir::Value, mlir::Operation *> unknownAt;
+};
+
+/// Registers kiln-test-symbolic-shapes (prints the analysis into the IR).
+void registerSymbolicShapesTestPass();
+
+} // namespace kiln
+
+#endif // KILN_ANALYSIS_SYMBOLICSHAPES_H

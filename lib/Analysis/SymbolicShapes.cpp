@@ -1,0 +1,915 @@
+//===- SymbolicShapes.cpp - Dynamic dims as expressions of symbols --------===//
+//
+// One forward walk over @main: every result gets its dims from its operands'
+// by the op's ONNX semantics (a rule per op family below). Static dims come
+// from the result type itself, so a rule only has to get the dynamic ones
+// right; a rule that cannot express one leaves the value without a shape and
+// records the op (SymbolicShapes::whyUnknown).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Analysis/SymbolicShapes.h"
+
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/ShapeInference.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+constexpr int64_t kMaxTrackedElements = 64;
+
+/// Ops whose result follows their operands elementwise, with ONNX
+/// (right-aligned) broadcasting, or whose result keeps the dims of their
+/// first operand (normalizations, softmax, casts, attention's output): a
+/// dynamic result dim is the first operand dim aligned with it that is not
+/// a constant.
+const llvm::StringSet<> &elementwiseLike() {
+  static const llvm::StringSet<> names = {
+      "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
+      "kiln.max", "kiln.min", "kiln.sum", "kiln.mean", "kiln.equal",
+      "kiln.less", "kiln.less_or_equal", "kiln.greater",
+      "kiln.greater_or_equal", "kiln.and", "kiln.or", "kiln.xor",
+      "kiln.bitwise_and", "kiln.bitwise_or", "kiln.bitwise_xor",
+      "kiln.bit_shift", "kiln.where", "kiln.prelu", "kiln.clip",
+      "kiln.is_nan", "kiln.is_inf", "kiln.cast", "kiln.cast_like",
+      "kiln.identity", "kiln.dropout", "kiln.batch_normalization",
+      "kiln.instance_normalization", "kiln.layer_normalization",
+      "kiln.group_normalization", "kiln.lp_normalization", "kiln.lrn",
+      "kiln.mean_variance_normalization", "kiln.softmax",
+      "kiln.log_softmax", "kiln.hardmax", "kiln.rms_norm",
+      "kiln.rotary_embedding", "kiln.cum_sum", "kiln.trilu",
+      "kiln.global_average_pool", "kiln.global_max_pool",
+      "kiln.global_lp_pool", "kiln.global_average_pool_nhwc",
+      "kiln.attention", "kiln.linear_attention", "kiln.quantize_linear",
+      "kiln.dequantize_linear", "kiln.fake_quant", "kiln.swiglu",
+      "kiln.silu", "kiln.gelu"};
+  return names;
+}
+
+/// Convolutions and pools: the batch (dim 0) comes from X; dynamic spatial
+/// dims are not expressed yet.
+const llvm::StringSet<> &windowOps() {
+  static const llvm::StringSet<> names = {
+      "kiln.conv", "kiln.conv_nhwc", "kiln.fused_conv", "kiln.fused_conv_nhwc",
+      "kiln.conv_transpose", "kiln.max_pool", "kiln.average_pool",
+      "kiln.lp_pool", "kiln.max_pool_nhwc", "kiln.average_pool_nhwc",
+      "kiln.quantized_conv", "kiln.resize"};
+  return names;
+}
+
+AffineExpr constant(MLIRContext *context, int64_t v) {
+  return getAffineConstantExpr(v, context);
+}
+
+std::optional<int64_t> constantOf(AffineExpr e) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return c.getValue();
+  return std::nullopt;
+}
+
+/// Multiplicative factors of `e`: a constant coefficient and the rest.
+void factorize(AffineExpr e, int64_t &coefficient,
+               SmallVectorImpl<AffineExpr> &factors) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+    coefficient *= c.getValue();
+    return;
+  }
+  if (e.getKind() == AffineExprKind::Mul) {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    factorize(bin.getLHS(), coefficient, factors);
+    factorize(bin.getRHS(), coefficient, factors);
+    return;
+  }
+  factors.push_back(e);
+}
+
+/// product(numerator) / product(denominator) when the division is exact
+/// (common factors cancelled, the constants dividing).
+std::optional<AffineExpr> exactQuotient(MLIRContext *context,
+                                        ArrayRef<AffineExpr> numerator,
+                                        ArrayRef<AffineExpr> denominator) {
+  int64_t num = 1, den = 1;
+  SmallVector<AffineExpr> top, bottom;
+  for (AffineExpr e : numerator)
+    factorize(e, num, top);
+  for (AffineExpr e : denominator)
+    factorize(e, den, bottom);
+  for (AffineExpr e : bottom) {
+    auto it = llvm::find(top, e);
+    if (it == top.end())
+      return std::nullopt;
+    top.erase(it);
+  }
+  if (den == 0 || num % den != 0)
+    return std::nullopt;
+  AffineExpr result = constant(context, num / den);
+  for (AffineExpr e : top)
+    result = result * e;
+  return result;
+}
+
+AffineExpr product(MLIRContext *context, ArrayRef<AffineExpr> dims) {
+  AffineExpr result = constant(context, 1);
+  for (AffineExpr e : dims)
+    result = result * e;
+  return result;
+}
+
+int64_t normalize(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+} // namespace
+
+SymbolicShapes::SymbolicShapes(func::FuncOp main)
+    : context(main.getContext()) {
+  llvm::StringMap<unsigned> byName;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    BlockArgument arg = main.getArgument(i);
+    arguments.push_back(arg);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    SymbolicDims dims;
+    bool weight = main.getArgAttr(i, "kiln.weight") != nullptr;
+    auto names = main.getArgAttrOfType<ArrayAttr>(i, "kiln.dims");
+    auto inputName = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d) || weight) {
+        dims.push_back(constant(context, type.getDimSize(d)));
+        continue;
+      }
+      std::string name;
+      if (names && d < int64_t(names.size()))
+        if (auto s = dyn_cast<StringAttr>(names[d]))
+          name = s.str();
+      if (name.empty())
+        name = (inputName ? inputName.str() : "input" + std::to_string(i)) +
+               "_dim" + std::to_string(d);
+      // The runtime's grammar: [A-Za-z_][A-Za-z0-9_.]*.
+      for (char &c : name)
+        if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.')
+          c = '_';
+      if (isdigit(static_cast<unsigned char>(name[0])))
+        name = "_" + name;
+      auto [it, inserted] = byName.try_emplace(name, symbolList.size());
+      if (inserted)
+        symbolList.push_back({name, i, d});
+      dims.push_back(getAffineSymbolExpr(it->second, context));
+    }
+    shapes[arg] = dims;
+  }
+  for (Operation &op : main.getBody().front())
+    visit(&op);
+}
+
+SmallVector<int64_t> SymbolicShapes::inputSymbols(unsigned argument) const {
+  SmallVector<int64_t> result;
+  if (argument >= arguments.size())
+    return result;
+  std::optional<SymbolicDims> dims = known(arguments[argument]);
+  if (!dims)
+    return result;
+  for (AffineExpr e : *dims)
+    result.push_back(isa<AffineSymbolExpr>(e)
+                         ? int64_t(cast<AffineSymbolExpr>(e).getPosition())
+                         : -1);
+  return result;
+}
+
+std::optional<SymbolicDims> SymbolicShapes::shapeOf(Value value) const {
+  return known(value);
+}
+
+std::optional<SymbolicDims> SymbolicShapes::valuesOf(Value value) const {
+  return knownValues(value);
+}
+
+Operation *SymbolicShapes::whyUnknown(Value value) const {
+  return unknownAt.lookup(value);
+}
+
+std::optional<SymbolicDims> SymbolicShapes::known(Value value) const {
+  auto it = shapes.find(value);
+  if (it != shapes.end())
+    return it->second;
+  // Values defined outside the walk (none in @main's body) or never seen:
+  // static types still have a shape.
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    if (type.hasStaticShape()) {
+      SymbolicDims dims;
+      for (int64_t d : type.getShape())
+        dims.push_back(getAffineConstantExpr(d, value.getContext()));
+      return dims;
+    }
+  return std::nullopt;
+}
+
+std::optional<SymbolicDims> SymbolicShapes::knownValues(Value value) const {
+  auto it = values.find(value);
+  if (it != values.end())
+    return it->second;
+  std::optional<SmallVector<int64_t>> ints = getKnownIntValues(value);
+  if (!ints)
+    return std::nullopt;
+  SymbolicDims result;
+  for (int64_t v : *ints) {
+    if (ShapedType::isDynamic(v))
+      return std::nullopt;
+    result.push_back(getAffineConstantExpr(v, value.getContext()));
+  }
+  return result;
+}
+
+void SymbolicShapes::visit(Operation *op) {
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    Value result = op->getResult(i);
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      continue;
+    std::optional<SymbolicDims> dims;
+    if (!type.hasStaticShape())
+      dims = inferResult(op, i);
+    if (!type.hasStaticShape() &&
+        (!dims || int64_t(dims->size()) != type.getRank())) {
+      // Where the chain broke: the first operand without a shape, or here.
+      Operation *at = op;
+      for (Value operand : op->getOperands())
+        if (isa<RankedTensorType>(operand.getType()) && !known(operand)) {
+          at = unknownAt.lookup(operand);
+          break;
+        }
+      unknownAt[result] = at ? at : op;
+      continue;
+    }
+    SymbolicDims merged;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      merged.push_back(type.isDynamicDim(d)
+                           ? (*dims)[d]
+                           : constant(context, type.getDimSize(d)));
+    shapes[result] = merged;
+  }
+  trackValues(op);
+}
+
+std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
+                                                        unsigned index) {
+  auto resultType = cast<RankedTensorType>(op->getResult(index).getType());
+  int64_t rank = resultType.getRank();
+  StringRef name = op->getName().getStringRef();
+  auto operandDims = [&](unsigned i) -> std::optional<SymbolicDims> {
+    if (i >= op->getNumOperands())
+      return std::nullopt;
+    return known(op->getOperand(i));
+  };
+  auto intAttr = [&](StringRef attr, int64_t fallback) {
+    if (auto a = op->getAttrOfType<IntegerAttr>(attr))
+      return a.getInt();
+    return fallback;
+  };
+  auto axesOf = [&](unsigned operand) -> std::optional<SmallVector<int64_t>> {
+    if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+      return SmallVector<int64_t>(attr.asArrayRef());
+    if (operand < op->getNumOperands() &&
+        isa<RankedTensorType>(op->getOperand(operand).getType())) {
+      auto v = getKnownIntValues(op->getOperand(operand));
+      if (!v || llvm::any_of(*v, ShapedType::isDynamic))
+        return std::nullopt;
+      return *v;
+    }
+    return SmallVector<int64_t>();
+  };
+
+  if (elementwiseLike().contains(name) ||
+      op->hasTrait<OpTrait::Elementwise>() ||
+      op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
+      op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
+    if (index != 0 && name != "kiln.dropout")
+      return std::nullopt;
+    SmallVector<SymbolicDims> operands;
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      std::optional<SymbolicDims> dims = known(operand);
+      if (!dims)
+        return std::nullopt;
+      operands.push_back(*dims);
+    }
+    SymbolicDims result;
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<AffineExpr> chosen;
+      for (const SymbolicDims &dims : operands) {
+        int64_t at = d - (rank - int64_t(dims.size()));
+        if (at < 0)
+          continue;
+        if (!constantOf(dims[at])) {
+          chosen = dims[at];
+          break;
+        }
+      }
+      if (!chosen && !resultType.isDynamicDim(d))
+        chosen = constant(context, resultType.getDimSize(d));
+      if (!chosen)
+        return std::nullopt;
+      result.push_back(*chosen);
+    }
+    return result;
+  }
+
+  if (windowOps().contains(name)) {
+    std::optional<SymbolicDims> x = operandDims(0);
+    if (!x || x->empty()) // (every result: MaxPool's Indices too)
+      return std::nullopt;
+    SymbolicDims result;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == 0)
+        result.push_back((*x)[0]);
+      else if (resultType.isDynamicDim(d))
+        return std::nullopt; // dynamic spatial dims: not yet
+      else
+        result.push_back(constant(context, resultType.getDimSize(d)));
+    }
+    return result;
+  }
+
+  if (name == "kiln.gemm") {
+    auto a = operandDims(0), b = operandDims(1);
+    if (!a || !b || a->size() != 2 || b->size() != 2)
+      return std::nullopt;
+    bool transA = intAttr("transA", 0), transB = intAttr("transB", 0);
+    return SymbolicDims{(*a)[transA ? 1 : 0], (*b)[transB ? 0 : 1]};
+  }
+
+  if (name == "kiln.matmul" || name == "kiln.fused_matmul" ||
+      name == "kiln.quantized_matmul" || name == "kiln.matmul_integer") {
+    auto a = operandDims(0), b = operandDims(1);
+    if (!a || !b)
+      return std::nullopt;
+    SymbolicDims ad = *a, bd = *b;
+    if (name == "kiln.fused_matmul" && intAttr("trans_b", 0) && bd.size() >= 2)
+      std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
+    bool aVector = ad.size() == 1, bVector = bd.size() == 1;
+    if (aVector)
+      ad.insert(ad.begin(), constant(context, 1));
+    if (bVector)
+      bd.push_back(constant(context, 1));
+    size_t batch = std::max(ad.size(), bd.size()) - 2;
+    SymbolicDims result;
+    for (size_t d = 0; d < batch; ++d) {
+      int64_t ai = int64_t(d) - int64_t(batch - (ad.size() - 2));
+      int64_t bi = int64_t(d) - int64_t(batch - (bd.size() - 2));
+      std::optional<AffineExpr> chosen;
+      for (auto [dims, at] : {std::pair(&ad, ai), std::pair(&bd, bi)})
+        if (at >= 0 && (!chosen || constantOf(*chosen) == 1))
+          if (!constantOf((*dims)[at]) || !chosen)
+            chosen = (*dims)[at];
+      result.push_back(*chosen);
+    }
+    if (!aVector)
+      result.push_back(ad[ad.size() - 2]);
+    if (!bVector)
+      result.push_back(bd.back());
+    if (int64_t(result.size()) != rank)
+      return std::nullopt;
+    return result;
+  }
+
+  if (name == "kiln.transpose") {
+    auto x = operandDims(0);
+    if (!x)
+      return std::nullopt;
+    SmallVector<int64_t> perm;
+    if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("perm"))
+      perm.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    else
+      for (int64_t d = int64_t(x->size()) - 1; d >= 0; --d)
+        perm.push_back(d);
+    SymbolicDims result;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= int64_t(x->size()))
+        return std::nullopt;
+      result.push_back((*x)[p]);
+    }
+    return result;
+  }
+
+  if (name == "kiln.reshape") {
+    auto x = operandDims(0);
+    auto target = knownValues(op->getOperand(1));
+    if (!x || !target)
+      return std::nullopt;
+    bool allowZero = intAttr("allowzero", 0);
+    SymbolicDims result;
+    int64_t inferred = -1;
+    for (auto [i, e] : llvm::enumerate(*target)) {
+      std::optional<int64_t> c = constantOf(e);
+      if (c == 0 && !allowZero) {
+        if (i >= x->size())
+          return std::nullopt;
+        result.push_back((*x)[i]);
+      } else if (c == -1) {
+        inferred = i;
+        result.push_back(constant(context, -1));
+      } else {
+        result.push_back(e);
+      }
+    }
+    if (inferred >= 0) {
+      SymbolicDims others;
+      for (auto [i, e] : llvm::enumerate(result))
+        if (int64_t(i) != inferred)
+          others.push_back(e);
+      std::optional<AffineExpr> q = exactQuotient(context, *x, others);
+      if (!q)
+        return std::nullopt;
+      result[inferred] = *q;
+    }
+    return result;
+  }
+
+  if (name == "kiln.flatten") {
+    auto x = operandDims(0);
+    if (!x)
+      return std::nullopt;
+    int64_t axis = normalize(intAttr("axis", 1), x->size());
+    return SymbolicDims{
+        product(context, ArrayRef<AffineExpr>(*x).take_front(axis)),
+        product(context, ArrayRef<AffineExpr>(*x).drop_front(axis))};
+  }
+
+  if (name == "kiln.squeeze" || name == "kiln.unsqueeze") {
+    auto x = operandDims(0);
+    auto axes = axesOf(1);
+    if (!x || !axes)
+      return std::nullopt;
+    bool squeeze = name == "kiln.squeeze";
+    int64_t outRank = squeeze ? int64_t(x->size()) - int64_t(axes->size())
+                              : int64_t(x->size() + axes->size());
+    if (squeeze && axes->empty()) {
+      SymbolicDims result;
+      for (AffineExpr e : *x)
+        if (constantOf(e) != 1)
+          result.push_back(e);
+      return result;
+    }
+    llvm::SmallDenseSet<int64_t> marked;
+    for (int64_t a : *axes)
+      marked.insert(normalize(a, squeeze ? x->size() : outRank));
+    SymbolicDims result;
+    if (squeeze) {
+      for (auto [i, e] : llvm::enumerate(*x))
+        if (!marked.contains(i))
+          result.push_back(e);
+    } else {
+      unsigned next = 0;
+      for (int64_t i = 0; i < outRank; ++i)
+        result.push_back(marked.contains(i) ? constant(context, 1)
+                                            : (*x)[next++]);
+    }
+    return result;
+  }
+
+  if (name == "kiln.concat") {
+    int64_t axis = normalize(intAttr("axis", 0), rank);
+    SymbolicDims result;
+    for (Value operand : op->getOperands()) {
+      std::optional<SymbolicDims> dims = known(operand);
+      if (!dims || int64_t(dims->size()) != rank)
+        return std::nullopt;
+      if (result.empty()) {
+        result = *dims;
+        continue;
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d == axis)
+          result[d] = result[d] + (*dims)[d];
+        else if (constantOf(result[d]) && !constantOf((*dims)[d]))
+          result[d] = (*dims)[d];
+      }
+    }
+    return result;
+  }
+
+  if (name == "kiln.gather") {
+    auto data = operandDims(0), indices = operandDims(1);
+    if (!data || !indices)
+      return std::nullopt;
+    int64_t axis = normalize(intAttr("axis", 0), data->size());
+    SymbolicDims result(data->begin(), data->begin() + axis);
+    result.append(indices->begin(), indices->end());
+    result.append(data->begin() + axis + 1, data->end());
+    return result;
+  }
+
+  if (name.starts_with("kiln.reduce_") || name == "kiln.arg_max" ||
+      name == "kiln.arg_min") {
+    auto x = operandDims(0);
+    if (!x)
+      return std::nullopt;
+    bool keep = intAttr("keepdims", 1);
+    SmallVector<int64_t> axes;
+    if (name.starts_with("kiln.arg_")) {
+      axes.push_back(intAttr("axis", 0));
+    } else {
+      auto a = axesOf(1);
+      if (!a)
+        return std::nullopt;
+      axes = *a;
+      if (axes.empty() && intAttr("noop_with_empty_axes", 0))
+        return x;
+      if (axes.empty())
+        for (int64_t d = 0; d < int64_t(x->size()); ++d)
+          axes.push_back(d);
+    }
+    llvm::SmallDenseSet<int64_t> reduced;
+    for (int64_t a : axes)
+      reduced.insert(normalize(a, x->size()));
+    SymbolicDims result;
+    for (auto [i, e] : llvm::enumerate(*x)) {
+      if (!reduced.contains(i))
+        result.push_back(e);
+      else if (keep)
+        result.push_back(constant(context, 1));
+    }
+    return result;
+  }
+
+  if (name == "kiln.expand") {
+    auto x = operandDims(0);
+    auto shape = knownValues(op->getOperand(1));
+    if (!x || !shape)
+      return std::nullopt;
+    SymbolicDims result;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t xi = d - (rank - int64_t(x->size()));
+      int64_t si = d - (rank - int64_t(shape->size()));
+      AffineExpr a = xi >= 0 ? (*x)[xi] : constant(context, 1);
+      AffineExpr s = si >= 0 ? (*shape)[si] : constant(context, 1);
+      result.push_back(constantOf(s) == 1 ? a : s);
+    }
+    return result;
+  }
+
+  if (name == "kiln.constant_of_shape")
+    return knownValues(op->getOperand(0));
+
+  if (name == "kiln.tile") {
+    auto x = operandDims(0);
+    auto repeats = knownValues(op->getOperand(1));
+    if (!x || !repeats || repeats->size() != x->size())
+      return std::nullopt;
+    SymbolicDims result;
+    for (auto [d, r] : llvm::zip(*x, *repeats))
+      result.push_back(d * r);
+    return result;
+  }
+
+  if (name == "kiln.pad") {
+    auto x = operandDims(0);
+    auto pads = knownValues(op->getOperand(1));
+    if (!x || !pads || pads->size() != 2 * x->size() ||
+        (op->getNumOperands() > 3 &&
+         isa<RankedTensorType>(op->getOperand(3).getType())))
+      return std::nullopt;
+    SymbolicDims result;
+    for (size_t d = 0; d < x->size(); ++d)
+      result.push_back((*x)[d] + (*pads)[d] + (*pads)[d + x->size()]);
+    return result;
+  }
+
+  if (name == "kiln.slice") {
+    auto x = operandDims(0);
+    auto starts = knownValues(op->getOperand(1));
+    auto ends = knownValues(op->getOperand(2));
+    if (!x || !starts || !ends)
+      return std::nullopt;
+    SmallVector<int64_t> axes, steps;
+    for (unsigned operand : {3u, 4u}) {
+      auto &out = operand == 3 ? axes : steps;
+      if (isa<RankedTensorType>(op->getOperand(operand).getType())) {
+        auto v = knownValues(op->getOperand(operand));
+        if (!v)
+          return std::nullopt;
+        for (AffineExpr e : *v) {
+          std::optional<int64_t> c = constantOf(e);
+          if (!c)
+            return std::nullopt;
+          out.push_back(*c);
+        }
+      }
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts->size(); ++i)
+        axes.push_back(i);
+    SymbolicDims result = *x;
+    for (size_t i = 0; i < axes.size() && i < starts->size(); ++i) {
+      int64_t axis = normalize(axes[i], x->size());
+      if (!resultType.isDynamicDim(axis))
+        continue;
+      int64_t step = i < steps.size() ? steps[i] : 1;
+      std::optional<int64_t> start = constantOf((*starts)[i]);
+      std::optional<int64_t> end = constantOf((*ends)[i]);
+      AffineExpr dim = (*x)[axis];
+      if (step != 1 || !start || !end)
+        return std::nullopt;
+      // The cases exporters write on a dynamic dim: [s:], [s:-k], [-k:].
+      // (The dim is assumed at least as long as the bounds reach.)
+      constexpr int64_t toEnd = int64_t(1) << 31;
+      AffineExpr first = *start >= 0 ? constant(context, *start)
+                                     : dim + constant(context, *start);
+      AffineExpr last;
+      if (*end >= toEnd)
+        last = dim;
+      else if (*end < 0)
+        last = dim + constant(context, *end);
+      else
+        return std::nullopt;
+      result[axis] = last - first;
+    }
+    return result;
+  }
+
+  if (name == "kiln.split") {
+    auto x = operandDims(0);
+    if (!x)
+      return std::nullopt;
+    int64_t axis = normalize(intAttr("axis", 0), x->size());
+    SymbolicDims result = *x;
+    if (!resultType.isDynamicDim(axis)) {
+      result[axis] = constant(context, resultType.getDimSize(axis));
+      return result;
+    }
+    bool sizesGiven = op->getAttr("split") ||
+                      (op->getNumOperands() > 1 &&
+                       isa<RankedTensorType>(op->getOperand(1).getType()));
+    if (sizesGiven)
+      return std::nullopt;
+    result[axis] = (*x)[axis].floorDiv(op->getNumResults());
+    return result;
+  }
+
+  return std::nullopt;
+}
+
+void SymbolicShapes::trackValues(Operation *op) {
+  if (op->getNumResults() != 1)
+    return;
+  Value result = op->getResult(0);
+  auto type = dyn_cast<RankedTensorType>(result.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() > 1 ||
+      type.getNumElements() > kMaxTrackedElements ||
+      !isa<IntegerType>(type.getElementType()))
+    return;
+  StringRef name = op->getName().getStringRef();
+  std::optional<SymbolicDims> out;
+  auto operandValues = [&](unsigned i) -> std::optional<SymbolicDims> {
+    if (i >= op->getNumOperands())
+      return std::nullopt;
+    return knownValues(op->getOperand(i));
+  };
+  if (name == "kiln.shape") {
+    auto dims = known(op->getOperand(0));
+    if (dims) {
+      int64_t r = dims->size();
+      int64_t start = 0, end = r;
+      if (auto a = op->getAttrOfType<IntegerAttr>("start"))
+        start = std::clamp<int64_t>(normalize(a.getInt(), r), 0, r);
+      if (auto a = op->getAttrOfType<IntegerAttr>("end"))
+        end = std::clamp<int64_t>(normalize(a.getInt(), r), 0, r);
+      out = SymbolicDims(dims->begin() + start,
+                         dims->begin() + std::max(start, end));
+    }
+  } else if (name == "kiln.size") {
+    if (auto dims = known(op->getOperand(0)))
+      out = SymbolicDims{product(context, *dims)};
+  } else if (name == "kiln.identity" || name == "kiln.cast" ||
+             name == "kiln.squeeze" || name == "kiln.unsqueeze" ||
+             name == "kiln.reshape" || name == "kiln.flatten") {
+    out = operandValues(0);
+  } else if (name == "kiln.concat") {
+    SymbolicDims all;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      auto v = operandValues(i);
+      if (!v) {
+        all.clear();
+        break;
+      }
+      all.append(v->begin(), v->end());
+    }
+    if (!all.empty())
+      out = all;
+  } else if (name == "kiln.gather") {
+    auto data = operandValues(0);
+    auto indices = operandValues(1);
+    if (data && indices) {
+      SymbolicDims picked;
+      for (AffineExpr e : *indices) {
+        std::optional<int64_t> i = constantOf(e);
+        if (!i)
+          return;
+        int64_t at = normalize(*i, data->size());
+        if (at < 0 || at >= int64_t(data->size()))
+          return;
+        picked.push_back((*data)[at]);
+      }
+      out = picked;
+    }
+  } else if (name == "kiln.slice") {
+    auto data = operandValues(0);
+    auto starts = operandValues(1), ends = operandValues(2);
+    if (data && starts && ends && starts->size() == 1 && ends->size() == 1 &&
+        op->getNumOperands() > 4 &&
+        !isa<RankedTensorType>(op->getOperand(4).getType())) {
+      std::optional<int64_t> s = constantOf((*starts)[0]);
+      std::optional<int64_t> e = constantOf((*ends)[0]);
+      if (s && e) {
+        SliceAxis axis = clampSliceAxis(data->size(), *s, *e, 1);
+        out = SymbolicDims(data->begin() + axis.start,
+                           data->begin() + axis.start + axis.count);
+      }
+    }
+  } else if (name == "kiln.add" || name == "kiln.sub" || name == "kiln.mul" ||
+             name == "kiln.div") {
+    auto a = operandValues(0), b = operandValues(1);
+    int64_t n = type.getNumElements();
+    if (a && b && (a->size() == 1 || int64_t(a->size()) == n) &&
+        (b->size() == 1 || int64_t(b->size()) == n)) {
+      SymbolicDims r;
+      for (int64_t i = 0; i < n; ++i) {
+        AffineExpr x = (*a)[a->size() == 1 ? 0 : i];
+        AffineExpr y = (*b)[b->size() == 1 ? 0 : i];
+        if (name == "kiln.add")
+          r.push_back(x + y);
+        else if (name == "kiln.sub")
+          r.push_back(x - y);
+        else if (name == "kiln.mul")
+          r.push_back(x * y);
+        else if (std::optional<int64_t> c = constantOf(y); c && *c > 0)
+          r.push_back(x.floorDiv(*c)); // sizes: non-negative, so trunc = floor
+        else
+          return;
+      }
+      out = r;
+    }
+  }
+  if (out && int64_t(out->size()) == type.getNumElements())
+    values[result] = *out;
+}
+
+std::string SymbolicShapes::print(AffineExpr expr) const {
+  // Precedence: 0 sum, 1 product/quotient, 2 atom.
+  std::function<std::string(AffineExpr, int)> emit = [&](AffineExpr e,
+                                                         int outer) {
+    auto wrap = [&](std::string s, int own) {
+      return own < outer ? "(" + s + ")" : s;
+    };
+    switch (e.getKind()) {
+    case AffineExprKind::Constant: {
+      int64_t v = cast<AffineConstantExpr>(e).getValue();
+      return v < 0 ? "(0 - " + std::to_string(-v) + ")" : std::to_string(v);
+    }
+    case AffineExprKind::SymbolId:
+      return symbolList[cast<AffineSymbolExpr>(e).getPosition()].name;
+    case AffineExprKind::DimId:
+      return std::string("?");
+    case AffineExprKind::Add: {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      AffineExpr rhs = bin.getRHS();
+      // a + (-c) and a + b * -1 print as subtractions.
+      if (std::optional<int64_t> c = constantOf(rhs); c && *c < 0)
+        return wrap(emit(bin.getLHS(), 0) + " - " + std::to_string(-*c), 0);
+      if (rhs.getKind() == AffineExprKind::Mul) {
+        auto mul = cast<AffineBinaryOpExpr>(rhs);
+        if (constantOf(mul.getRHS()) == -1)
+          return wrap(emit(bin.getLHS(), 0) + " - " + emit(mul.getLHS(), 1),
+                      0);
+      }
+      return wrap(emit(bin.getLHS(), 0) + " + " + emit(rhs, 0), 0);
+    }
+    case AffineExprKind::Mul: {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      return wrap(emit(bin.getLHS(), 1) + " * " + emit(bin.getRHS(), 2), 1);
+    }
+    case AffineExprKind::FloorDiv: {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      return wrap(emit(bin.getLHS(), 1) + " / " + emit(bin.getRHS(), 2), 1);
+    }
+    case AffineExprKind::CeilDiv: {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      AffineExpr up = bin.getLHS() + bin.getRHS() - 1;
+      return wrap(emit(up, 1) + " / " + emit(bin.getRHS(), 2), 1);
+    }
+    case AffineExprKind::Mod: {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      return wrap(emit(bin.getLHS(), 1) + " % " + emit(bin.getRHS(), 2), 1);
+    }
+    }
+    return std::string("?");
+  };
+  return emit(expr, 0);
+}
+
+Value SymbolicShapes::materialize(OpBuilder &b, Location loc, AffineExpr expr,
+                                  ValueRange symbolValues) {
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+    return arith::ConstantIndexOp::create(
+        b, loc, cast<AffineConstantExpr>(expr).getValue());
+  case AffineExprKind::SymbolId:
+    return symbolValues[cast<AffineSymbolExpr>(expr).getPosition()];
+  case AffineExprKind::DimId:
+    return {};
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(expr);
+  Value lhs = materialize(b, loc, bin.getLHS(), symbolValues);
+  Value rhs = materialize(b, loc, bin.getRHS(), symbolValues);
+  if (!lhs || !rhs)
+    return {};
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::Mul:
+    return arith::MulIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::FloorDiv:
+    return arith::FloorDivSIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::CeilDiv:
+    return arith::CeilDivSIOp::create(b, loc, lhs, rhs);
+  case AffineExprKind::Mod:
+    return arith::RemSIOp::create(b, loc, lhs, rhs);
+  default:
+    return {};
+  }
+}
+
+namespace {
+/// kiln-test-symbolic-shapes: prints the analysis into the IR, for lit
+/// tests: each result of each op of @main gets `kiln.symbolic_shape` (one
+/// string per result: "[batch, 784]", or "unknown since <op>"), and the
+/// module the symbols with their defining input dims.
+struct TestSymbolicShapesPass
+    : PassWrapper<TestSymbolicShapesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestSymbolicShapesPass)
+  StringRef getArgument() const override { return "kiln-test-symbolic-shapes"; }
+  StringRef getDescription() const override {
+    return "Annotate @main's ops with their symbolic shapes (for tests)";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main)
+      return;
+    SymbolicShapes shapes(main);
+    Builder b(&getContext());
+    SmallVector<Attribute> symbols;
+    for (const ShapeSymbol &s : shapes.symbols())
+      symbols.push_back(b.getStringAttr(s.name + " = dim " +
+                                        std::to_string(s.dim) + " of arg " +
+                                        std::to_string(s.argument)));
+    module->setAttr("kiln.symbols", b.getArrayAttr(symbols));
+    auto describe = [&](Value v) -> std::string {
+      std::optional<SymbolicDims> dims = shapes.shapeOf(v);
+      if (!dims) {
+        Operation *at = shapes.whyUnknown(v);
+        return "unknown since " +
+               (at ? at->getName().getStringRef().str() : std::string("?"));
+      }
+      std::string text = "[";
+      for (auto [i, e] : llvm::enumerate(*dims))
+        text += (i ? ", " : "") + shapes.print(e);
+      text += "]";
+      if (std::optional<SymbolicDims> values = shapes.valuesOf(v)) {
+        text += " = [";
+        for (auto [i, e] : llvm::enumerate(*values))
+          text += (i ? ", " : "") + shapes.print(e);
+        text += "]";
+      }
+      return text;
+    };
+    main.walk([&](Operation *op) {
+      if (op->getNumResults() == 0 || op == main)
+        return;
+      SmallVector<Attribute> texts;
+      for (Value r : op->getResults())
+        texts.push_back(b.getStringAttr(
+            isa<RankedTensorType>(r.getType()) ? describe(r) : "-"));
+      op->setAttr("kiln.symbolic_shape", b.getArrayAttr(texts));
+    });
+  }
+};
+} // namespace
+
+void registerSymbolicShapesTestPass() {
+  PassRegistration<TestSymbolicShapesPass>();
+}
+
+} // namespace kiln

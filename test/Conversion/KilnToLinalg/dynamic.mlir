@@ -1,0 +1,63 @@
+// RUN: kiln-opt %s --convert-kiln-to-linalg --split-input-file | FileCheck %s
+// Dynamic dims through the lowering: tensors are sized from the symbols
+// (tensor.dim of the graph inputs at @main's start) by the symbolic shapes
+// of the graph; the inputs' and outputs' dims over the symbols are recorded
+// for the entry (kiln.shape, kiln.symbols).
+
+// A Linear layer on a dynamic batch: the accumulator has the batch rows.
+// CHECK: module attributes {kiln.symbols = ["batch"]}
+// CHECK: func.func @main(%[[X:[^:]+]]: tensor<?x16xf32> {{{.*}}kiln.shape = affine_map<()[s0] -> (s0, 16)>}
+// CHECK-SAME: -> (tensor<?x8xf32> {kiln.shape = #{{.*}}})
+// CHECK: tensor.empty() : tensor<16x8xf32>
+// CHECK: %[[B:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x16xf32>
+// CHECK-NEXT: arith.constant 0.0
+// CHECK-NEXT: %[[ACC:.+]] = tensor.empty(%[[B]]) : tensor<?x8xf32>
+// CHECK: %[[FILL:.+]] = linalg.fill ins(%{{.+}}) outs(%[[ACC]] : tensor<?x8xf32>)
+// CHECK: linalg.matmul ins(%[[X]], %{{.+}} : tensor<?x16xf32>, tensor<16x8xf32>) outs(%[[FILL]] : tensor<?x8xf32>)
+func.func @main(%x: tensor<?x16xf32> {kiln.name = "x", kiln.dims = ["batch", ""]}, %w: tensor<8x16xf32>, %bias: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = kiln.gemm %x, %w, %bias {transB = 1 : i64} : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %1 = kiln.relu %0 : tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+}
+
+// -----
+
+// A convolution on a dynamic batch: padded and accumulated with `n` images.
+// CHECK: module attributes {kiln.symbols = ["n"]}
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x3x8x8xf32>
+// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<?x3x8x8xf32> to tensor<?x3x10x10xf32>
+// CHECK: %[[ACC:.+]] = tensor.empty(%[[N]]) : tensor<?x4x8x8xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.+}}, %arg1 : tensor<?x3x10x10xf32>, tensor<4x3x3x3xf32>)
+func.func @main(%x: tensor<?x3x8x8xf32> {kiln.name = "x", kiln.dims = ["n", "", "", ""]}, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x8x8xf32> {
+  %none = kiln.none
+  %0 = kiln.conv %x, %w, %none {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<?x4x8x8xf32>
+  return %0 : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+// Reshape to [-1, 4] collapses; a cache grown by Concat has past + seq
+// rows, the second input at a run-time offset; Shape reads the run-time
+// dims.
+// CHECK: #[[FLAT:.+]] = affine_map<()[s0, s1, s2] -> (s0 * s1, 4)>
+// CHECK: #[[GROWN:.+]] = affine_map<()[s0, s1, s2] -> (s0, s1 + s2, 4)>
+// CHECK: module attributes {kiln.symbols = ["b", "s", "p"]}
+// CHECK: -> (tensor<?x4xf32> {kiln.shape = #[[FLAT]]}, tensor<?x?x4xf32> {kiln.shape = #[[GROWN]]}, tensor<3xi64>)
+// CHECK: %[[S:.+]] = tensor.dim %arg0, %c1
+// CHECK: %[[P:.+]] = tensor.dim %arg1, %c1
+// CHECK: %[[FLATV:.+]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x4xf32> into tensor<?x4xf32>
+// CHECK: %[[ROWS:.+]] = arith.addi %[[S]], %[[P]] : index
+// CHECK: %[[CACHE:.+]] = tensor.empty(%{{.+}}, %[[ROWS]]) : tensor<?x?x4xf32>
+// CHECK: %[[FIRST:.+]] = tensor.insert_slice %arg1 into %[[CACHE]][0, 0, 0]
+// CHECK: %[[OFF:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: %[[BOTH:.+]] = tensor.insert_slice %arg0 into %[[FIRST]][0, %[[OFF]], 0]
+// CHECK: %[[SHAPE:.+]] = tensor.from_elements %{{.+}}, %{{.+}}, %{{.+}} : tensor<3xi64>
+// CHECK: return %[[FLATV]], %[[BOTH]], %[[SHAPE]]
+func.func @main(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["b", "s", ""]}, %past: tensor<?x?x4xf32> {kiln.name = "past", kiln.dims = ["b", "p", ""]}) -> (tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<3xi64>) {
+  %shape = kiln.constant dense<[-1, 4]> : tensor<2xi64>
+  %0 = kiln.reshape %x, %shape : (tensor<?x?x4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  %1 = kiln.concat %past, %x {axis = 1 : i64} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  %2 = kiln.shape %1 : (tensor<?x?x4xf32>) -> tensor<3xi64>
+  return %0, %1, %2 : tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<3xi64>
+}
