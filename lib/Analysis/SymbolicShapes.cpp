@@ -185,6 +185,17 @@ SmallVector<int64_t> SymbolicShapes::inputSymbols(unsigned argument) const {
   return result;
 }
 
+void SymbolicShapes::addConstraint(AffineExpr lhs, AffineExpr rhs,
+                                   Operation *op) {
+  std::optional<int64_t> l = constantOf(lhs), r = constantOf(rhs);
+  if ((l && r && *l <= *r) || lhs == rhs)
+    return;
+  for (const ShapeConstraint &c : constraintList)
+    if (c.lhs == lhs && c.rhs == rhs)
+      return;
+  constraintList.push_back({lhs, rhs, op});
+}
+
 std::optional<SymbolicDims> SymbolicShapes::shapeOf(Value value) const {
   return known(value);
 }
@@ -618,20 +629,36 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
       std::optional<int64_t> start = constantOf((*starts)[i]);
       std::optional<int64_t> end = constantOf((*ends)[i]);
       AffineExpr dim = (*x)[axis];
-      if (step != 1 || !start || !end)
+      if (step != 1)
         return std::nullopt;
-      // The cases exporters write on a dynamic dim: [s:], [s:-k], [-k:].
-      // (The dim is assumed at least as long as the bounds reach.)
+      // The cases exporters write: [s:], [s:-k], [-k:] on a dynamic dim,
+      // and bounds that are sizes ([:seq] of a position table, [past:] of a
+      // cache). ONNX clamps the bounds to the dim; here the dim is assumed
+      // long enough, and where that is not evident it becomes a constraint
+      // the runtime checks (constraints()).
       constexpr int64_t toEnd = int64_t(1) << 31;
-      AffineExpr first = *start >= 0 ? constant(context, *start)
-                                     : dim + constant(context, *start);
-      AffineExpr last;
-      if (*end >= toEnd)
-        last = dim;
-      else if (*end < 0)
-        last = dim + constant(context, *end);
+      AffineExpr first, last;
+      if (!start)
+        first = (*starts)[i]; // a size: non-negative
+      else if (*start >= 0)
+        first = constant(context, *start);
       else
-        return std::nullopt;
+        first = dim + constant(context, *start);
+      if (!end) {
+        last = (*ends)[i];
+        addConstraint(last, dim, op);
+      } else if (*end >= toEnd) {
+        last = dim;
+      } else if (*end < 0) {
+        last = dim + constant(context, *end);
+      } else if (constantOf(dim)) {
+        last = constant(context, std::min(*end, *constantOf(dim)));
+      } else {
+        last = constant(context, *end);
+        addConstraint(last, dim, op);
+      }
+      if (!start)
+        addConstraint(first, last, op);
       result[axis] = last - first;
     }
     return result;
@@ -876,6 +903,14 @@ struct TestSymbolicShapesPass
                                         std::to_string(s.dim) + " of arg " +
                                         std::to_string(s.argument)));
     module->setAttr("kiln.symbols", b.getArrayAttr(symbols));
+    SmallVector<Attribute> constraints;
+    for (const ShapeConstraint &c : shapes.constraints())
+      constraints.push_back(b.getStringAttr(shapes.print(c.lhs) + " <= " +
+                                            shapes.print(c.rhs) + " (" +
+                                            c.op->getName().getStringRef() +
+                                            ")"));
+    if (!constraints.empty())
+      module->setAttr("kiln.constraints", b.getArrayAttr(constraints));
     auto describe = [&](Value v) -> std::string {
       std::optional<SymbolicDims> dims = shapes.shapeOf(v);
       if (!dims) {

@@ -347,6 +347,7 @@ void Invocation::Impl::describeArtifact(ArtifactSpec &spec, ModuleOp m,
   pm.printAsTextualPipeline(pipelineOs);
   spec.pipeline = graphPipeline + " ; " + backendPipeline;
   spec.symbols = signature->symbols;
+  spec.constraints = signature->constraints;
   for (const TensorSpec &t : signature->inputs)
     spec.inputs.push_back({t.name, t.dtype, t.shape, t.dimNames});
   for (const TensorSpec &t : signature->outputs)

@@ -123,6 +123,9 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
     shapes.emplace(main);
     for (const ShapeSymbol &symbol : shapes->symbols())
       signature.symbols.push_back(symbol.name);
+    for (const ShapeConstraint &c : shapes->constraints())
+      signature.constraints.push_back(shapes->print(c.lhs) + " <= " +
+                                      shapes->print(c.rhs));
   }
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     Type type = main.getArgument(i).getType();

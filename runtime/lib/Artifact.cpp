@@ -374,6 +374,25 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
       return bad();
     }
   }
+  if (const json::Value *constraints = root.find("constraints")) {
+    if (!constraints->isArray()) {
+      c.fail("\"constraints\" must be an array of strings");
+      return bad();
+    }
+    for (const json::Value &v : constraints->getArray()) {
+      ShapeConstraint constraint;
+      std::string err;
+      if (!v.isString()) {
+        c.fail("\"constraints\" entries must be strings");
+        return bad();
+      }
+      if (!parseShapeConstraint(v.getString(), out.symbols, constraint, err)) {
+        c.fail("constraint \"" + v.getString() + "\": " + err);
+        return bad();
+      }
+      out.constraints.push_back(std::move(constraint));
+    }
+  }
   for (const char *list : {"inputs", "outputs"}) {
     const json::Value *arr =
         c.member(root, "header", list, json::Value::Kind::Array);

@@ -59,6 +59,8 @@ struct ArtifactHeader {
   /// The header's "symbols" (empty: a static artifact). kiln_entry then
   /// gets their values as one more buffer (docs/artifact.md).
   std::vector<std::string> symbols;
+  /// The header's "constraints" over the symbols, checked on every run.
+  std::vector<ShapeConstraint> constraints;
   std::vector<TensorDesc> inputs, outputs;
   std::vector<WeightDesc> weights;
   std::vector<KernelDesc> kernels; ///< index = the hooks' kernel id

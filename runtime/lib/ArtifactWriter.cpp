@@ -176,6 +176,12 @@ std::string validate(const ArtifactSpec &spec) {
     if (!e.empty())
       return e;
   }
+  for (const std::string &text : spec.constraints) {
+    ShapeConstraint c;
+    std::string err;
+    if (!parseShapeConstraint(text, spec.symbols, c, err))
+      return "constraint \"" + text + "\": " + err;
+  }
   for (size_t i = 0; i < used.size(); ++i)
     if (!used[i])
       return "symbol '" + spec.symbols[i] +
@@ -352,6 +358,12 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
     h += "  \"symbols\": [";
     for (size_t i = 0; i < spec.symbols.size(); ++i)
       h += (i ? ", " : "") + json::quote(spec.symbols[i]);
+    h += "],\n";
+  }
+  if (!spec.constraints.empty()) {
+    h += "  \"constraints\": [";
+    for (size_t i = 0; i < spec.constraints.size(); ++i)
+      h += (i ? ", " : "") + json::quote(spec.constraints[i]);
     h += "],\n";
   }
   h += "  \"inputs\": " + tensorsJson(spec.inputs) + ",\n";

@@ -1060,6 +1060,20 @@ kiln_status bindInputs(const ArtifactHeader &h, const kiln_tensor *inputs,
   return KILN_OK;
 }
 
+// What the model's shapes assume of the symbols (e.g. a position table
+// sliced by the sequence length must have enough rows).
+kiln_status checkConstraints(const ArtifactHeader &h, const RunShapes &r) {
+  for (const ShapeConstraint &c : h.constraints) {
+    std::string why;
+    if (!c.check(r.symbols.data(), r.symbols.size(), why))
+      return setError(KILN_ERROR_TENSOR_MISMATCH,
+                      "the inputs' shapes break the model's constraint '" +
+                          c.text + "' (" + why + " for " +
+                          symbolValues(h, r.symbols) + ")");
+  }
+  return KILN_OK;
+}
+
 // The outputs' dims and bytes of a dynamic artifact from the symbols.
 kiln_status evaluateOutputs(const ArtifactHeader &h, RunShapes &r) {
   size_t total = 0;
@@ -1142,6 +1156,8 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
   try {
     if (dynamic) {
       kiln_status st = bindInputs(h, inputs, shapes);
+      if (st == KILN_OK)
+        st = checkConstraints(h, shapes);
       if (st == KILN_OK)
         st = evaluateOutputs(h, shapes);
       if (st != KILN_OK)

@@ -259,4 +259,38 @@ bool ShapeExpr::evaluate(const int64_t *values, size_t numValues, int64_t &out,
   return true;
 }
 
+bool parseShapeConstraint(const std::string &text,
+                          const std::vector<std::string> &symbols,
+                          ShapeConstraint &out, std::string &error) {
+  size_t at = text.find("<=");
+  if (at == std::string::npos || text.find("<=", at + 2) != std::string::npos) {
+    error = "expected one 'lhs <= rhs'";
+    return false;
+  }
+  std::string err;
+  if (!parseShapeExpr(text.substr(0, at), symbols, out.lhs, err)) {
+    error = "left side: " + err;
+    return false;
+  }
+  if (!parseShapeExpr(text.substr(at + 2), symbols, out.rhs, err)) {
+    error = "right side: " + err;
+    return false;
+  }
+  out.text = text;
+  return true;
+}
+
+bool ShapeConstraint::check(const int64_t *values, size_t numValues,
+                            std::string &error) const {
+  int64_t l = 0, r = 0;
+  if (!lhs.evaluate(values, numValues, l, error) ||
+      !rhs.evaluate(values, numValues, r, error))
+    return false;
+  if (l > r) {
+    error = std::to_string(l) + " > " + std::to_string(r);
+    return false;
+  }
+  return true;
+}
+
 } // namespace kiln

@@ -4,7 +4,8 @@
 
 // Inputs naming the same dim_param share its symbol; an unnamed dynamic dim
 // is named after its input.
-// CHECK: kiln.symbols = ["batch = dim 0 of arg 0", "seq = dim 1 of arg 0", "past = dim 2 of arg 1", "mask_dim1 = dim 1 of arg 2"]
+// CHECK: kiln.constraints = ["seq <= 8 (kiln.slice)"]
+// CHECK-SAME: kiln.symbols = ["batch = dim 0 of arg 0", "seq = dim 1 of arg 0", "past = dim 2 of arg 1", "mask_dim1 = dim 1 of arg 2"]
 func.func @main(%x: tensor<?x?x64xf32> {kiln.name = "x", kiln.dims = ["batch", "seq", ""]},
                 %cache: tensor<?x4x?x16xf32> {kiln.name = "cache", kiln.dims = ["batch", "", "past", ""]},
                 %mask: tensor<?x?xi64> {kiln.name = "mask", kiln.dims = ["batch", ""]},
@@ -43,10 +44,17 @@ func.func @main(%x: tensor<?x?x64xf32> {kiln.name = "x", kiln.dims = ["batch", "
   %m = kiln.reduce_mean %h, %s1 {keepdims = 1 : i64} : (tensor<?x?x64xf32>, tensor<1xi64>) -> tensor<?x1x64xf32>
   // CHECK: kiln.sub {{.*}}kiln.symbolic_shape = ["[batch, seq, 64]"]
   %c = kiln.sub %h, %m : (tensor<?x?x64xf32>, tensor<?x1x64xf32>) -> tensor<?x?x64xf32>
-  // Slicing a dynamic dim from a symbolic end is not expressed (the end
-  // may be clamped): the value is unknown, and so is what uses it.
+  // A slice to a run-time end: [:seq] rows of a position table, assumed
+  // within the table (ONNX would clamp), a constraint the runtime checks.
+  %table = kiln.constant dense<1.0> : tensor<8x4xf32>
+  // CHECK: kiln.slice {{.*}}kiln.symbolic_shape = ["[seq, 4]"]
+  %pos = kiln.slice %table, %ax, %t1, %ax, %s1 : (tensor<8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+  // A step of 2 over a dynamic dim is not expressed: the value is unknown,
+  // and so is what uses it.
+  %two = kiln.constant dense<2> : tensor<1xi64>
+  %end = kiln.constant dense<9223372036854775807> : tensor<1xi64>
   // CHECK: kiln.slice {{.*}}kiln.symbolic_shape = ["unknown since kiln.slice"]
-  %sl = kiln.slice %h, %ax, %t1, %s1, %s1 : (tensor<?x?x64xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x64xf32>
+  %sl = kiln.slice %h, %ax, %end, %ax, %two : (tensor<?x?x64xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x64xf32>
   // CHECK: kiln.relu {{.*}}kiln.symbolic_shape = ["unknown since kiln.slice"]
   %r = kiln.relu %sl : tensor<?x?x64xf32>
   return %grown, %rows, %c, %r : tensor<?x4x?x16xf32>, tensor<?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>

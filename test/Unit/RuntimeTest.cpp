@@ -1387,6 +1387,24 @@ TEST(RuntimeBadArtifact, BadSymbolicHeader) {
   // Well-formed: passes every header check (fails at dlopen).
   expectHeaderError("sym-ok.kiln", dyn(R"(["n"])", in, out), KILN_ERROR_CODE,
                     "cannot load it");
+  // "constraints": "lhs <= rhs" over the symbols.
+  auto constrained = [&](const std::string &constraints) {
+    std::string h = dyn(R"(["n"])", in, out);
+    h.replace(h.find("\"inputs\""), 8,
+              "\"constraints\": " + constraints + ", \"inputs\"");
+    return h;
+  };
+  expectHeaderError("sym-constraint-ok.kiln", constrained(R"(["n <= 64"])"),
+                    KILN_ERROR_CODE, "cannot load it");
+  expectHeaderError("sym-constraint-symbol.kiln",
+                    constrained(R"(["n <= k * 2"])"), KILN_ERROR_BAD_HEADER,
+                    "constraint \"n <= k * 2\": right side:");
+  expectHeaderError("sym-constraint-op.kiln", constrained(R"(["n < 3"])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "constraint \"n < 3\": expected one 'lhs <= rhs'");
+  expectHeaderError("sym-constraint-kind.kiln", constrained("[3]"),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"constraints\" entries must be strings");
   expectHeaderError(
       "sym-unknown-in.kiln",
       dyn(R"(["n"])",
@@ -1671,6 +1689,42 @@ TEST(RuntimeDynamic, WrongShapesAreErrors) {
       << kiln_last_error();
   EXPECT_EQ(count, 12);
   EXPECT_EQ(session.stats().current_bytes, 0u);
+}
+
+// The header's "constraints": what the model's shapes assume of the
+// symbols (a slice bound within its dim), checked on every call; the
+// writer and the reader take only "lhs <= rhs" over the symbols.
+TEST(RuntimeDynamic, ConstraintsAreCheckedOnEveryRun) {
+  std::vector<char> code = test::readFile(test::kTestDynamicModelSo);
+  ASSERT_FALSE(code.empty());
+  const float w = test::kTestDynamicWeight;
+  ArtifactSpec spec = test::testDynamicModelSpec(code, &w);
+  std::string path = tempPath("constrained.kiln");
+  for (const char *bad : {"n < 3", "n <= q", "n <= m <= 3", "<= m"}) {
+    spec.constraints = {bad};
+    std::string err = writeArtifact(path, spec);
+    EXPECT_NE(err.find(std::string("constraint \"") + bad + "\""),
+              std::string::npos)
+        << bad << ": " << err;
+  }
+  spec.constraints = {"n <= m * 2", "1 <= m"};
+  ASSERT_EQ(writeArtifact(path, spec), "");
+  Model model(path);
+  Session session(model, 1);
+  DynInputs ok(8, 4, 1), broken(9, 4, 1);
+  kiln_tensor outs[3] = {};
+  std::vector<kiln_tensor> in = ok.tensors();
+  ASSERT_EQ(kiln_session_run(session.get(), in.data(), 2, outs, 3), KILN_OK)
+      << kiln_last_error();
+  for (kiln_tensor &t : outs)
+    kiln_tensor_release(&t);
+  in = broken.tensors();
+  EXPECT_EQ(kiln_session_run(session.get(), in.data(), 2, outs, 3),
+            KILN_ERROR_TENSOR_MISMATCH);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "the inputs' shapes break the model's constraint 'n <= m * 2' "
+            "(9 > 8 for n=9, m=4)");
+  EXPECT_EQ(outs[0].data, nullptr);
 }
 
 // Four threads run one session, each at its own shapes: the shapes are

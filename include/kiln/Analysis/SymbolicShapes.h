@@ -45,6 +45,13 @@ struct ShapeSymbol {
 /// One expression per dim.
 using SymbolicDims = llvm::SmallVector<mlir::AffineExpr, 4>;
 
+/// `lhs <= rhs`, assumed by the op's shape (a slice bound within its dim,
+/// which ONNX would clamp); the runtime checks it for every call.
+struct ShapeConstraint {
+  mlir::AffineExpr lhs, rhs;
+  mlir::Operation *op;
+};
+
 class SymbolicShapes {
 public:
   /// Analyzes @main (its graph inputs: the arguments without `kiln.weight`).
@@ -59,6 +66,10 @@ public:
   std::optional<SymbolicDims> shapeOf(mlir::Value value) const;
   /// The elements of a small integer tensor, when all are known.
   std::optional<SymbolicDims> valuesOf(mlir::Value value) const;
+  /// What the shapes assume of the symbols' values.
+  llvm::ArrayRef<ShapeConstraint> constraints() const {
+    return constraintList;
+  }
   /// For a value without a shape: the op where the propagation stopped.
   mlir::Operation *whyUnknown(mlir::Value value) const;
 
@@ -77,12 +88,15 @@ private:
   std::optional<SymbolicDims> inferResult(mlir::Operation *op,
                                           unsigned result);
   void trackValues(mlir::Operation *op);
+  void addConstraint(mlir::AffineExpr lhs, mlir::AffineExpr rhs,
+                     mlir::Operation *op);
   std::optional<SymbolicDims> known(mlir::Value value) const;
   std::optional<SymbolicDims> knownValues(mlir::Value value) const;
 
   mlir::MLIRContext *context;
   llvm::SmallVector<mlir::Value> arguments;
   llvm::SmallVector<ShapeSymbol> symbolList;
+  llvm::SmallVector<ShapeConstraint> constraintList;
   llvm::DenseMap<mlir::Value, SymbolicDims> shapes;
   llvm::DenseMap<mlir::Value, SymbolicDims> values;
   llvm::DenseMap<mlir::Value, mlir::Operation *> unknownAt;

@@ -34,6 +34,9 @@ struct WeightSpec : TensorSpec {
 struct ModelSignature {
   /// The symbols of the dynamic dims (kiln/Analysis/SymbolicShapes.h).
   std::vector<std::string> symbols;
+  /// "lhs <= rhs" over the symbols, which the shapes assume (a slice bound
+  /// within its dim); the runtime checks them.
+  std::vector<std::string> constraints;
   std::vector<TensorSpec> inputs;
   std::vector<WeightSpec> weights;
   std::vector<TensorSpec> outputs;

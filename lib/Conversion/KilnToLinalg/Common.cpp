@@ -665,7 +665,8 @@ bool supportsDynamicShapes(Operation *op) {
       "kiln.gemm", "kiln.matmul", "kiln.fused_matmul", "kiln.reshape",
       "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze", "kiln.transpose",
       "kiln.shape", "kiln.concat", "kiln.batch_normalization",
-      "kiln.dropout"};
+      "kiln.dropout", "kiln.slice", "kiln.expand", "kiln.constant_of_shape",
+      "kiln.trilu"};
   // Window ops: batch only (dims 2.. of the input and the result static).
   static const llvm::StringSet<> batchOnly = {
       "kiln.conv", "kiln.fused_conv", "kiln.max_pool", "kiln.average_pool",
@@ -684,11 +685,9 @@ bool supportsDynamicShapes(Operation *op) {
       return normalizeAxis(a.getInt(), rank(op->getOperand(0)));
     return normalizeAxis(fallback, rank(op->getOperand(0)));
   };
-  // Softmax-like: the axis static. Normalizations over [axis, rank): static.
-  if (name == "kiln.softmax" || name == "kiln.log_softmax") {
-    int64_t axis = axisAttr("axis", -1);
-    return staticDims(op->getOperand(0), axis, axis + 1);
-  }
+  // Normalizations over [axis, rank): static (the mean divides by their count).
+  if (name == "kiln.softmax" || name == "kiln.log_softmax")
+    return true; // (no count of the axis: max, exp-sum, divide)
   if (name == "kiln.layer_normalization" || name == "kiln.rms_norm")
     return staticDims(op->getOperand(0), axisAttr("axis", -1), INT64_MAX);
   if (name == "kiln.gather") {

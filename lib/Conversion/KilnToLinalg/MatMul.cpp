@@ -107,6 +107,18 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
         operand = buildElementwise(
             b, loc, operand, type.clone(full),
             [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+      if (batchRank == 1)
+        return operand;
+      if (ShapedType::isDynamic(batchSize) || ShapedType::isDynamic(rows)) {
+        // The batch dims collapse into one (an explicit grouping: with
+        // dynamic dims the grouping cannot be inferred from the shapes).
+        SmallVector<ReassociationIndices> groups(1);
+        for (size_t i = 0; i < batchRank; ++i)
+          groups[0].push_back(i);
+        groups.push_back({int64_t(batchRank)});
+        groups.push_back({int64_t(batchRank) + 1});
+        return (Value)tensor::CollapseShapeOp::create(b, loc, operand, groups);
+      }
       return reshapeTo(b, loc, operand, {batchSize, rows, cols});
     };
     Value lhs3 = toBatched(lhs, m, k), rhs3 = toBatched(rhs, k, n);
@@ -126,6 +138,35 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                             ValueRange{init})
                   .getResult(0);
     productShape = batch;
+    if (batchRank > 1 && !tensorType(product).hasStaticShape()) {
+      // Back to the batch dims, their sizes from the (broadcast) operands.
+      SmallVector<ReassociationIndices> groups(1);
+      SmallVector<OpFoldResult> sizes;
+      for (size_t i = 0; i < batchRank; ++i) {
+        groups[0].push_back(i);
+        if (!ShapedType::isDynamic(batch[i])) {
+          sizes.push_back(b.getIndexAttr(batch[i]));
+          continue;
+        }
+        // The operand whose dim i is this dynamic batch dim.
+        int64_t li = int64_t(i) - int64_t(batchRank - lhsBatch.size());
+        bool fromLhs = li >= 0 && ShapedType::isDynamic(lhsBatch[li]);
+        Value source = fromLhs ? lhs : rhs;
+        int64_t at = fromLhs ? li
+                             : int64_t(i) - int64_t(batchRank - rhsBatch.size());
+        sizes.push_back(dimOf(b, loc, source, at));
+      }
+      groups.push_back({int64_t(batchRank)});
+      groups.push_back({int64_t(batchRank) + 1});
+      sizes.push_back(getAsOpFoldResult(dimOf(b, loc, product, 1)));
+      sizes.push_back(getAsOpFoldResult(dimOf(b, loc, product, 2)));
+      SmallVector<int64_t> shape(batch);
+      shape.append({m, n});
+      product = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, accType), product, groups,
+          sizes);
+      return reshapeTo(b, loc, product, resultShape);
+    }
   }
   productShape.append({m, n});
   product = reshapeTo(b, loc, product, productShape);

@@ -360,6 +360,65 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
     return value;
   }
 
+  /// Dynamic dims: a strided extract_slice with the result's sizes from
+  /// the symbolic shapes (which assume, and make the runtime check, that
+  /// the bounds lie within the dims: no clamping here), constant axes and
+  /// positive steps, starts constant or run-time sizes.
+  LogicalResult lowerDynamic(kiln::SliceOp op, OpAdaptor adaptor,
+                             ConversionPatternRewriter &rewriter,
+                             FailureOr<SmallVector<int64_t>> &axes,
+                             FailureOr<SmallVector<int64_t>> &steps,
+                             FailureOr<SmallVector<int64_t>> &starts) const {
+    auto type = convertedType(getTypeConverter(), op.getType());
+    Location loc = op.getLoc();
+    Value data = adaptor.getData();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = dataType.getRank();
+    if (failed(axes) || failed(steps) ||
+        llvm::any_of(*steps, [](int64_t s) { return s < 0; }))
+      return unsupported(op, "dynamic shape: a slice with run-time axes or "
+                             "steps, or a negative step");
+    FailureOr<SmallVector<Value>> dynamicSizes =
+        resultSizes(rewriter, loc, op.getResult());
+    if (failed(dynamicSizes))
+      return unsupported(op, "dynamic shape: the result's size is not known "
+                             "in terms of the inputs' dims");
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        sizes, strides(rank, rewriter.getIndexAttr(1));
+    for (int64_t d = 0, next = 0; d < rank; ++d)
+      sizes.push_back(type.isDynamicDim(d)
+                          ? OpFoldResult((*dynamicSizes)[next++])
+                          : OpFoldResult(rewriter.getIndexAttr(
+                                type.getDimSize(d))));
+    for (auto [i, axis] : llvm::enumerate(*axes)) {
+      strides[axis] = rewriter.getIndexAttr((*steps)[i]);
+      if (failed(starts)) {
+        offsets[axis] = arith::IndexCastOp::create(
+                            rewriter, loc, rewriter.getIndexType(),
+                            entry(rewriter, loc, adaptor.getStarts(), i))
+                            .getResult();
+        continue;
+      }
+      int64_t start = (*starts)[i];
+      if (!dataType.isDynamicDim(axis)) {
+        int64_t dim = dataType.getDimSize(axis);
+        offsets[axis] = rewriter.getIndexAttr(
+            std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim));
+      } else if (start >= 0) {
+        offsets[axis] = rewriter.getIndexAttr(start);
+      } else {
+        offsets[axis] =
+            arith::AddIOp::create(
+                rewriter, loc, dimOf(rewriter, loc, data, axis),
+                arith::ConstantIndexOp::create(rewriter, loc, start))
+                .getResult();
+      }
+    }
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, data, offsets,
+                                                        sizes, strides);
+    return success();
+  }
+
   LogicalResult
   matchAndRewrite(kiln::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -372,11 +431,6 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
         cast<RankedTensorType>(op.getStarts().getType()).getDimSize(0);
     bool hasAxes = !isa<NoneType>(op.getAxes().getType());
     bool hasSteps = !isa<NoneType>(op.getSteps().getType());
-
-    if (type.getNumElements() == 0) {
-      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
-      return success();
-    }
 
     auto starts = constantInts(op.getStarts());
     FailureOr<SmallVector<int64_t>> axes = SmallVector<int64_t>();
@@ -396,6 +450,12 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
       }
     if (succeeded(steps) && llvm::is_contained(*steps, 0))
       return unsupported(op, "a step is 0");
+    if (!type.hasStaticShape() || !dataType.hasStaticShape())
+      return lowerDynamic(op, adaptor, rewriter, axes, steps, starts);
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
 
     if (succeeded(starts) && succeeded(axes) && succeeded(steps)) {
       SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);

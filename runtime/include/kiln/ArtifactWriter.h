@@ -102,6 +102,9 @@ struct ArtifactSpec {
   /// values (its buffer after the outputs); empty: a static artifact. Each
   /// must be the dim of some input.
   std::vector<std::string> symbols;
+  /// "lhs <= rhs" over the symbols, checked by the runtime on every call
+  /// (the model's shapes assume them; ShapeExpr.h).
+  std::vector<std::string> constraints;
   std::vector<ArtifactTensor> inputs;
   std::vector<ArtifactTensor> outputs;
   std::vector<ArtifactWeight> weights;

@@ -42,6 +42,21 @@ struct ShapeExpr {
                 std::string &error) const;
 };
 
+/// "lhs <= rhs" over the symbols: what the model's shapes assume of the
+/// symbols' values (e.g. "seq <= 128": a position table of 128 rows sliced
+/// by the sequence length); the runtime checks it on every call.
+struct ShapeConstraint {
+  ShapeExpr lhs, rhs;
+  std::string text;
+  /// False with `error` set when it does not hold (or cannot be evaluated).
+  bool check(const int64_t *values, size_t numValues, std::string &error) const;
+};
+
+/// Parses "lhs <= rhs" (two expressions as parseShapeExpr takes them).
+bool parseShapeConstraint(const std::string &text,
+                          const std::vector<std::string> &symbols,
+                          ShapeConstraint &out, std::string &error);
+
 /// Whether `name` is a valid symbol name: [A-Za-z_][A-Za-z0-9_.]*.
 bool isShapeSymbolName(const std::string &name);
 

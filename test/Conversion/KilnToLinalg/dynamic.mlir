@@ -61,3 +61,25 @@ func.func @main(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["b", "s", "
   %2 = kiln.shape %1 : (tensor<?x?x4xf32>) -> tensor<3xi64>
   return %0, %1, %2 : tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<3xi64>
 }
+
+// -----
+
+// Slices to run-time bounds: [:s] rows of a static table (sized by the
+// symbol: the artifact's constraint s <= 8 keeps it in bounds) and [1:] of
+// a dynamic dim (s - 1 rows), as strided extract_slices.
+// CHECK: module attributes {kiln.symbols = ["s"]}
+// CHECK: %[[S:.+]] = tensor.dim %arg0, %c0 : tensor<?x4xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [%[[S]], 4] [1, 1] : tensor<8x4xf32> to tensor<?x4xf32>
+// CHECK: %[[REST:.+]] = arith.addi %[[S]], %{{.+}} : index
+// CHECK: tensor.extract_slice %arg0[1, 0] [%[[REST]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+func.func @main(%x: tensor<?x4xf32> {kiln.name = "x", kiln.dims = ["s", ""]}) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %table = kiln.constant dense<1.0> : tensor<8x4xf32>
+  %shape = kiln.shape %x {end = 1 : i64} : (tensor<?x4xf32>) -> tensor<1xi64>
+  %zero = kiln.constant dense<0> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %end = kiln.constant dense<9223372036854775807> : tensor<1xi64>
+  %none = kiln.none
+  %0 = kiln.slice %table, %zero, %shape, %zero, %none : (tensor<8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<?x4xf32>
+  %1 = kiln.slice %x, %one, %end, %zero, %none : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<?x4xf32>
+  return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
