@@ -363,9 +363,33 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     int64_t count = 1;
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(data.getType()).getShape();
-    for (auto [i, r] : llvm::enumerate(reduced))
-      if (r)
+    // A mean over dynamic dims divides by their run-time product.
+    Value dynamicCount;
+    for (auto [i, r] : llvm::enumerate(reduced)) {
+      if (!r)
+        continue;
+      if (!ShapedType::isDynamic(shape[i])) {
         count *= shape[i];
+        continue;
+      }
+      Value dim = dimOf(rewriter, loc, data, i);
+      dynamicCount = dynamicCount
+                         ? arith::MulIOp::create(rewriter, loc, dynamicCount, dim)
+                         : dim;
+    }
+    if (dynamicCount && Kind == ReduceKind::Mean) {
+      dynamicCount = arith::MulIOp::create(
+          rewriter, loc, dynamicCount,
+          arith::ConstantIndexOp::create(rewriter, loc, count));
+      Type intType = isa<FloatType>(acc) ? rewriter.getI64Type() : acc;
+      dynamicCount =
+          arith::IndexCastOp::create(rewriter, loc, intType, dynamicCount);
+      if (isa<FloatType>(acc))
+        dynamicCount = arith::SIToFPOp::create(rewriter, loc, acc, dynamicCount);
+    }
+    auto countOf = [&](OpBuilder &b, Location l) -> Value {
+      return dynamicCount ? dynamicCount : scalarConstant(b, l, acc, count);
+    };
     auto reducedType = cast<RankedTensorType>(result.getType());
     bool needsEpilogue = acc != element || Kind == ReduceKind::Mean ||
                          Kind == ReduceKind::L2 ||
@@ -381,14 +405,11 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
             switch (Kind) {
             case ReduceKind::Mean:
               if (isFloat)
-                v = arith::DivFOp::create(b, l, v,
-                                          scalarConstant(b, l, acc, count));
+                v = arith::DivFOp::create(b, l, v, countOf(b, l));
               else if (isUnsigned)
-                v = arith::DivUIOp::create(b, l, v,
-                                           scalarConstant(b, l, acc, count));
+                v = arith::DivUIOp::create(b, l, v, countOf(b, l));
               else
-                v = arith::DivSIOp::create(b, l, v,
-                                           scalarConstant(b, l, acc, count));
+                v = arith::DivSIOp::create(b, l, v, countOf(b, l));
               break;
             case ReduceKind::L2:
               v = isFloat ? Value(math::SqrtOp::create(b, l, v))

@@ -83,3 +83,19 @@ func.func @main(%x: tensor<?x4xf32> {kiln.name = "x", kiln.dims = ["s", ""]}) ->
   %1 = kiln.slice %x, %one, %end, %zero, %none : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<?x4xf32>
   return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// A mean over a dynamic dim divides by its run-time size.
+// CHECK: module attributes {kiln.symbols = ["b", "s"]}
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: %[[S:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x?x4xf32>
+// CHECK: %[[N:.+]] = arith.muli %[[S]], %{{.+}} : index
+// CHECK: %[[I:.+]] = arith.index_cast %[[N]] : index to i64
+// CHECK: %[[F:.+]] = arith.sitofp %[[I]] : i64 to f32
+// CHECK: arith.divf %{{.+}}, %[[F]] : f32
+func.func @main(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["b", "s", ""]}) -> tensor<?x1x4xf32> {
+  %ax = kiln.constant dense<1> : tensor<1xi64>
+  %0 = kiln.reduce_mean %x, %ax {keepdims = 1 : i64} : (tensor<?x?x4xf32>, tensor<1xi64>) -> tensor<?x1x4xf32>
+  return %0 : tensor<?x1x4xf32>
+}
