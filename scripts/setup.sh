@@ -19,6 +19,9 @@ PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
   python3 python3-venv python3-pip python3-dev
+  # PyTorch exports of real architectures (models/export_torch_dynamic.py,
+  # run with /usr/bin/python3 by test/E2E/dynamic_models.py)
+  python3-torch python3-torchvision
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 
