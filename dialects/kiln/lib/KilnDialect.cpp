@@ -59,6 +59,10 @@ void KilnDialect::initialize() {
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnEmbeddingOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnControlFlowOps.cpp.inc"
+      >();
 }
 
 Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,

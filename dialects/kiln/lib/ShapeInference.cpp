@@ -28,6 +28,18 @@ bool areCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
   return true;
 }
 
+FailureOr<RankedTensorType> joinTensorTypes(RankedTensorType a,
+                                            RankedTensorType b) {
+  if (a == b)
+    return a;
+  if (a.getElementType() != b.getElementType() || a.getRank() != b.getRank())
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
+    shape.push_back(x == y ? x : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, a.getElementType());
+}
+
 bool isNone(Value v) { return v && isa<NoneType>(v.getType()); }
 
 FailureOr<SmallVector<int64_t>>

@@ -34,5 +34,7 @@
 #include "kiln/Dialect/KilnLayoutOps.h.inc"
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnEmbeddingOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnControlFlowOps.h.inc"
 
 #endif // KILN_DIALECT_KILNOPS_H

@@ -21,6 +21,13 @@ namespace kiln {
 /// dim (an actual type may refine a dynamic dim to a size).
 bool areCompatibleReturnTypes(mlir::TypeRange inferred, mlir::TypeRange actual);
 
+/// The common type of two tensors that may hold the same value (If's
+/// branches, a loop-carried value before and after an iteration): same
+/// element type and rank, a dim that differs is dynamic. Fails when the
+/// element types or ranks differ.
+mlir::FailureOr<mlir::RankedTensorType>
+joinTensorTypes(mlir::RankedTensorType a, mlir::RankedTensorType b);
+
 /// True when `v` is the `none` value of a missing optional input.
 bool isNone(mlir::Value v);
 
