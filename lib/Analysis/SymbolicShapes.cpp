@@ -303,6 +303,19 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
       op->hasTrait<OpTrait::Elementwise>() ||
       op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
       op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
+    if (index != 0 && name == "kiln.layer_normalization") {
+      // Mean and InvStdDev: X's dims with the normalized ones [axis, rank)
+      // kept as 1.
+      std::optional<SymbolicDims> x = operandDims(0);
+      if (!x)
+        return std::nullopt;
+      int64_t axis = normalize(intAttr("axis", -1), x->size());
+      SymbolicDims result(*x);
+      for (int64_t d = std::max<int64_t>(axis, 0); d < int64_t(result.size());
+           ++d)
+        result[d] = constant(context, 1);
+      return result;
+    }
     if (index != 0 && name != "kiln.dropout")
       return std::nullopt;
     SmallVector<SymbolicDims> operands;
@@ -763,6 +776,46 @@ void SymbolicShapes::trackValues(Operation *op) {
                            data->begin() + axis.start + axis.count);
       }
     }
+  } else if (name == "kiln.equal" || name == "kiln.where") {
+    // PyTorch's Where(Equal(shape, -1), 1, shape): the tracked elements are
+    // sizes (never negative), so comparing one with a negative constant is
+    // false; otherwise only constants compare.
+    int64_t n = type.getNumElements();
+    auto at = [](const SymbolicDims &v, int64_t i) {
+      return v[v.size() == 1 ? 0 : i];
+    };
+    auto fits = [&](const std::optional<SymbolicDims> &v) {
+      return v && (v->size() == 1 || int64_t(v->size()) == n);
+    };
+    SymbolicDims r;
+    if (name == "kiln.equal") {
+      auto a = operandValues(0), b = operandValues(1);
+      if (!fits(a) || !fits(b))
+        return;
+      for (int64_t i = 0; i < n; ++i) {
+        AffineExpr x = at(*a, i), y = at(*b, i);
+        std::optional<int64_t> cx = constantOf(x), cy = constantOf(y);
+        if (cx && cy)
+          r.push_back(constant(context, *cx == *cy));
+        else if ((cx && *cx < 0) || (cy && *cy < 0))
+          r.push_back(constant(context, 0));
+        else if (x == y)
+          r.push_back(constant(context, 1));
+        else
+          return;
+      }
+    } else {
+      auto c = operandValues(0), x = operandValues(1), y = operandValues(2);
+      if (!fits(c) || !fits(x) || !fits(y))
+        return;
+      for (int64_t i = 0; i < n; ++i) {
+        std::optional<int64_t> pick = constantOf(at(*c, i));
+        if (!pick)
+          return;
+        r.push_back(*pick ? at(*x, i) : at(*y, i));
+      }
+    }
+    out = r;
   } else if (name == "kiln.add" || name == "kiln.sub" || name == "kiln.mul" ||
              name == "kiln.div") {
     auto a = operandValues(0), b = operandValues(1);

@@ -44,6 +44,15 @@ func.func @main(%x: tensor<?x?x64xf32> {kiln.name = "x", kiln.dims = ["batch", "
   %m = kiln.reduce_mean %h, %s1 {keepdims = 1 : i64} : (tensor<?x?x64xf32>, tensor<1xi64>) -> tensor<?x1x64xf32>
   // CHECK: kiln.sub {{.*}}kiln.symbolic_shape = ["[batch, seq, 64]"]
   %c = kiln.sub %h, %m : (tensor<?x?x64xf32>, tensor<?x1x64xf32>) -> tensor<?x?x64xf32>
+  // PyTorch's Where(Equal(shape, -1), 1, shape) before an Expand: sizes
+  // are never -1, so the shape stays symbolic.
+  %minus = kiln.constant dense<-1> : tensor<4xi64>
+  %ones = kiln.constant dense<1> : tensor<4xi64>
+  %isneg = kiln.equal %shape, %minus : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  // CHECK: kiln.where {{.*}}kiln.symbolic_shape = ["[4] = [batch, seq, 4, 16]"]
+  %fixed = kiln.where %isneg, %ones, %shape : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  // CHECK: kiln.expand {{.*}}kiln.symbolic_shape = ["[batch, seq, 4, 16]"]
+  %ex = kiln.expand %q, %fixed : (tensor<?x?x4x16xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
   // A slice to a run-time end: [:seq] rows of a position table, assumed
   // within the table (ONNX would clamp), a constraint the runtime checks.
   %table = kiln.constant dense<1.0> : tensor<8x4xf32>

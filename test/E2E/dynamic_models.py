@@ -67,25 +67,8 @@ COMPILE_OPTIONS = {}  # kiln.compile options (--kernels)
 # "compile", "signature", "run" or "mismatch"; the error is the first
 # error's message with the model's folder left out. Two groups:
 #
-# Not supported yet (dynamic sequence dims in attention, control flow):
+# Not supported yet (control flow):
 XFAIL = {
-    "transformer_encoder": (
-        "compile",
-        "cannot lower ONNX node '/self_attn/Slice' (kiln.slice) to the CPU: "
-        "dynamic shape (this op's lowering needs static shapes; give them "
-        "with --input-shapes=name:AxBxC)"),
-    "gpt_block": (
-        "compile",
-        "output 'output' has type 'tensor<?x?x64xf32>': the size of a "
-        "dynamic dim is not known in terms of the inputs' dims (since "
-        "'/Slice' (kiln.slice)); give static shapes with "
-        "--input-shapes=name:AxBxC"),
-    "gqa_kv_cache": (
-        "compile",
-        "output 'output' has type 'tensor<?x1x64xf32>': the size of a "
-        "dynamic dim is not known in terms of the inputs' dims (since "
-        "'/Expand' (kiln.expand)); give static shapes with "
-        "--input-shapes=name:AxBxC"),
     "if_branch": (
         "compile",
         "if_branch.onnx: node '/If' (If): not supported yet: control flow "
@@ -95,34 +78,9 @@ XFAIL = {
         "loop_rnn.onnx: node '/Loop' (Loop): not supported yet: control "
         "flow (Loop)"),
 }
-# Dynamic batch only, expected to work but failing today (gaps found by
-# this test; models/README.md says why):
-XFAIL_GAPS = {
-    # SymbolicShapes gives only result 0 of a normalization a shape; the
-    # lowering wants every result's dims, and the importer's
-    # kiln.layer_normalization has Mean and InvStdDev results (unused).
-    "mlp_layernorm": (
-        "compile",
-        "cannot lower ONNX node '/norm/LayerNormalization' "
-        "(kiln.layer_normalization) to the CPU: dynamic shape: the size of "
-        "a dynamic dim of its result is not known in terms of the inputs' "
-        "dims"),
-    # The zero initial state (ConstantOfShape of [layers, batch, hidden]),
-    # and the importer's unrolled steps' Split (and LSTM's per-layer
-    # Slice): not in the CPU lowering's dynamic-shape allowlist.
-    "lstm": (
-        "compile",
-        "cannot lower ONNX node '/lstm/ConstantOfShape' "
-        "(kiln.constant_of_shape) to the CPU: dynamic shape (this op's "
-        "lowering needs static shapes; give them with "
-        "--input-shapes=name:AxBxC)"),
-    "gru": (
-        "compile",
-        "cannot lower ONNX node '/gru/ConstantOfShape' "
-        "(kiln.constant_of_shape) to the CPU: dynamic shape (this op's "
-        "lowering needs static shapes; give them with "
-        "--input-shapes=name:AxBxC)"),
-}
+# Dynamic dims expected to work but failing today (gaps found by this
+# test; models/README.md says why): none left.
+XFAIL_GAPS = {}
 EXPECTED_FAILURES = {**XFAIL, **XFAIL_GAPS}
 
 

@@ -22,7 +22,7 @@ bool areCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
         wantT.getRank() != haveT.getRank())
       return false;
     for (auto [w, h] : llvm::zip(wantT.getShape(), haveT.getShape()))
-      if (!ShapedType::isDynamic(w) && w != h)
+      if (!ShapedType::isDynamic(w) && !ShapedType::isDynamic(h) && w != h)
         return false;
   }
   return true;

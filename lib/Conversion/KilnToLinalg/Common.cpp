@@ -666,7 +666,7 @@ bool supportsDynamicShapes(Operation *op) {
       "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze", "kiln.transpose",
       "kiln.shape", "kiln.concat", "kiln.batch_normalization",
       "kiln.dropout", "kiln.slice", "kiln.expand", "kiln.constant_of_shape",
-      "kiln.trilu"};
+      "kiln.trilu", "kiln.split"};
   // Window ops: batch only (dims 2.. of the input and the result static).
   static const llvm::StringSet<> batchOnly = {
       "kiln.conv", "kiln.fused_conv", "kiln.max_pool", "kiln.average_pool",

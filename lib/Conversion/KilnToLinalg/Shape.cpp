@@ -14,6 +14,7 @@
 #include "kiln/Dialect/KilnOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <functional>
@@ -319,6 +320,43 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
     int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    if (!inputType.hasStaticShape()) {
+      // Dynamic dims: each part's sizes from the symbolic shapes, the offset
+      // along the axis accumulated at run time.
+      SmallVector<Value> results;
+      OpFoldResult offset = rewriter.getIndexAttr(0);
+      for (auto [output, kilnOutput] :
+           llvm::zip(op.getOutputs(), op->getResults())) {
+        auto type = convertedType(getTypeConverter(), output.getType());
+        FailureOr<SmallVector<Value>> dynamicSizes =
+            resultSizes(rewriter, loc, kilnOutput);
+        if (failed(dynamicSizes))
+          return unsupported(op, "dynamic shape: a part's size is not known "
+                                 "in terms of the inputs' dims");
+        SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+            sizes, strides(rank, rewriter.getIndexAttr(1));
+        for (int64_t d = 0, next = 0; d < rank; ++d)
+          sizes.push_back(type.isDynamicDim(d)
+                              ? OpFoldResult((*dynamicSizes)[next++])
+                              : OpFoldResult(rewriter.getIndexAttr(
+                                    type.getDimSize(d))));
+        offsets[axis] = offset;
+        results.push_back(tensor::ExtractSliceOp::create(
+            rewriter, loc, type, input, offsets, sizes, strides));
+        std::optional<int64_t> o = getConstantIntValue(offset);
+        std::optional<int64_t> n = getConstantIntValue(sizes[axis]);
+        offset = o && n ? OpFoldResult(rewriter.getIndexAttr(*o + *n))
+                        : OpFoldResult(arith::AddIOp::create(
+                                           rewriter, loc,
+                                           getValueOrCreateConstantIndexOp(
+                                               rewriter, loc, offset),
+                                           getValueOrCreateConstantIndexOp(
+                                               rewriter, loc, sizes[axis]))
+                                           .getResult());
+      }
+      rewriter.replaceOp(op, results);
+      return success();
+    }
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value output : op.getOutputs()) {

@@ -99,3 +99,16 @@ func.func @main(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["b", "s", "
   %0 = kiln.reduce_mean %x, %ax {keepdims = 1 : i64} : (tensor<?x?x4xf32>, tensor<1xi64>) -> tensor<?x1x4xf32>
   return %0 : tensor<?x1x4xf32>
 }
+
+// -----
+
+// Split of a dynamic tensor: each part sized from the symbolic shapes.
+// CHECK: module attributes {kiln.symbols = ["b"]}
+// CHECK: %[[B:.+]] = tensor.dim %arg0, %c0
+// CHECK: tensor.extract_slice %arg0[0, 0] [%[[B]], 3] [1, 1] : tensor<?x8xf32> to tensor<?x3xf32>
+// CHECK: tensor.extract_slice %arg0[0, 3] [%[[B]], 5] [1, 1] : tensor<?x8xf32> to tensor<?x5xf32>
+func.func @main(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["b", ""]}) -> (tensor<?x3xf32>, tensor<?x5xf32>) {
+  %sizes = kiln.constant dense<[3, 5]> : tensor<2xi64>
+  %0:2 = kiln.split %x, %sizes {axis = 1 : i64} : (tensor<?x8xf32>, tensor<2xi64>) -> (tensor<?x3xf32>, tensor<?x5xf32>)
+  return %0#0, %0#1 : tensor<?x3xf32>, tensor<?x5xf32>
+}

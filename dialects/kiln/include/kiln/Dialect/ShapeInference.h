@@ -17,8 +17,11 @@
 namespace kiln {
 
 /// True when each inferred type is compatible with the actual one: same
-/// element type and rank, and every static inferred dim equal to the actual
-/// dim (an actual type may refine a dynamic dim to a size).
+/// element type and rank, and no dim static in both with different sizes.
+/// An actual type may refine a dynamic dim to a size, and may also be less
+/// refined than inference: a pass that folds an operand to a constant (an
+/// Expand's shape) lets inference see a size the result type, written
+/// before, does not state; the op is still correct.
 bool areCompatibleReturnTypes(mlir::TypeRange inferred, mlir::TypeRange actual);
 
 /// The common type of two tensors that may hold the same value (If's
