@@ -217,13 +217,13 @@ struct FuseElementwisePass
 /// per memcpy call while the other threads wait. As linalg.copy it becomes
 /// loops like any other elementwise op: parallel over the outer dimensions,
 /// a vectorizable contiguous innermost loop. Copies between two identity
-/// layouts stay memref.copy (one memcpy).
+/// layouts stay memref.copy (one memcpy). Static or not.
 struct CopiesToLoopsPass
     : PassWrapper<CopiesToLoopsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopiesToLoopsPass)
   StringRef getArgument() const override { return "kiln-cpu-copies-to-loops"; }
   StringRef getDescription() const override {
-    return "Rewrite static memref.copy into strided views as linalg.copy";
+    return "Rewrite memref.copy into strided views as linalg.copy";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<linalg::LinalgDialect>();
@@ -233,8 +233,8 @@ struct CopiesToLoopsPass
     getOperation().walk([&](memref::CopyOp copy) {
       auto source = dyn_cast<MemRefType>(copy.getSource().getType());
       auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
-      if (source && target && source.hasStaticShape() &&
-          target.hasStaticShape() && source.getRank() >= 2 &&
+      // Run-time extents too (a dynamic batch): the loops take them.
+      if (source && target && source.getRank() >= 2 &&
           (!source.getLayout().isIdentity() ||
            !target.getLayout().isIdentity()))
         copies.push_back(copy);
@@ -328,6 +328,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
                  llvm::is_contained(target.features, "amx-tile");
   if (options.kernels == "codegen" || options.kernels == "library") {
     auto [mr, nr] = registerTile(target.features);
+    // A convolution's run-time batch: a loop of static one-image ones
+    // (library mode calls its kernel with the run-time batch instead).
+    if (options.kernels == "codegen")
+      pm.addNestedPass<func::FuncOp>(createSplitDynamicPass());
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(
         mr, nr, /*halfOnly=*/options.kernels == "library", amxBf16));
     pm.addPass(createCanonicalizerPass());
@@ -454,6 +458,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createAmxCallsPass(); });
+  registerPass([] { return createSplitDynamicPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",

@@ -38,10 +38,11 @@ bool isF32Memref(Value value) {
   return type && type.getElementType().isF32();
 }
 
+/// A dense float32 buffer (its sizes may be run-time ones: a dynamic batch).
 bool isIdentityF32(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getElementType().isF32() &&
-         type.getLayout().isIdentity() && type.hasStaticShape();
+         type.getLayout().isIdentity();
 }
 
 bool isZeroF32(Value value) {

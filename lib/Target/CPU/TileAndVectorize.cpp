@@ -18,11 +18,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SplitDynamic.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -54,8 +56,10 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
+  // Run-time extents are fine (symbolic dims): the thread blocks take them,
+  // and a block with a run-time row count is cut into static pieces.
   unsigned numLoops = op.getNumLoops();
-  if (numLoops < 3 || op.hasDynamicShape())
+  if (numLoops < 3)
     return false;
   // f32 accumulation; the operands may be f16/bf16 (the lowering's mixed
   // precision matmuls): the vector loads widen them in registers
@@ -99,43 +103,59 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
 /// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
 constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
 
-/// tensor.pad (constant value, static) of an elementwise linalg.generic's
+/// tensor.pad (constant value and amounts) of an elementwise linalg.generic's
 /// only result: the generic writes straight into the interior of the padded
 /// tensor (an extract_slice of its zero fill, inserted back), so that
 /// bufferization needs no copy into the padded buffer. Between two
 /// convolutions that was one more loop over the activation (the Relu, then
 /// the copy into the next convolution's padded input: two parallel regions
 /// and two passes, now one). A result with other users (a residual Add)
-/// is left alone: bufferization then copied the whole padded buffer.
+/// is left alone: bufferization then copied the whole padded buffer. A
+/// run-time extent (the batch) is taken from the generic's init.
 LogicalResult padIntoProducer(RewriterBase &rewriter, tensor::PadOp pad) {
   auto generic = pad.getSource().getDefiningOp<linalg::GenericOp>();
   Value padValue = pad.getConstantPaddingValue();
   auto type = dyn_cast<RankedTensorType>(pad.getResultType());
-  if (!generic || !padValue || !type || !type.hasStaticShape() ||
-      !generic->hasOneUse() || generic.getNumResults() != 1 ||
-      generic.getNumDpsInits() != 1 ||
+  if (!generic || !padValue || !type || !generic->hasOneUse() ||
+      generic.getNumResults() != 1 || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != generic.getNumParallelLoops() ||
       !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
            .isIdentity() ||
       !generic.getBlock()->getArguments().back().use_empty())
     return failure();
   SmallVector<OpFoldResult> low = pad.getMixedLowPad();
-  if (!llvm::all_of(low, [](OpFoldResult v) {
-        return getConstantIntValue(v).has_value();
-      }))
+  SmallVector<OpFoldResult> high = pad.getMixedHighPad();
+  auto isConstant = [](OpFoldResult v) {
+    return getConstantIntValue(v).has_value();
+  };
+  if (!llvm::all_of(low, isConstant) || !llvm::all_of(high, isConstant))
     return failure();
-  auto sourceType = cast<RankedTensorType>(pad.getSource().getType());
   Location loc = pad.getLoc();
   rewriter.setInsertionPoint(generic);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
+  // The unpadded sizes, from the generic's init (it dominates the generic;
+  // the pad's source, the generic's result, does not).
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(
+      rewriter, loc, generic.getDpsInitOperand(0)->get());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (!type.isDynamicDim(i))
+      continue;
+    int64_t border = *getConstantIntValue(low[i]) +
+                     *getConstantIntValue(high[i]);
+    dynamicSizes.push_back(getValueOrCreateConstantIndexOp(
+        rewriter, loc,
+        affine::makeComposedFoldedAffineApply(
+            rewriter, loc, getAffineSymbolExpr(0, rewriter.getContext()) +
+                               border,
+            {sizes[i]})));
+  }
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type, dynamicSizes);
   Value filled =
       linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
-  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-      rewriter.getContext(), sourceType.getShape());
   SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
-  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, filled, low,
-                                                  sizes, ones);
+  Value interior = tensor::ExtractSliceOp::create(
+      rewriter, loc, cast<RankedTensorType>(pad.getSource().getType()),
+      filled, low, sizes, ones);
   rewriter.modifyOpInPlace(generic, [&] {
     generic.getDpsInitOperand(0)->set(interior);
   });
@@ -160,12 +180,21 @@ Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
         rewriter, loc, init,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   };
-  auto empty = [&]() -> Value {
-    return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                   type.getElementType());
+  // The rebuilt producer writes where the original one did (collapsed): a
+  // fresh tensor there, or the slice of the batch loop's result
+  // (kiln-cpu-split-dynamic), which a new tensor would have to be copied
+  // into.
+  auto destination = [&](Value dest) -> Value {
+    if (dest.getDefiningOp<tensor::EmptyOp>())
+      return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                     type.getElementType());
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, type, dest,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   };
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty())
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
+                                  destination(fill.getOutputs()[0]))
         .getResult(0);
   auto generic = init.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInits() != 1 ||
@@ -186,7 +215,8 @@ Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
   SmallVector<utils::IteratorType> parallel3(3, utils::IteratorType::parallel);
   auto rebuilt = linalg::GenericOp::create(
       rewriter, loc, TypeRange{type}, generic.getDpsInputs(),
-      ValueRange{empty()}, maps, parallel3);
+      ValueRange{destination(generic.getDpsInitOperand(0)->get())}, maps,
+      parallel3);
   rewriter.cloneRegionBefore(generic.getRegion(), rebuilt.getRegion(),
                              rebuilt.getRegion().end());
   return rebuilt.getResult(0);
@@ -393,8 +423,12 @@ struct TileAndVectorizePass
       if (loop->removeAttr(kReductionLoop))
         loops.push_back(loop);
     });
-    for (scf::ForOp loop : loops)
+    // The masks of a masked tile (an edge, or a run-time N) first: the
+    // transfers are a hoistable pair only with their mask outside the loop.
+    for (scf::ForOp loop : loops) {
+      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
       hoistLoopInvariantSubsets(rewriter, loop);
+    }
   }
 
   /// Marks the K loops around the micro-kernels until the accumulator hoisting.
@@ -538,6 +572,11 @@ struct TileAndVectorizePass
     rewriter.replaceOp(rowOp, write.getResult());
   }
 
+  /// `tile` clamped to a loop's static extent (a run-time one: `tile`).
+  static int64_t clampTile(int64_t tile, int64_t range) {
+    return ShapedType::isDynamic(range) ? tile : std::min(tile, range);
+  }
+
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     unsigned numLoops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -546,8 +585,8 @@ struct TileAndVectorizePass
 
     // Thread blocks: one batch index, blockRows x blockCols of the output.
     SmallVector<int64_t> blockSizes(numLoops, 1);
-    blockSizes[m] = std::min<int64_t>(blockRows, ranges[m]);
-    blockSizes[n] = std::min<int64_t>(blockCols, ranges[n]);
+    blockSizes[m] = clampTile(blockRows, ranges[m]);
+    blockSizes[n] = clampTile(blockCols, ranges[n]);
     blockSizes[k] = 0;
     FailureOr<SmallVector<Operation *>> blocks =
         tileAndFuseInit(rewriter, op, blockSizes, LoopType::ForallOp);
@@ -557,24 +596,62 @@ struct TileAndVectorizePass
     rewriter.eraseOp(op);
     fuseIm2ColIntoBlock(rewriter, blocks->front());
 
-    // Register tiles of the block (the fused init producer with them).
-    int64_t mr = std::min<int64_t>(registerRows, ranges[m]);
-    int64_t nr = std::min<int64_t>(registerCols, ranges[n]);
+    // A run-time M (symbolic dims): the block's rows in static pieces, a
+    // loop of whole register tiles (mr rows) and the remainder by its exact
+    // size (an scf.index_switch over 1 .. mr - 1), each tiled for registers
+    // like a static block. Masked register tiles would compute mr rows each
+    // (M = 1: 8 times the static 1-row code's work); pieces of 4 + 2 + 1
+    // rows would read B three times. (A static M that is not a multiple of
+    // block-m keeps its masked edge tiles: the split's mr register kernels
+    // per contraction cost compile time on every such layer.)
+    auto blockOp = cast<linalg::LinalgOp>(blocks->front());
+    SmallVector<linalg::LinalgOp> pieces = {blockOp};
+    bool split = ShapedType::isDynamic(ranges[m]) &&
+                 ShapedType::isDynamic(blockOp.getStaticLoopRanges()[m]);
+    if (split) {
+      FailureOr<SmallVector<linalg::LinalgOp>> cut =
+          splitIntoStaticPieces(rewriter, blockOp, m, registerRows);
+      if (failed(cut))
+        return blockOp->emitError("kiln-cpu-tile-and-vectorize: cannot "
+                                  "split the block's rows");
+      pieces = std::move(*cut);
+    }
+    for (linalg::LinalgOp piece : pieces) {
+      Operation *producer = piece.getDpsInitOperand(0)->get().getDefiningOp();
+      if (failed(tileForRegisters(rewriter, piece)))
+        return failure();
+      // A piece's own init producer (split) is fused into its tiles.
+      if (split && producer && isa<linalg::LinalgOp>(producer) &&
+          producer->use_empty())
+        rewriter.eraseOp(producer);
+    }
+    for (Operation *producer : llvm::drop_begin(*blocks))
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+    return success();
+  }
+
+  /// Register tiles of a thread block (the fused init producer with them),
+  /// K innermost, the micro-kernel and the fused producer tiles vectorized.
+  LogicalResult tileForRegisters(RewriterBase &rewriter,
+                                 linalg::LinalgOp blockOp) {
+    unsigned numLoops = blockOp.getNumLoops();
+    SmallVector<int64_t> ranges = blockOp.getStaticLoopRanges();
+    unsigned m = numLoops - 3, n = numLoops - 2, k = numLoops - 1;
+    using LoopType = scf::SCFTilingOptions::LoopType;
+    int64_t mr = clampTile(registerRows, ranges[m]);
+    int64_t nr = clampTile(registerCols, ranges[n]);
     SmallVector<int64_t> vectorSizes(numLoops, 1);
     vectorSizes[m] = mr;
     vectorSizes[n] = nr;
     SmallVector<int64_t> registerSizes = vectorSizes;
     registerSizes[k] = 0;
-    Operation *blockOp = blocks->front();
     FailureOr<SmallVector<Operation *>> tiles =
         tileAndFuseInit(rewriter, blockOp, registerSizes, LoopType::ForOp);
     if (failed(tiles))
       return blockOp->emitError("kiln-cpu-tile-and-vectorize: cannot tile "
                                 "for registers");
     rewriter.eraseOp(blockOp);
-    for (Operation *producer : llvm::drop_begin(*blocks))
-      if (producer->use_empty())
-        rewriter.eraseOp(producer);
 
     // K one step at a time, innermost, around the register tile.
     Operation *tileOp = tiles->front();
@@ -738,30 +815,89 @@ struct SplitParallelLoopsPass
     return *ub > *lb ? llvm::divideCeil(*ub - *lb, *step) : 0;
   }
 
-  /// Whether `loop` is too little work for a parallel region of its own.
-  bool tooSmall(scf::ParallelOp loop, unsigned keep) {
-    std::optional<int64_t> kept = 1, all = 1;
-    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
-      std::optional<int64_t> trips = tripCount(loop, i);
-      if (!trips || !all) {
-        all = std::nullopt;
-        if (i < keep)
-          kept = std::nullopt;
-        continue;
-      }
-      *all *= *trips;
-      if (i < keep && kept)
-        *kept *= *trips;
-    }
-    if (kept && *kept <= 1)
-      return true;
+  /// A thread-block loop of the tiled kernels (its body holds their vector
+  /// micro-kernels): every dimension of it stays parallel, whatever its trip
+  /// counts (with a run-time M, the row blocks may be a single one while the
+  /// column blocks feed the threads).
+  static bool isThreadBlockLoop(scf::ParallelOp loop) {
+    return loop.getBody()
+        ->walk([](Operation *op) {
+          return isa<vector::VectorDialect>(op->getDialect())
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// Whether the body is straight-line code (an elementwise loop nest).
+  static bool isStraightLine(scf::ParallelOp loop) {
     bool straightLine = true;
     loop.getBody()->walk([&](Operation *op) {
       if ((op->getNumRegions() > 0 && op != loop) ||
           isa<CallOpInterface>(op))
         straightLine = false;
     });
-    return straightLine && all && *all < minParallelElements;
+    return straightLine;
+  }
+
+  /// Whether `loop` is too little work for a parallel region of its own:
+  /// its `keep` outer dimensions have at most one iteration, or it is an
+  /// elementwise nest of fewer than min-parallel-elements iterations. Unknown
+  /// (nullopt) when that depends on run-time trip counts (symbolic dims).
+  std::optional<bool> tooSmall(scf::ParallelOp loop, unsigned keep) {
+    int64_t kept = 1, all = 1;
+    bool keptDynamic = false, allDynamic = false;
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+      std::optional<int64_t> trips = tripCount(loop, i);
+      if (!trips) {
+        allDynamic = true;
+        keptDynamic |= i < keep;
+        continue;
+      }
+      all *= *trips;
+      if (i < keep)
+        kept *= *trips;
+    }
+    if (kept <= 1 && !keptDynamic)
+      return true;
+    bool straightLine = isStraightLine(loop);
+    if (straightLine && !allDynamic && all < minParallelElements)
+      return true;
+    // A run-time extent of zero leaves nothing to run either way.
+    bool mayBeFew = keptDynamic && kept <= 1;
+    bool mayBeSmall =
+        straightLine && allDynamic && all < minParallelElements;
+    if (!mayBeFew && !mayBeSmall)
+      return false;
+    return std::nullopt;
+  }
+
+  /// The run-time test of tooSmall's condition: true when `loop` (its
+  /// `keep` outer dimensions) is worth a parallel region.
+  Value worthParallel(OpBuilder &b, scf::ParallelOp loop, unsigned keep) {
+    Location loc = loop.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value kept = one, all = one;
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+      Value extent = arith::SubIOp::create(b, loc, loop.getUpperBound()[i],
+                                           loop.getLowerBound()[i]);
+      extent = arith::MaxSIOp::create(b, loc, extent, zero);
+      Value trips =
+          arith::CeilDivSIOp::create(b, loc, extent, loop.getStep()[i]);
+      all = arith::MulIOp::create(b, loc, all, trips);
+      if (i < keep)
+        kept = arith::MulIOp::create(b, loc, kept, trips);
+    }
+    Value worth = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        kept, one);
+    if (isStraightLine(loop)) {
+      Value enough = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::sge, all,
+          arith::ConstantIndexOp::create(b, loc, minParallelElements));
+      worth = arith::AndIOp::create(b, loc, worth, enough);
+    }
+    return worth;
   }
 
   void split(scf::ParallelOp loop) {
@@ -773,19 +909,43 @@ struct SplitParallelLoopsPass
     // sequential, rather than a nested OpenMP region that div/rems every
     // index.
     bool nested = loop->getParentOfType<scf::ParallelOp>() != nullptr;
+    // A run-time trip count (a symbolic dim) may be 1: the dimensions after
+    // it are kept as if it were, until the static ones are enough.
     while (!nested && keep + 1 < numLoops && trips < minParallelTrips) {
       std::optional<int64_t> dimTrips = tripCount(loop, keep);
       ++keep;
-      if (!dimTrips)
-        break; // Dynamic: this dimension alone is assumed to be enough.
-      trips *= *dimTrips;
+      if (dimTrips)
+        trips *= *dimTrips;
     }
-    if (!nested && numLoops == 1)
-      keep = 1;
-    if (!nested && tooSmall(loop, keep))
-      keep = 0;
-    else if (keep == numLoops)
+    if (!nested && (numLoops == 1 || isThreadBlockLoop(loop)))
+      keep = numLoops;
+    std::optional<bool> small = false;
+    if (!nested)
+      small = tooSmall(loop, keep);
+    if (!small) {
+      // Known at run time only: both versions, picked by the trip counts.
+      OpBuilder b(loop);
+      Value worth = worthParallel(b, loop, keep);
+      auto ifOp = scf::IfOp::create(b, loop.getLoc(), worth,
+                                    /*withElseRegion=*/true);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      auto parallel = cast<scf::ParallelOp>(b.clone(*loop));
+      loop->moveBefore(ifOp.elseBlock()->getTerminator());
+      if (keep < numLoops)
+        splitAt(parallel, keep);
+      splitAt(loop, 0);
       return;
+    }
+    if (*small)
+      keep = 0;
+    if (keep < numLoops)
+      splitAt(loop, keep);
+  }
+
+  /// `loop`'s `keep` outer dimensions stay an scf.parallel (none: no
+  /// parallel loop at all), the others become nested scf.for loops.
+  static void splitAt(scf::ParallelOp loop, unsigned keep) {
+    unsigned numLoops = loop.getNumLoops();
     OpBuilder b(loop);
     Location loc = loop.getLoc();
     SmallVector<Value> ivs;

@@ -93,3 +93,61 @@ func.func @large(%a: memref<64x128xf32>, %b: memref<2x8xf32>) {
   }
   return
 }
+
+// Symbolic dims. A thread-block loop (a tiled kernel's: vector code in its
+// body) keeps all its dimensions parallel: with a run-time M the row blocks
+// may be a single one while the column blocks feed the threads.
+// CHECK-LABEL: func.func @thread_blocks
+//       CHECK:   scf.parallel (%{{.+}}, %{{.+}}) = (%{{.+}}, %{{.+}}) to (%{{.+}}, %{{.+}}) step (%{{.+}}, %{{.+}}) {
+//   CHECK-NOT:     scf.for
+//       CHECK:     vector.transfer_write
+func.func @thread_blocks(%out: memref<?x512xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %v = arith.constant dense<1.0> : vector<32xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c512) step (%c32, %c256) {
+    vector.transfer_write %v, %out[%i, %j] {in_bounds = [true]} : vector<32xf32>, memref<?x512xf32>
+    scf.reduce
+  }
+  return
+}
+
+// An elementwise loop over a run-time batch: the dimensions after the
+// run-time one are kept parallel as if it were 1, until the static ones are
+// enough (here the channels: 64). When only the run-time trip counts tell
+// whether the loop is worth a parallel region (a batch of rows of 512), both
+// versions are there, picked at run time: parallel from two rows and 4096
+// elements on, sequential below (the static code's choice at the same size).
+// CHECK-LABEL: func.func @dynamic_batch
+//       CHECK:   scf.parallel (%{{.+}}, %{{.+}}) = (%{{.+}}, %{{.+}}) to (%{{.+}}, %{{.+}}) step (%{{.+}}, %{{.+}}) {
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+//       CHECK:   %[[ROWS:.+]] = arith.cmpi sgt, %{{.+}}, %{{.+}} : index
+//       CHECK:   %[[ELEMS:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : index
+//       CHECK:   %[[WORTH:.+]] = arith.andi %[[ROWS]], %[[ELEMS]] : i1
+//       CHECK:   scf.if %[[WORTH]] {
+//       CHECK:     scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+//       CHECK:       scf.for
+//       CHECK:   } else {
+//   CHECK-NOT:     scf.parallel
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+func.func @dynamic_batch(%a: memref<?x64x56x56xf32>, %b: memref<?x512xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c56 = arith.constant 56 : index
+  %c64 = arith.constant 64 : index
+  %c512 = arith.constant 512 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k, %l) = (%c0, %c0, %c0, %c0) to (%n, %c64, %c56, %c56) step (%c1, %c1, %c1, %c1) {
+    memref.store %f, %a[%i, %j, %k, %l] : memref<?x64x56x56xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c512) step (%c1, %c1) {
+    memref.store %f, %b[%i, %j] : memref<?x512xf32>
+    scf.reduce
+  }
+  return
+}

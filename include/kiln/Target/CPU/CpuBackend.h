@@ -72,6 +72,9 @@ bool isAmxBf16Contraction(mlir::Operation *op);
 std::unique_ptr<mlir::Pass>
 createTileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly = false,
                            bool skipAmxBf16 = false);
+/// On tensors, before the tile pass: a float32 NCHW convolution whose only
+/// run-time extent is the batch as an scf.for of static one-image ones.
+std::unique_ptr<mlir::Pass> createSplitDynamicPass();
 /// After bufferization: vector.contract to outer products/FMAs, n-D vector
 /// ops towards the 1-D ones convert-vector-to-llvm takes.
 std::unique_ptr<mlir::Pass> createLowerVectorsPass();

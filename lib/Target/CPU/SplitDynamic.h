@@ -1,0 +1,42 @@
+//===- SplitDynamic.h - Static pieces of a loop with run-time extent -*- C++ -*-===//
+//
+// What kiln-cpu-split-dynamic (a convolution's dynamic batch) and
+// kiln-cpu-tile-and-vectorize (a thread block's dynamic rows) share: one
+// loop of a tensor linalg op cut into pieces of static extents, so that the
+// static-shape kernels apply to each piece.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_TARGET_CPU_SPLITDYNAMIC_H
+#define KILN_LIB_TARGET_CPU_SPLITDYNAMIC_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln::cpu {
+
+/// Cuts loop `dim` of `op` (a linalg op on tensors with one init, `dim` a
+/// parallel loop that indexes the init) into pieces whose extent along `dim`
+/// is static:
+///
+///   scf.for %i = 0 to (size floordiv chunk) * chunk step chunk
+///     op on [%i, %i + chunk)                       (static: chunk)
+///   scf.index_switch (size mod chunk)              (1 .. chunk - 1)
+///     case r: op on the last r                     (static: r)
+///
+/// so that every piece is exactly the static code of its size: a block of 7
+/// rows over 8-row register tiles is the 7-row tile of a static M = 7, and
+/// M = 1 the 1-row one (no padding, no masks, one pass over the other
+/// operand). chunk = 1 is a plain loop of one-wide pieces. Each piece reads
+/// slices of the inputs and writes a slice of the loop-carried result
+/// (extract_slice/insert_slice). When `op`'s init is produced by an
+/// all-parallel linalg op used only by `op` (a zero fill, a bias broadcast),
+/// that producer is tiled into each piece too, so it stays fusable into the
+/// piece's tiles; it is left without uses (the caller erases it). `op` is
+/// replaced and erased. Returns the pieces (the tiled ops, in order).
+mlir::FailureOr<llvm::SmallVector<mlir::linalg::LinalgOp>>
+splitIntoStaticPieces(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
+                      unsigned dim, int64_t chunk);
+
+} // namespace kiln::cpu
+
+#endif // KILN_LIB_TARGET_CPU_SPLITDYNAMIC_H
