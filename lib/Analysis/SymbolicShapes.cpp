@@ -187,6 +187,10 @@ SmallVector<int64_t> SymbolicShapes::inputSymbols(unsigned argument) const {
 
 void SymbolicShapes::addConstraint(AffineExpr lhs, AffineExpr rhs,
                                    Operation *op) {
+  // The runtime checks constraints before a run: an iteration number is
+  // not known then (the slice is assumed within its dim, as ONNX clamps).
+  if (usesLoopSymbol(lhs) || usesLoopSymbol(rhs))
+    return;
   std::optional<int64_t> l = constantOf(lhs), r = constantOf(rhs);
   if ((l && r && *l <= *r) || lhs == rhs)
     return;
@@ -241,6 +245,8 @@ std::optional<SymbolicDims> SymbolicShapes::knownValues(Value value) const {
 }
 
 void SymbolicShapes::visit(Operation *op) {
+  if (op->getNumRegions() != 0)
+    visitRegions(op);
   for (unsigned i = 0; i < op->getNumResults(); ++i) {
     Value result = op->getResult(i);
     auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -273,6 +279,8 @@ void SymbolicShapes::visit(Operation *op) {
 
 std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
                                                         unsigned index) {
+  if (op->getNumRegions() != 0)
+    return inferControlFlow(op, index);
   auto resultType = cast<RankedTensorType>(op->getResult(index).getType());
   int64_t rank = resultType.getRank();
   StringRef name = op->getName().getStringRef();
@@ -844,6 +852,167 @@ void SymbolicShapes::trackValues(Operation *op) {
     values[result] = *out;
 }
 
+//===----------------------------------------------------------------------===//
+// Control flow: If, Loop and Scan
+//===----------------------------------------------------------------------===//
+
+bool SymbolicShapes::usesLoopSymbol(AffineExpr expr) const {
+  bool uses = false;
+  expr.walk([&](AffineExpr e) {
+    if (auto symbol = dyn_cast<AffineSymbolExpr>(e))
+      uses |= symbol.getPosition() >= symbolList.size();
+  });
+  return uses;
+}
+
+void SymbolicShapes::visitRegions(Operation *op) {
+  if (isa<IfOp>(op)) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &nested : block)
+          visit(&nested);
+    return;
+  }
+  if (auto loop = dyn_cast<LoopOp>(op)) {
+    Block &body = loop.getBody().front();
+    unsigned position = symbolList.size() + loopSymbolList.size();
+    loopSymbolList.push_back({body.getArgument(0), -1});
+    values[body.getArgument(0)] = {getAffineSymbolExpr(position, context)};
+    visitLoopBody(op, body, /*firstCarried=*/2, loop.getVInitial(),
+                  /*firstCarriedYield=*/1);
+    return;
+  }
+  if (auto scan = dyn_cast<ScanOp>(op)) {
+    Block &body = scan.getBody().front();
+    unsigned numStates = scan.getNumStates();
+    ValueRange operands = scan.getInitialStateAndScanInputs();
+    for (unsigned i = 0; i < scan.getNumScanInputs(); ++i) {
+      BlockArgument slice = body.getArgument(numStates + i);
+      std::optional<SymbolicDims> dims = known(operands[numStates + i]);
+      if (!dims) {
+        unknownAt[slice] = unknownAt.lookup(operands[numStates + i]);
+        continue;
+      }
+      dims->erase(dims->begin() + scan.getScanInputAxis(i));
+      shapes[slice] = *dims;
+    }
+    visitLoopBody(op, body, /*firstCarried=*/0,
+                  operands.take_front(numStates), /*firstCarriedYield=*/0);
+  }
+}
+
+void SymbolicShapes::visitLoopBody(Operation *op, Block &body,
+                                   unsigned firstCarried, ValueRange initial,
+                                   unsigned firstCarriedYield) {
+  // A carried value has its initial value's dims in every iteration when
+  // the body yields it with those dims; otherwise each of its dynamic dims
+  // is a loop symbol (its size in the iteration at hand) and the body is
+  // analyzed again.
+  SmallVector<bool> unknownCarried(initial.size(), false);
+  for (size_t round = 0; round <= initial.size(); ++round) {
+    for (auto [j, value] : llvm::enumerate(initial)) {
+      BlockArgument arg = body.getArgument(firstCarried + j);
+      shapes.erase(arg);
+      std::optional<SymbolicDims> dims = known(value);
+      if (!unknownCarried[j] && dims) {
+        shapes[arg] = *dims;
+        continue;
+      }
+      auto type = cast<RankedTensorType>(arg.getType());
+      SymbolicDims local;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d)) {
+          local.push_back(constant(context, type.getDimSize(d)));
+          continue;
+        }
+        local.push_back(getAffineSymbolExpr(
+            symbolList.size() + loopSymbolList.size(), context));
+        loopSymbolList.push_back({arg, d});
+      }
+      shapes[arg] = local;
+    }
+    for (Operation &nested : body)
+      visit(&nested);
+    Operation *yield = body.getTerminator();
+    bool changed = false;
+    for (unsigned j = 0; j < initial.size(); ++j) {
+      if (unknownCarried[j])
+        continue;
+      std::optional<SymbolicDims> before =
+          known(body.getArgument(firstCarried + j));
+      std::optional<SymbolicDims> after =
+          known(yield->getOperand(firstCarriedYield + j));
+      if (!before || !after || *before != *after) {
+        unknownCarried[j] = true;
+        changed = true;
+      }
+    }
+    if (!changed)
+      return;
+    body.walk([&](Operation *nested) {
+      for (Value result : nested->getResults()) {
+        shapes.erase(result);
+        values.erase(result);
+        unknownAt.erase(result);
+      }
+    });
+  }
+}
+
+std::optional<SymbolicDims> SymbolicShapes::inferControlFlow(Operation *op,
+                                                             unsigned index) {
+  auto withoutLoopSymbols =
+      [&](std::optional<SymbolicDims> dims) -> std::optional<SymbolicDims> {
+    if (dims && llvm::any_of(*dims, [&](AffineExpr e) {
+          return usesLoopSymbol(e);
+        }))
+      return std::nullopt;
+    return dims;
+  };
+  if (auto ifOp = dyn_cast<IfOp>(op)) {
+    // Only when both branches give the same dims (otherwise the size
+    // depends on the branch taken: data-dependent).
+    std::optional<SymbolicDims> a = known(ifOp.thenYield()->getOperand(index));
+    std::optional<SymbolicDims> b = known(ifOp.elseYield()->getOperand(index));
+    if (!a || !b || *a != *b)
+      return std::nullopt;
+    return a;
+  }
+  if (auto loop = dyn_cast<LoopOp>(op)) {
+    Block &body = loop.getBody().front();
+    if (index < loop.getNumCarried())
+      return withoutLoopSymbols(known(body.getArgument(2 + index)));
+    // A scan output: the number of iterations, then the yielded dims. The
+    // number is known only when the loop cannot stop early.
+    std::optional<SymbolicDims> element =
+        withoutLoopSymbols(known(body.getTerminator()->getOperand(1 + index)));
+    if (!element || isNone(loop.getMaxTripCount()) || !loop.cannotStopEarly())
+      return std::nullopt;
+    std::optional<SymbolicDims> trips = knownValues(loop.getMaxTripCount());
+    if (!trips || trips->size() != 1)
+      return std::nullopt;
+    element->insert(element->begin(), (*trips)[0]);
+    return element;
+  }
+  if (auto scan = dyn_cast<ScanOp>(op)) {
+    Block &body = scan.getBody().front();
+    unsigned numStates = scan.getNumStates();
+    if (index < numStates)
+      return withoutLoopSymbols(known(body.getArgument(index)));
+    unsigned k = index - numStates;
+    std::optional<SymbolicDims> element =
+        withoutLoopSymbols(known(body.getTerminator()->getOperand(index)));
+    std::optional<SymbolicDims> input =
+        known(scan.getInitialStateAndScanInputs()[numStates]);
+    if (!element || !input)
+      return std::nullopt;
+    element->insert(element->begin() + scan.getScanOutputAxis(k),
+                    (*input)[scan.getScanInputAxis(0)]);
+    return element;
+  }
+  return std::nullopt;
+}
+
 std::string SymbolicShapes::print(AffineExpr expr) const {
   // Precedence: 0 sum, 1 product/quotient, 2 atom.
   std::function<std::string(AffineExpr, int)> emit = [&](AffineExpr e,
@@ -856,8 +1025,11 @@ std::string SymbolicShapes::print(AffineExpr expr) const {
       int64_t v = cast<AffineConstantExpr>(e).getValue();
       return v < 0 ? "(0 - " + std::to_string(-v) + ")" : std::to_string(v);
     }
-    case AffineExprKind::SymbolId:
-      return symbolList[cast<AffineSymbolExpr>(e).getPosition()].name;
+    case AffineExprKind::SymbolId: {
+      unsigned position = cast<AffineSymbolExpr>(e).getPosition();
+      return position < symbolList.size() ? symbolList[position].name
+                                          : std::string("iteration");
+    }
     case AffineExprKind::DimId:
       return std::string("?");
     case AffineExprKind::Add: {

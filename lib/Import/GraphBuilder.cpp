@@ -149,6 +149,23 @@ private:
                   const onnx::FunctionProto &function, int64_t bodyOpset,
                   const onnx::OpSchema *schema);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
+  void importControlFlow(const onnx::NodeProto &node,
+                         const std::string &displayName, Location loc);
+  void importSubgraph(const onnx::NodeProto &node,
+                      const std::string &displayName,
+                      const onnx::GraphProto &subgraph, llvm::StringRef what,
+                      Region &region, TypeRange argumentTypes);
+  SmallVector<Type> importLoopBody(const onnx::NodeProto &node,
+                                   const std::string &displayName,
+                                   const onnx::GraphProto &body, Region &region,
+                                   TypeRange fixedTypes,
+                                   SmallVector<Type> carriedTypes,
+                                   unsigned firstCarriedOutput);
+  Operation *createRegionOp(llvm::StringRef opName, ValueRange operands,
+                            NamedAttrList &attributes,
+                            SmallVectorImpl<std::unique_ptr<Region>> &regions,
+                            Location loc,
+                            llvm::ArrayRef<std::string> resultNames);
   Operation *createOp(llvm::StringRef opName, ValueRange operands,
                       NamedAttrList &attributes, Location loc,
                       llvm::ArrayRef<std::string> resultNames);
@@ -184,7 +201,16 @@ private:
   Location fileLoc;
   func::FuncOp func;
   Value none;
-  llvm::StringMap<Value> values;
+  /// Named values: the graph's, then one scope per subgraph being imported
+  /// (innermost last); a subgraph sees the names of the scopes around it.
+  std::vector<llvm::StringMap<Value>> scopes;
+  /// The types the subgraphs being imported declare (and libonnx infers)
+  /// for their values, innermost last.
+  std::vector<std::map<std::string, onnx::TypeProto>> subgraphTypes;
+  /// While a loop body is imported again with carried types that changed:
+  /// what the subgraphs declare (and libonnx infers from the body's
+  /// declared inputs) may hold for the first iteration only.
+  int staleSubgraphTypes = 0;
   /// Location name → ONNX op type, to name the op type in verifier errors.
   llvm::StringMap<std::string> opTypeOfNode;
   /// The default-domain opset of the nodes being imported: the model's, or
@@ -211,16 +237,18 @@ Value GraphBuilder::getNone() {
 }
 
 Value GraphBuilder::lookupValue(const std::string &name) {
-  auto it = values.find(name);
-  if (it == values.end())
-    fail("input '{0}' is not defined (no graph input, initializer or earlier "
-         "node produces it)",
-         name);
-  return it->second;
+  for (const llvm::StringMap<Value> &scope : llvm::reverse(scopes)) {
+    auto it = scope.find(name);
+    if (it != scope.end())
+      return it->second;
+  }
+  fail("input '{0}' is not defined (no graph input, initializer or earlier "
+       "node produces it{1})",
+       name, scopes.size() > 1 ? ", in this subgraph or around it" : "");
 }
 
 void GraphBuilder::defineValue(const std::string &name, Value value) {
-  if (!values.try_emplace(name, value).second)
+  if (!scopes.back().try_emplace(name, value).second)
     fail("value '{0}' is defined more than once", name);
 }
 
@@ -256,6 +284,11 @@ Type GraphBuilder::refineType(Type kilnType, const std::string &valueName) {
            onnxType, valueName, refined);
     refined = RankedTensorType::get(dims, refined.getElementType());
   };
+  if (!subgraphTypes.empty()) {
+    if (!staleSubgraphTypes)
+      refineWith(subgraphTypes.back(), "the model declares");
+    return refined;
+  }
   refineWith(loaded.declaredTypes, "the model declares");
   refineWith(loaded.onnxInferredTypes, "ONNX infers");
   return refined;
@@ -545,7 +578,13 @@ void GraphBuilder::normalizeLegacyPRelu(const onnx::NodeProto &node,
 
 RankedTensorType
 GraphBuilder::getStaticDeclaredType(const std::string &valueName) {
-  for (const auto *types : {&loaded.declaredTypes, &loaded.onnxInferredTypes}) {
+  SmallVector<const std::map<std::string, onnx::TypeProto> *, 2> maps = {
+      &loaded.declaredTypes, &loaded.onnxInferredTypes};
+  if (!subgraphTypes.empty())
+    maps = {};
+  if (!subgraphTypes.empty() && !staleSubgraphTypes)
+    maps = {&subgraphTypes.back()};
+  for (const auto *types : maps) {
     auto it = types->find(valueName);
     if (it == types->end())
       continue;
@@ -607,6 +646,8 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
   Location loc = NameLoc::get(builder.getStringAttr(displayName), fileLoc);
   if (node.op_type() == "Constant")
     return importConstantNode(node, loc);
+  if (isControlFlowOp(node.op_type()) && isDefaultDomain(node.domain()))
+    return importControlFlow(node, displayName, loc);
 
   auto it = getKilnOpTable().find(node.op_type());
   if (it == getKilnOpTable().end() && isRecurrentOp(node.op_type()) &&
@@ -895,6 +936,336 @@ void GraphBuilder::importBody(const onnx::NodeProto &node,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Control flow: If, Loop and Scan, their subgraphs as regions
+//===----------------------------------------------------------------------===//
+
+Operation *GraphBuilder::createRegionOp(
+    llvm::StringRef name, ValueRange operands, NamedAttrList &attributes,
+    SmallVectorImpl<std::unique_ptr<Region>> &regions, Location loc,
+    llvm::ArrayRef<std::string> resultNames) {
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(name, context);
+  if (!opName)
+    fail("the kiln dialect has no op '{0}'", name);
+  auto *inferType = opName->getInterface<InferTypeOpInterface>();
+  if (!inferType)
+    fail("'{0}' does not infer its result types", name);
+  SmallVector<Type> resultTypes;
+  {
+    DiagnosticCapture capture(context);
+    if (failed(inferType->inferReturnTypes(
+            context, loc, operands, attributes.getDictionary(context),
+            OpaqueProperties(nullptr), RegionRange(regions), resultTypes)))
+      fail("{0}", capture.message.empty()
+                      ? "type inference of " + name.str() + " failed"
+                      : capture.message);
+  }
+  SmallVector<Type> refinedTypes(resultTypes);
+  for (auto [type, resultName] : llvm::zip(refinedTypes, resultNames))
+    if (!resultName.empty())
+      type = refineType(type, resultName);
+  if (inferType->isCompatibleReturnTypes(resultTypes, refinedTypes))
+    resultTypes = std::move(refinedTypes);
+  if (resultNames.size() > resultTypes.size())
+    fail("the node has {0} outputs, but its subgraph gives {1}",
+         resultNames.size(), resultTypes.size());
+
+  OperationState state(loc, *opName);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  state.addTypes(resultTypes);
+  for (std::unique_ptr<Region> &region : regions)
+    state.addRegion(std::move(region));
+  Operation *op = builder.create(state);
+  {
+    // The op's own invariants (its regions' ops were checked as they were
+    // made); mlir::verify would check dominance too, which needs the op to
+    // be in a function (a nested If is in a region not attached yet).
+    DiagnosticCapture capture(context);
+    if (failed(opName->verifyInvariants(op)) ||
+        failed(opName->verifyRegionInvariants(op)))
+      fail("{0}", capture.message.empty() ? "the op does not verify"
+                                          : capture.message);
+  }
+  for (auto [result, resultName] : llvm::zip(op->getResults(), resultNames))
+    if (!resultName.empty())
+      defineValue(resultName, result);
+  return op;
+}
+
+void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
+                                  const std::string &displayName,
+                                  const onnx::GraphProto &subgraph,
+                                  llvm::StringRef what, Region &region,
+                                  TypeRange argumentTypes) {
+  if (int(scopes.size()) > kMaxSubgraphDepth)
+    fail("subgraphs nest more than {0} deep", kMaxSubgraphDepth);
+  if (subgraph.input_size() != int(argumentTypes.size()))
+    fail("its {0} has {1} inputs, {2} gives it {3}", what,
+         subgraph.input_size(), node.op_type(), argumentTypes.size());
+  std::string where = "in its " + what.str() + ": ";
+
+  auto *block = new Block();
+  region.push_back(block);
+  for (auto [input, type] : llvm::zip(subgraph.input(), argumentTypes))
+    block->addArgument(
+        type, NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
+
+  // The subgraph's names, and the types it declares for them (libonnx's
+  // inference adds its own to the subgraph's value_info).
+  scopes.emplace_back();
+  subgraphTypes.emplace_back();
+  struct ScopeGuard {
+    GraphBuilder &self;
+    ~ScopeGuard() {
+      self.scopes.pop_back();
+      self.subgraphTypes.pop_back();
+    }
+  } scopeGuard{*this};
+  for (const auto *infos : {&subgraph.value_info(), &subgraph.output()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (info.type().has_tensor_type())
+        subgraphTypes.back()[info.name()] = info.type();
+
+  OpBuilder::InsertionGuard insertionGuard(builder);
+  builder.setInsertionPointToEnd(block);
+  for (auto [input, argument] :
+       llvm::zip(subgraph.input(), block->getArguments())) {
+    // What the subgraph declares for an input must be what it is given
+    // (shapes may differ: an iteration may change them).
+    if (input.type().has_tensor_type() &&
+        input.type().tensor_type().elem_type() != 0) {
+      Type declared = convertDataType(input.type().tensor_type().elem_type(),
+                                      context, input.name());
+      Type given = cast<RankedTensorType>(argument.getType()).getElementType();
+      if (declared != given)
+        fail("{0}input '{1}' is declared {2}, but {3} gives it {4}", where,
+             input.name(), declared, node.op_type(), argument.getType());
+    }
+    defineValue(input.name(), argument);
+  }
+  for (const onnx::TensorProto &tensor : subgraph.initializer()) {
+    Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
+    try {
+      NamedAttrList attrs;
+      attrs.set("value", convertTensor(tensor, context, tensor.name(),
+                                       options.resourceThresholdBytes));
+      createOp(ConstantOp::getOperationName(), {}, attrs, loc, {tensor.name()});
+    } catch (const ImportError &e) {
+      fail("{0}initializer '{1}': {2}", where, tensor.name(), e.what());
+    }
+  }
+  for (int j = 0; j < subgraph.node_size(); ++j) {
+    const onnx::NodeProto &inner = subgraph.node(j);
+    // Unnamed nodes are named after the op that holds them.
+    std::string innerName =
+        inner.name().empty()
+            ? displayName + "/" + inner.op_type() + "_" + std::to_string(j)
+            : inner.name();
+    try {
+      importNode(inner, innerName);
+    } catch (const std::exception &e) {
+      fail("{0}node '{1}' ({2}): {3}", where, innerName, inner.op_type(),
+           e.what());
+    }
+  }
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : subgraph.output()) {
+    try {
+      outputs.push_back(lookupValue(output.name()));
+    } catch (const ImportError &) {
+      fail("{0}output '{1}' is not produced by any node", where,
+           output.name());
+    }
+  }
+  YieldOp::create(builder, NameLoc::get(builder.getStringAttr(displayName),
+                                        fileLoc),
+                  outputs);
+}
+
+SmallVector<Type> GraphBuilder::importLoopBody(
+    const onnx::NodeProto &node, const std::string &displayName,
+    const onnx::GraphProto &body, Region &region, TypeRange fixedTypes,
+    SmallVector<Type> carriedTypes, unsigned firstCarriedOutput) {
+  // A carried value's type is what it has before and after every
+  // iteration: start from the initial values', make dynamic each dim an
+  // iteration changes, and import the body again until nothing changes
+  // (each round makes a dim dynamic: it ends).
+  bool loop = node.op_type() == "Loop";
+  struct StaleGuard {
+    GraphBuilder &self;
+    bool active = false;
+    ~StaleGuard() {
+      if (active)
+        --self.staleSubgraphTypes;
+    }
+  } staleGuard{*this};
+  for (int round = 0;; ++round) {
+    SmallVector<Type> argumentTypes;
+    if (loop) {
+      argumentTypes.append(fixedTypes.begin(), fixedTypes.end());
+      argumentTypes.append(carriedTypes.begin(), carriedTypes.end());
+    } else {
+      argumentTypes.append(carriedTypes.begin(), carriedTypes.end());
+      argumentTypes.append(fixedTypes.begin(), fixedTypes.end());
+    }
+    importSubgraph(node, displayName, body, "body", region, argumentTypes);
+    auto yield = cast<YieldOp>(region.front().back());
+    if (yield.getValues().size() < firstCarriedOutput + carriedTypes.size())
+      fail("its body has {0} outputs, {1} needs at least {2}",
+           yield.getValues().size(), node.op_type(),
+           firstCarriedOutput + carriedTypes.size());
+    bool changed = false;
+    for (auto [j, carried] : llvm::enumerate(carriedTypes)) {
+      Type yielded = yield.getValues()[firstCarriedOutput + j].getType();
+      FailureOr<RankedTensorType> joined = joinTensorTypes(
+          cast<RankedTensorType>(carried), cast<RankedTensorType>(yielded));
+      if (failed(joined))
+        fail("{0} '{1}' is {2} before an iteration and {3} after it (its "
+             "body's output '{4}'): Kiln needs the same element type and "
+             "rank",
+             loop ? "loop-carried value" : "state",
+             body.input(int(loop ? 2 + j : j)).name(), carried, yielded,
+             body.output(int(firstCarriedOutput + j)).name());
+      if (*joined != carried) {
+        carried = *joined;
+        changed = true;
+      }
+    }
+    if (!changed)
+      return carriedTypes;
+    for (Block &block : region)
+      block.dropAllDefinedValueUses();
+    region.getBlocks().clear();
+    if (!staleGuard.active) {
+      staleGuard.active = true;
+      ++staleSubgraphTypes;
+    }
+  }
+}
+
+void GraphBuilder::importControlFlow(const onnx::NodeProto &node,
+                                     const std::string &displayName,
+                                     Location loc) {
+  const std::string &op = node.op_type();
+  auto findAttr = [&](llvm::StringRef name) -> const onnx::AttributeProto * {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == name)
+        return &attr;
+    return nullptr;
+  };
+  auto graphAttr = [&](llvm::StringRef name) -> const onnx::GraphProto & {
+    const onnx::AttributeProto *attr = findAttr(name);
+    if (!attr || !attr->has_g())
+      fail("the required attribute '{0}' is missing", name);
+    return attr->g();
+  };
+  auto checkAttributes = [&](std::initializer_list<llvm::StringRef> known) {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (!llvm::is_contained(known, attr.name()))
+        fail("unsupported attribute '{0}'", attr.name());
+  };
+  auto optionalInput = [&](int i) {
+    return i < node.input_size() && !node.input(i).empty()
+               ? lookupValue(node.input(i))
+               : getNone();
+  };
+  SmallVector<std::string> resultNames(node.output().begin(),
+                                       node.output().end());
+  SmallVector<std::unique_ptr<Region>> regions;
+  NamedAttrList attributes;
+  auto scalarType = [&](Type element) {
+    return RankedTensorType::get({}, element);
+  };
+
+  if (op == "If") {
+    checkAttributes({"then_branch", "else_branch"});
+    if (node.input_size() != 1 || node.input(0).empty())
+      fail("If takes one input (the condition), the node has {0}",
+           node.input_size());
+    Value cond = lookupValue(node.input(0));
+    for (llvm::StringRef branch : {"then_branch", "else_branch"}) {
+      regions.push_back(std::make_unique<Region>());
+      importSubgraph(node, displayName, graphAttr(branch), branch,
+                     *regions.back(), {});
+    }
+    createRegionOp(IfOp::getOperationName(), cond, attributes, regions, loc,
+                   resultNames);
+    return;
+  }
+
+  if (op == "Loop") {
+    checkAttributes({"body"});
+    SmallVector<Value> operands = {optionalInput(0), optionalInput(1)};
+    SmallVector<Type> carried;
+    for (int i = 2; i < node.input_size(); ++i) {
+      if (node.input(i).empty())
+        fail("input {0} is empty: the loop-carried values cannot be omitted",
+             i);
+      operands.push_back(lookupValue(node.input(i)));
+      carried.push_back(operands.back().getType());
+    }
+    regions.push_back(std::make_unique<Region>());
+    importLoopBody(node, displayName, graphAttr("body"), *regions.back(),
+                   {scalarType(builder.getI64Type()),
+                    scalarType(builder.getI1Type())},
+                   carried, /*firstCarriedOutput=*/1);
+    createRegionOp(LoopOp::getOperationName(), operands, attributes, regions,
+                   loc, resultNames);
+    return;
+  }
+
+  // Scan.
+  checkAttributes({"body", "num_scan_inputs", "scan_input_axes",
+                   "scan_input_directions", "scan_output_axes",
+                   "scan_output_directions"});
+  if (currentOpset < 9)
+    fail("not supported: Scan before opset 9 (with a batch dim and "
+         "sequence_lens); libonnx could not convert the model to a newer "
+         "opset");
+  const onnx::AttributeProto *numScanInputs = findAttr("num_scan_inputs");
+  if (!numScanInputs)
+    fail("the required attribute 'num_scan_inputs' is missing");
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() != "body")
+      attributes.set(attr.name(), convertAttribute(attr, context));
+  int64_t numScan = numScanInputs->i();
+  if (numScan < 1 || numScan > node.input_size())
+    fail("num_scan_inputs = {0}, but the node has {1} inputs", numScan,
+         node.input_size());
+  SmallVector<Value> operands;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      fail("input {0} is empty: Scan's inputs cannot be omitted", i);
+    operands.push_back(lookupValue(node.input(i)));
+  }
+  int64_t numStates = node.input_size() - numScan;
+  SmallVector<Type> states, slices;
+  for (int64_t i = 0; i < numStates; ++i)
+    states.push_back(operands[i].getType());
+  const onnx::AttributeProto *axes = findAttr("scan_input_axes");
+  if (axes && axes->ints_size() != numScan)
+    fail("scan_input_axes has {0} entries for {1} scan inputs",
+         axes->ints_size(), numScan);
+  for (int64_t i = 0; i < numScan; ++i) {
+    auto type = cast<RankedTensorType>(operands[numStates + i].getType());
+    int64_t axis = axes ? axes->ints(int(i)) : 0;
+    if (axis < -type.getRank() || axis >= type.getRank())
+      fail("scan_input_axes[{0}] = {1} is out of range for scan input '{2}' "
+           "of rank {3}",
+           i, axis, node.input(int(numStates + i)), type.getRank());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + (axis < 0 ? axis + type.getRank() : axis));
+    slices.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  regions.push_back(std::make_unique<Region>());
+  importLoopBody(node, displayName, graphAttr("body"), *regions.back(), slices,
+                 states, /*firstCarriedOutput=*/0);
+  createRegionOp(ScanOp::getOperationName(), operands, attributes, regions,
+                 loc, resultNames);
+}
+
 namespace {
 /// How an elementwise op's operands relate to its result shape.
 enum class ElementwiseShape {
@@ -1091,6 +1462,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
     argNames.push_back(input.name());
   }
 
+  scopes.emplace_back();
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, "main",
                               builder.getFunctionType(argTypes, {}));
@@ -1137,8 +1509,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
 
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
-    auto it = values.find(output.name());
-    if (it == values.end())
+    auto it = scopes.front().find(output.name());
+    if (it == scopes.front().end())
       fail("graph output '{0}' is not produced by any node", output.name());
     results.push_back(it->second);
   }

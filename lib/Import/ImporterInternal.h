@@ -100,8 +100,16 @@ int64_t getDefaultOpset(const onnx::ModelProto &model);
 bool isDefaultDomain(const std::string &domain);
 
 /// Rejects what Kiln cannot import whatever the opset: other domains,
-/// control flow, sequence/optional ops and types, unknown ops.
+/// sequence/optional ops and types, unknown ops, graph attributes of other
+/// ops than If, Loop and Scan (whose subgraphs it checks likewise).
 void checkSupportedConstructs(const onnx::ModelProto &model);
+
+/// True for If, Loop and Scan (ops with subgraphs, imported as regions).
+bool isControlFlowOp(llvm::StringRef opType);
+/// True when a node of `graph` (not of its subgraphs) has a subgraph.
+bool hasSubgraphs(const onnx::GraphProto &graph);
+/// How deep subgraphs may nest (a Loop in an If in a Loop ...).
+constexpr int kMaxSubgraphDepth = 32;
 
 /// The "node 'n' (Op)" prefix of diagnostics about a node.
 std::string describeNode(const onnx::NodeProto &node, int index);

@@ -144,16 +144,26 @@ static void inlineExternalData(onnx::TensorProto &tensor,
   tensor.set_data_location(onnx::TensorProto::DEFAULT);
 }
 
-static void inlineAllExternalData(onnx::ModelProto &model,
+static void inlineAllExternalData(onnx::GraphProto &graph,
                                   llvm::StringRef dir) {
-  onnx::GraphProto &graph = *model.mutable_graph();
   for (onnx::TensorProto &tensor : *graph.mutable_initializer())
     inlineExternalData(tensor, dir, tensor.name());
   for (onnx::NodeProto &node : *graph.mutable_node())
-    for (onnx::AttributeProto &attr : *node.mutable_attribute())
+    for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
       if (attr.has_t())
         inlineExternalData(*attr.mutable_t(), dir,
                            node.output_size() ? node.output(0) : attr.name());
+      // The subgraphs of If, Loop and Scan.
+      if (attr.has_g())
+        inlineAllExternalData(*attr.mutable_g(), dir);
+      for (onnx::GraphProto &subgraph : *attr.mutable_graphs())
+        inlineAllExternalData(subgraph, dir);
+    }
+}
+
+static void inlineAllExternalData(onnx::ModelProto &model,
+                                  llvm::StringRef dir) {
+  inlineAllExternalData(*model.mutable_graph(), dir);
 }
 
 /// True when libonnx 1.12 has schemas for every opset the model imports and
@@ -171,7 +181,7 @@ static bool isKnownToLibOnnx(const onnx::ModelProto &model) {
   return getDefaultOpset(model) != 0;
 }
 
-static bool isControlFlowOp(const std::string &op) {
+bool isControlFlowOp(llvm::StringRef op) {
   return op == "If" || op == "Loop" || op == "Scan";
 }
 
@@ -180,41 +190,88 @@ static bool isSequenceOp(llvm::StringRef op) {
          op == "SplitToSequence" || op == "ConcatFromSequence";
 }
 
-void checkSupportedConstructs(const onnx::ModelProto &model) {
-  const onnx::GraphProto &graph = model.graph();
-  for (const onnx::ValueInfoProto &input : graph.input()) {
-    const onnx::TypeProto &type = input.type();
-    if (type.has_sequence_type())
-      fail("graph input '{0}': not supported yet: sequence types", input.name());
-    if (type.has_optional_type())
-      fail("graph input '{0}': not supported yet: optional types", input.name());
-  }
-  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer())
-    fail("initializer '{0}': unsupported: sparse initializers",
-         sparse.values().name());
+/// What checkSupportedConstructs says of a value of a sequence or optional
+/// type (a graph's or subgraph's input or output), or "".
+static const char *unsupportedValueKind(const onnx::TypeProto &type) {
+  if (type.has_sequence_type())
+    return "sequence types";
+  if (type.has_optional_type())
+    return "optional types";
+  return "";
+}
+
+/// The nodes of `graph` (the model's graph, or a subgraph of an If, Loop or
+/// Scan; `context` then names where it is: "node 'l' (Loop): in its body: ").
+static void checkGraphConstructs(const onnx::GraphProto &graph,
+                                 const std::string &context, int64_t opset,
+                                 int depth) {
+  if (depth > kMaxSubgraphDepth)
+    fail("{0}subgraphs nest more than {1} deep", context, kMaxSubgraphDepth);
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto &node = graph.node(i);
-    std::string where = describeNode(node, i);
+    std::string where = context + describeNode(node, i);
     if (!isDefaultDomain(node.domain()))
       fail("{0}: unsupported domain '{1}' (op '{2}')", where, node.domain(),
            node.op_type());
-    if (isControlFlowOp(node.op_type()))
-      fail("{0}: not supported yet: control flow ({1})", where, node.op_type());
     if (isSequenceOp(node.op_type()))
       fail("{0}: not supported yet: sequence and optional types ({1})", where,
            node.op_type());
-    for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.type() == onnx::AttributeProto::GRAPH ||
-          attr.type() == onnx::AttributeProto::GRAPHS || attr.has_g() ||
-          attr.graphs_size())
-        fail("{0}: not supported yet: control flow (graph attribute '{1}')",
-             where, attr.name());
+    bool controlFlow = isControlFlowOp(node.op_type());
+    // libonnx's Scan 8 -> 9 adapter drops the batch dim from the graph's
+    // inputs: the converted model would take other inputs than the model.
+    if (node.op_type() == "Scan" && opset < 9)
+      fail("{0}: not supported: Scan before opset 9 (a batch dim and "
+           "sequence_lens)",
+           where);
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      bool isGraph = attr.type() == onnx::AttributeProto::GRAPH ||
+                     attr.type() == onnx::AttributeProto::GRAPHS ||
+                     attr.has_g() || attr.graphs_size();
+      if (!isGraph)
+        continue;
+      if (!controlFlow || attr.graphs_size() ||
+          attr.type() == onnx::AttributeProto::GRAPHS)
+        fail("{0}: unsupported: graph attribute '{1}' of {2}", where,
+             attr.name(), node.op_type());
+      const onnx::GraphProto &subgraph = attr.g();
+      std::string inner = where + ": in its " + attr.name() + ": ";
+      for (const auto *infos : {&subgraph.input(), &subgraph.output()})
+        for (const onnx::ValueInfoProto &info : *infos)
+          if (const char *kind = unsupportedValueKind(info.type()); *kind)
+            fail("{0}value '{1}': not supported yet: {2}", inner, info.name(),
+                 kind);
+      for (const onnx::SparseTensorProto &sparse :
+           subgraph.sparse_initializer())
+        fail("{0}initializer '{1}': unsupported: sparse initializers", inner,
+             sparse.values().name());
+      checkGraphConstructs(subgraph, inner, opset, depth + 1);
+    }
     // An op neither Kiln nor libonnx knows cannot become one through
     // version conversion: say so before the checker's longer message.
-    if (node.op_type() != "Constant" && !isKilnOp(node.op_type()) &&
+    if (node.op_type() != "Constant" && !controlFlow &&
+        !isKilnOp(node.op_type()) &&
         !onnx::OpSchemaRegistry::Schema(node.op_type(), ""))
       fail("{0}: unsupported op type '{1}'", where, node.op_type());
   }
+}
+
+void checkSupportedConstructs(const onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (const char *kind = unsupportedValueKind(input.type()); *kind)
+      fail("graph input '{0}': not supported yet: {1}", input.name(), kind);
+  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer())
+    fail("initializer '{0}': unsupported: sparse initializers",
+         sparse.values().name());
+  checkGraphConstructs(graph, "", getDefaultOpset(model), 0);
+}
+
+bool hasSubgraphs(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g() || attr.graphs_size())
+        return true;
+  return false;
 }
 
 /// Moves the tensor types of graph outputs and value_info into `types` (so
@@ -247,7 +304,11 @@ static void collectTypes(const onnx::GraphProto &graph,
 /// wrong with the model.
 /// Runs in a child process (runIsolated): what it adds to the model comes
 /// back as the graph's value_info and output types only.
-static bool inferShapes(onnx::ModelProto &model) {
+/// With `withSubgraphs`, the subgraphs of If/Loop/Scan nodes come back
+/// too, with what libonnx inferred inside them as their value_info (the
+/// graph builder refines a subgraph's values with it).
+static bool inferShapes(onnx::ModelProto &model, bool withSubgraphs = false) {
+  withSubgraphs = withSubgraphs && hasSubgraphs(model.graph());
   IsolatedOutcome outcome = runIsolated([&] {
     onnx::ShapeInferenceOptions options(/*check_type=*/false,
                                         /*strict_mode=*/0, /*data_prop=*/true);
@@ -256,6 +317,13 @@ static bool inferShapes(onnx::ModelProto &model) {
     onnx::GraphProto types;
     *types.mutable_value_info() = model.graph().value_info();
     *types.mutable_output() = model.graph().output();
+    if (withSubgraphs)
+      for (const onnx::NodeProto &node : model.graph().node()) {
+        onnx::NodeProto *copy = types.add_node();
+        for (const onnx::AttributeProto &attr : node.attribute())
+          if (attr.has_g())
+            *copy->add_attribute() = attr;
+      }
     return types.SerializeAsString();
   });
   onnx::GraphProto types;
@@ -267,6 +335,13 @@ static bool inferShapes(onnx::ModelProto &model) {
   *graph.mutable_value_info() = std::move(*types.mutable_value_info());
   for (int i = 0; i < graph.output_size(); ++i)
     *graph.mutable_output(i)->mutable_type() = types.output(i).type();
+  if (withSubgraphs && types.node_size() == graph.node_size())
+    for (int i = 0; i < graph.node_size(); ++i)
+      for (const onnx::AttributeProto &inferred : types.node(i).attribute())
+        for (onnx::AttributeProto &attr :
+             *graph.mutable_node(i)->mutable_attribute())
+          if (attr.name() == inferred.name() && attr.has_g())
+            *attr.mutable_g() = inferred.g();
   return true;
 }
 
@@ -393,7 +468,7 @@ LoadedModel loadModelBytes(llvm::StringRef bytes, llvm::StringRef baseDir,
   }
   loaded.opset = opset;
 
-  if (loaded.knownToLibOnnx && inferShapes(model))
+  if (loaded.knownToLibOnnx && inferShapes(model, /*withSubgraphs=*/true))
     collectTypes(model.graph(), loaded.onnxInferredTypes);
   return loaded;
 }

@@ -113,11 +113,14 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
     return failure();
   }
   ModelSignature signature;
-  bool dynamic = llvm::any_of(main.getFunctionType().getInputs(),
-                              [](Type t) {
-                                auto r = dyn_cast<RankedTensorType>(t);
-                                return r && !r.hasStaticShape();
-                              });
+  auto isDynamic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && !r.hasStaticShape();
+  };
+  // (Outputs too: control flow makes data-dependent dims from static
+  // inputs, and the analysis says where.)
+  bool dynamic = llvm::any_of(main.getFunctionType().getInputs(), isDynamic) ||
+                 llvm::any_of(main.getFunctionType().getResults(), isDynamic);
   std::optional<SymbolicShapes> shapes;
   if (dynamic) {
     shapes.emplace(main);
@@ -178,6 +181,28 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
       std::optional<SymbolicDims> exprs = shapes->shapeOf(value);
       if (!exprs) {
         Operation *at = shapes->whyUnknown(value);
+        // Control flow: the size depends on the data, not on the inputs'
+        // dims; no shape flag helps.
+        StringRef why;
+        auto result = dyn_cast<OpResult>(value);
+        if (at && at->getName().getStringRef() == "kiln.loop")
+          why = result && result.getOwner() == at &&
+                        result.getResultNumber() + 2 >= at->getNumOperands()
+                    ? ": a Loop's scan output has one row per iteration, "
+                      "and the number of iterations is known only at run "
+                      "time"
+                    : ": a value the Loop carries changes size from one "
+                      "iteration to the next";
+        else if (at && at->getName().getStringRef() == "kiln.if")
+          why = ": the If's branches give it different sizes";
+        if (!why.empty()) {
+          main.emitError() << "output '" << outputName << "' has type "
+                           << type << ": the size of a dynamic dim depends "
+                           << "on the data (" << nodeOf(at) << why
+                           << "); an artifact's output dims must follow "
+                              "from its inputs' dims";
+          return failure();
+        }
         main.emitError() << "output '" << outputName << "' has type " << type
                          << ": the size of a dynamic dim is not known in "
                             "terms of the inputs' dims"

@@ -42,6 +42,15 @@ struct ShapeSymbol {
   int64_t dim;
 };
 
+/// A symbol that has a value only inside a loop body (kiln.loop, kiln.scan):
+/// the iteration number (`dim` = -1) or dim `dim` of a loop-carried value
+/// whose size changes from one iteration to the next (`value` is the body's
+/// block argument either way).
+struct LoopSymbol {
+  mlir::Value value;
+  int64_t dim;
+};
+
 /// One expression per dim.
 using SymbolicDims = llvm::SmallVector<mlir::AffineExpr, 4>;
 
@@ -58,6 +67,17 @@ public:
   explicit SymbolicShapes(mlir::func::FuncOp main);
 
   llvm::ArrayRef<ShapeSymbol> symbols() const { return symbolList; }
+  /// Control flow: the iteration number of each kiln.loop body, and each
+  /// dynamic dim of a loop-carried value (or Scan state) that changes size
+  /// between iterations, are symbols too, numbered after symbols() (symbol
+  /// symbols().size() + k is loopSymbols()[k]), so that sizes computed from
+  /// them inside the body (a Slice of [i, i + 1), a Concat that grows the
+  /// carried value) are expressions. They have values only inside their
+  /// loop (the lowering binds them there): no shape outside the loop, no
+  /// constraint, uses one.
+  llvm::ArrayRef<LoopSymbol> loopSymbols() const { return loopSymbolList; }
+  /// True when `expr` uses a loop symbol.
+  bool usesLoopSymbol(mlir::AffineExpr expr) const;
   /// The symbols of graph input `argument`'s dims (-1 for a static dim).
   llvm::SmallVector<int64_t> inputSymbols(unsigned argument) const;
 
@@ -85,6 +105,12 @@ public:
 
 private:
   void visit(mlir::Operation *op);
+  void visitRegions(mlir::Operation *op);
+  void visitLoopBody(mlir::Operation *op, mlir::Block &body,
+                     unsigned firstCarried, mlir::ValueRange initial,
+                     unsigned firstCarriedYield);
+  std::optional<SymbolicDims> inferControlFlow(mlir::Operation *op,
+                                               unsigned result);
   std::optional<SymbolicDims> inferResult(mlir::Operation *op,
                                           unsigned result);
   void trackValues(mlir::Operation *op);
@@ -96,6 +122,7 @@ private:
   mlir::MLIRContext *context;
   llvm::SmallVector<mlir::Value> arguments;
   llvm::SmallVector<ShapeSymbol> symbolList;
+  llvm::SmallVector<LoopSymbol> loopSymbolList;
   llvm::SmallVector<ShapeConstraint> constraintList;
   llvm::DenseMap<mlir::Value, SymbolicDims> shapes;
   llvm::DenseMap<mlir::Value, SymbolicDims> values;

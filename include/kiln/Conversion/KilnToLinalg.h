@@ -43,6 +43,11 @@ void populateShapeToLinalgPatterns(const mlir::TypeConverter &converter,
 void populateQuantToLinalgPatterns(const mlir::TypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
 
+/// If, Loop and Scan (and their kiln.yield) to scf.if, scf.while and scf.for
+/// on tensors.
+void populateControlFlowToSCFPatterns(const mlir::TypeConverter &converter,
+                                      mlir::RewritePatternSet &patterns);
+
 /// All of the above.
 void populateKilnToLinalgPatterns(const mlir::TypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);

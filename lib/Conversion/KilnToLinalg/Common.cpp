@@ -161,6 +161,8 @@ DynamicDims::DynamicDims(const SymbolicShapes &shapes, func::FuncOp main)
 
 DynamicDims::~DynamicDims() { currentDims = previous; }
 
+DynamicDims *activeDynamicDims() { return currentDims; }
+
 SmallVector<Value> DynamicDims::sizesFor(OpBuilder &b, Location loc,
                                          RankedTensorType type) {
   // The op's results first, then its operands: the first value of this

@@ -110,6 +110,9 @@ private:
   DynamicDims *previous = nullptr;
 };
 
+/// The DynamicDims of the conversion running on this thread, or null.
+DynamicDims *activeDynamicDims();
+
 /// The sizes of the dynamic dims of a kiln op's result (the original value,
 /// before conversion), from the symbolic shapes; failure when they are not
 /// known.

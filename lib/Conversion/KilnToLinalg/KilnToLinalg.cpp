@@ -84,13 +84,18 @@ struct ConvertKilnToLinalgPass
     module.walk([&](Operation *op) {
       if (!isa<kiln::KilnDialect>(op->getDialect()) || hasStaticShapes(op))
         return;
-      if (!main || op->getParentOp() != main) {
+      if (!main || op->getParentOfType<func::FuncOp>() != main) {
         (void)unsupported(op, "dynamic shape outside @main");
         dynamic = true;
         return;
       }
       if (!shapes)
         shapes.emplace(main);
+      // Control flow sizes nothing from the symbolic shapes: its results
+      // are what its regions compute (a Loop's scan outputs, written into
+      // tensors that grow, have a data-dependent length).
+      if (isa<kiln::IfOp, kiln::LoopOp, kiln::ScanOp, kiln::YieldOp>(op))
+        return;
       if (!supportsDynamicShapes(op)) {
         (void)unsupported(op, "dynamic shape (this op's lowering needs static "
                               "shapes; give them with "
@@ -231,4 +236,5 @@ void kiln::populateKilnToLinalgPatterns(const TypeConverter &converter,
   populateNNToLinalgPatterns(converter, patterns);
   populateShapeToLinalgPatterns(converter, patterns);
   populateQuantToLinalgPatterns(converter, patterns);
+  populateControlFlowToSCFPatterns(converter, patterns);
 }

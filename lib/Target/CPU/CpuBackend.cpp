@@ -60,6 +60,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -343,6 +344,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Loops (kiln.loop, kiln.scan) yield new tensors each iteration.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
@@ -350,6 +353,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(host::createDynamicEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocations in loops (kiln.loop, kiln.scan) may call a helper with
+  // dynamic memref arguments, which the bare-pointer calling convention
+  // cannot pass: inline it.
+  pm.addPass(createInlinerPass());
   // The int8 GEMM is Kiln's own kernel in both kernel modes.
   pm.addPass(createInt8CallsPass());
   if (amxBf16)
@@ -428,6 +435,8 @@ void registerCpuBackendDialects(DialectRegistry &registry) {
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
                   omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
                   vector::VectorDialect>();
+  // The inliner after the deallocation pipeline (func.call of its helper).
+  func::registerInlinerExtension(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);

@@ -305,17 +305,6 @@ def broadcast_error():
                  [vi("y", F, None)], opset=21, ir=10)
 
 
-def if_node():
-    then_g = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", F, [2])])
-    else_g = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["e"])], "else", [], [vi("e", F, [2])])
-    nodes = [helper.make_node("If", ["c"], ["y"], name="branch",
-                              then_branch=then_g, else_branch=else_g)]
-    return model(nodes, [vi("c", TensorProto.BOOL, []), vi("x", F, [2])],
-                 [vi("y", F, [2])])
-
-
 def sequence_input():
     seq = helper.make_tensor_sequence_value_info("xs", F, [2])
     nodes = [helper.make_node("SequenceAt", ["xs", "i"], ["y"], name="at")]
