@@ -151,24 +151,6 @@ FailureOr<Value> buildConvAccumulator(OpTy op, OpBuilder &b, Value x,
   return buildConv(b, loc, padded, weight, init, *w, op.getGroup(), ct);
 }
 
-struct ConvLowering : OpConversionPattern<kiln::ConvOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::ConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    FailureOr<Value> acc =
-        buildConvAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
-                             adaptor.getB(), resultType);
-    if (failed(acc))
-      return failure();
-    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
-                                          resultType.getElementType()));
-    return success();
-  }
-};
-
 /// ConvTranspose as a convolution: X upsampled by the strides (zeros
 /// between the elements, tensor.insert_slice with strides), padded by
 /// dilation * (k - 1) - pad_begin before and what the output size needs
@@ -401,37 +383,25 @@ FailureOr<Value> buildConvNhwcAccumulator(OpTy op, OpBuilder &b, Value x,
   return reshapeTo(b, loc, result, accType.getShape());
 }
 
-struct ConvNhwcLowering : OpConversionPattern<kiln::ConvNhwcOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::ConvNhwcOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    FailureOr<Value> acc =
-        buildConvNhwcAccumulator(op, rewriter, adaptor.getX(), adaptor.getW(),
-                                 adaptor.getB(), resultType);
-    if (failed(acc))
-      return failure();
-    rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
-                                          resultType.getElementType()));
-    return success();
-  }
-};
-
-/// kiln.fused_conv and kiln.fused_conv_nhwc: the convolution (bias in the
-/// accumulator), then the activation and residual epilogue.
+/// kiln.conv, kiln.conv_nhwc, kiln.fused_conv and kiln.fused_conv_nhwc: the
+/// convolution (bias in the accumulator), then for the fused ops the
+/// activation and residual epilogue, for the others the truncation of a
+/// half-precision accumulator.
 template <typename OpTy>
-struct FusedConvLowering : OpConversionPattern<OpTy> {
+struct ConvLikeLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+  static constexpr bool nhwc = std::is_same_v<OpTy, kiln::ConvNhwcOp> ||
+                               std::is_same_v<OpTy, kiln::FusedConvNhwcOp>;
+  static constexpr bool fused = std::is_same_v<OpTy, kiln::FusedConvOp> ||
+                                std::is_same_v<OpTy, kiln::FusedConvNhwcOp>;
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(
         this->getTypeConverter()->convertType(op.getType()));
     FailureOr<Value> acc;
-    if constexpr (std::is_same_v<OpTy, kiln::FusedConvNhwcOp>)
+    if constexpr (nhwc)
       acc = buildConvNhwcAccumulator(op, rewriter, adaptor.getX(),
                                      adaptor.getW(), adaptor.getB(),
                                      resultType);
@@ -440,12 +410,18 @@ struct FusedConvLowering : OpConversionPattern<OpTy> {
                                  adaptor.getB(), resultType);
     if (failed(acc))
       return failure();
-    Value residual =
-        isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
-    rewriter.replaceOp(
-        op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
-                          op.getActivation(), op.getResidualBeforeActivation(),
-                          1.0, resultType));
+    if constexpr (fused) {
+      Value residual =
+          isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
+      rewriter.replaceOp(
+          op, buildEpilogue(rewriter, op.getLoc(), *acc, Value(), residual,
+                            op.getActivation(),
+                            op.getResidualBeforeActivation(), 1.0,
+                            resultType));
+    } else {
+      rewriter.replaceOp(op, truncateTensor(rewriter, op.getLoc(), *acc,
+                                            resultType.getElementType()));
+    }
     return success();
   }
 };
@@ -454,8 +430,9 @@ struct FusedConvLowering : OpConversionPattern<OpTy> {
 
 void kiln::lowering::populateConvPatterns(const TypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns.add<ConvLowering, ConvTransposeLowering,
-               FusedConvLowering<kiln::FusedConvOp>, ConvNhwcLowering,
-               FusedConvLowering<kiln::FusedConvNhwcOp>>(converter,
-                                                         patterns.getContext());
+  patterns.add<ConvLikeLowering<kiln::ConvOp>, ConvTransposeLowering,
+               ConvLikeLowering<kiln::FusedConvOp>,
+               ConvLikeLowering<kiln::ConvNhwcOp>,
+               ConvLikeLowering<kiln::FusedConvNhwcOp>>(converter,
+                                                        patterns.getContext());
 }
