@@ -1027,8 +1027,12 @@ std::string SymbolicShapes::print(AffineExpr expr) const {
     }
     case AffineExprKind::SymbolId: {
       unsigned position = cast<AffineSymbolExpr>(e).getPosition();
-      return position < symbolList.size() ? symbolList[position].name
-                                          : std::string("iteration");
+      if (position < symbolList.size())
+        return symbolList[position].name;
+      // Loop symbols (never in an artifact): for tests and messages.
+      int64_t dim = loopSymbolList[position - symbolList.size()].dim;
+      return dim < 0 ? std::string("iteration")
+                     : "carried_dim" + std::to_string(dim);
     }
     case AffineExprKind::DimId:
       return std::string("?");

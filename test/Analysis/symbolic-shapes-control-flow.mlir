@@ -31,7 +31,8 @@ func.func @main(%c: tensor<i1>, %x: tensor<?x4xf32> {kiln.name = "x", kiln.dims 
 // -----
 
 // Loop: a carried value the body yields with its initial dims keeps them;
-// one that grows is unknown. The trip count is the batch (a loop without a
+// one that grows has a loop symbol per dynamic dim inside the body (its
+// size in the iteration at hand) and is unknown after the loop. The trip count is the batch (a loop without a
 // condition runs exactly that often): the scan output's length. A slice
 // [i, i + 1) in the body is one long.
 // CHECK-LABEL: func.func @main
@@ -43,7 +44,7 @@ func.func @main(%x: tensor<?x4xf32> {kiln.name = "x", kiln.dims = ["batch", ""]}
   %none = kiln.none
   // CHECK: kiln.loop {{.*}}kiln.symbolic_shape = ["[batch, 4]", "unknown since kiln.loop", "[batch, 1]"]
   // CHECK: kiln.add {{.*}}kiln.symbolic_shape = ["[batch, 4]"]
-  // CHECK: kiln.concat {{.*}}kiln.symbolic_shape = ["unknown since kiln.loop"]
+  // CHECK: kiln.concat {{.*}}kiln.symbolic_shape = ["[batch + carried_dim0, 4]"]
   // CHECK: kiln.slice {{.*}}kiln.symbolic_shape = ["[1]"]
   %acc, %grown, %rows = kiln.loop %m, %none, %x, %x : (tensor<i64>, none, tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x1xf32>) {
   ^bb0(%i: tensor<i64>, %go: tensor<i1>, %a: tensor<?x4xf32>, %g: tensor<?x4xf32>):

@@ -67,16 +67,14 @@ COMPILE_OPTIONS = {}  # kiln.compile options (--kernels)
 # "compile", "signature", "run" or "mismatch"; the error is the first
 # error's message with the model's folder left out. Two groups:
 #
-# Not supported yet (control flow):
+# Not supported yet (a Gather over a dynamic axis: the Loop's x[:, t] over
+# the dynamic sequence):
 XFAIL = {
-    "if_branch": (
-        "compile",
-        "if_branch.onnx: node '/If' (If): not supported yet: control flow "
-        "(If)"),
     "loop_rnn": (
         "compile",
-        "loop_rnn.onnx: node '/Loop' (Loop): not supported yet: control "
-        "flow (Loop)"),
+        "cannot lower ONNX node '/Gather_2' (kiln.gather) to the CPU: "
+        "dynamic shape (this op's lowering needs static shapes; give them "
+        "with --input-shapes=name:AxBxC)"),
 }
 # Dynamic dims expected to work but failing today (gaps found by this
 # test; models/README.md says why): none left.

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
@@ -45,6 +46,48 @@ kiln::KilnTypeConverter::KilnTypeConverter() {
 }
 
 namespace {
+
+/// Dynamic dims whose symbolic size is a constant (a Slice [i, i + 1) of a
+/// loop's iteration number i is one long) become static, where the op and
+/// its users accept the refined type (func.return does not: @main's
+/// signature stays). The lowerings then broadcast such a dim as ONNX does
+/// a 1; they take a dynamic dim to be the other operand's size.
+void refineConstantDims(func::FuncOp main, const kiln::SymbolicShapes &shapes) {
+  MLIRContext *context = main.getContext();
+  ScopedDiagnosticHandler quiet(context, [](Diagnostic &) { return success(); });
+  main.walk([&](Operation *op) {
+    if (!isa<kiln::KilnDialect>(op->getDialect()) || op->getNumRegions())
+      return;
+    for (OpResult result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.hasStaticShape() ||
+          llvm::any_of(result.getUsers(), [](Operation *user) {
+            return isa<func::ReturnOp>(user);
+          }))
+        continue;
+      std::optional<kiln::SymbolicDims> dims = shapes.shapeOf(result);
+      if (!dims)
+        continue;
+      SmallVector<int64_t> shape(type.getShape());
+      bool changed = false;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (auto c = dyn_cast<AffineConstantExpr>((*dims)[d]);
+            c && type.isDynamicDim(d) && c.getValue() >= 0) {
+          shape[d] = c.getValue();
+          changed = true;
+        }
+      if (!changed)
+        continue;
+      result.setType(type.clone(shape));
+      bool accepted = succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+      for (Operation *user : result.getUsers())
+        accepted = accepted &&
+                   succeeded(mlir::verify(user, /*verifyRecursively=*/false));
+      if (!accepted)
+        result.setType(type);
+    }
+  });
+}
 
 /// kiln.constant -> arith.constant with a signless element type.
 struct ConstantLowering : OpConversionPattern<kiln::ConstantOp> {
@@ -152,8 +195,10 @@ struct ConvertKilnToLinalgPass
         }
       }
     }
-    if (shapes)
+    if (shapes) {
+      refineConstantDims(main, *shapes);
       dynamicDims.emplace(*shapes, main);
+    }
 
     // Every op a kiln op lowers to takes its location: wrapped with the kiln
     // op's name, it tells the kernel profiler where a kernel came from

@@ -122,13 +122,14 @@ func.func @main(%init: tensor<2xf32>, %xs: tensor<3x2xf32>) -> (tensor<2xf32>, t
 // -----
 
 // The iteration number sizes a slice [i, i + 1) in the body (a symbol
-// bound inside the loop): one element.
+// bound inside the loop): one element, a static dim, which the Add
+// broadcasts as a 1.
 // CHECK-LABEL: func.func @main(
 //       CHECK:   scf.while
 //       CHECK:   ^bb0(%{{.+}}: index,
 //       CHECK:     scf.execute_region
-//       CHECK:       %[[ONE:.+]] = arith.constant 1 : index
-//       CHECK:       tensor.extract_slice %{{.+}}[%{{.+}}] [%[[ONE]]] [1] : tensor<8xf32> to tensor<?xf32>
+//       CHECK:       %[[ROW:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1xf32>)
+//       CHECK:       linalg.generic {{.+}} ins(%{{.+}}, %[[ROW]] : tensor<1xf32>, tensor<1xf32>)
 func.func @main(%m: tensor<i64>, %t: tensor<8xf32>, %x: tensor<1xf32>) -> tensor<1xf32> {
   %none = kiln.none
   %ax = kiln.constant dense<0> : tensor<1xi64>
