@@ -228,6 +228,13 @@ struct ConvertPrecisionPass
       if (tryConvert(op))
         continue;
       fixUpUser(op);
+      // The ops in If/Loop/Scan regions stay float32 (this pass converts
+      // the function's own block): they read float32 copies of the values
+      // converted around them.
+      op->walk([&](Operation *nested) {
+        if (nested != op)
+          fixUpUser(nested);
+      });
     }
     if (convertIO)
       func.setType(FunctionType::get(
