@@ -444,6 +444,37 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
                ": this build has no CUDA target");
 #else
   std::string chip = options.cudaChip();
+  // ONNX If/Loop/Scan lower to scf branches and loops around kernels, which
+  // the CUDA pipeline does not map onto the GPU yet: say so, naming the
+  // node, rather than fail on the ops they become.
+  Operation *controlFlow = nullptr;
+  m.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name == "kiln.if" || name == "kiln.loop" || name == "kiln.scan") {
+      controlFlow = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (controlFlow) {
+    StringRef kind = controlFlow->getName().getStringRef().drop_front(5);
+    std::string onnxType = kind == "if" ? "If" : kind == "loop" ? "Loop" : "Scan";
+    std::string node = onnxType;
+    Location loc = controlFlow->getLoc();
+    while (auto fused = dyn_cast<FusedLoc>(loc)) {
+      if (fused.getLocations().empty())
+        break;
+      loc = fused.getLocations().front();
+    }
+    if (auto nameLoc = dyn_cast<NameLoc>(loc))
+      node = nameLoc.getName().str();
+    controlFlow->emitError()
+        << "--target=" << options.target << ": ONNX node '" << node << "' ("
+        << onnxType
+        << ") is control flow, which the CUDA target does not compile yet "
+           "(the CPU target does)";
+    return false;
+  }
   if (target == Stage::Artifact) {
     signature = collectSignature(m);
     if (failed(signature))
