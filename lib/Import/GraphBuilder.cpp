@@ -127,6 +127,26 @@ RankedTensorType getFirstTensorType(ValueRange operands) {
                           : dyn_cast<RankedTensorType>(operands[0].getType());
 }
 
+/// A sequence (ONNX seq(tensor)) as the importer knows it: no kiln type
+/// holds one, so each sequence op is resolved at import time into tensor
+/// ops. A sequence is a list of known elements (SequenceConstruct,
+/// SequenceEmpty, inserts and erases at constant positions), the slices of
+/// a tensor along an axis (SplitToSequence into chunks of one, and the
+/// elements a Loop appends, stacked as a scan output), the sequence a Loop
+/// body receives and may only append to, or what the body made of it.
+struct SequenceValue {
+  enum Kind { List, Slices, LoopInput, LoopAppended } kind = List;
+  /// List: the elements.
+  SmallVector<Value> elements;
+  /// Slices: element i is tensor[..., i, ...] along `axis`, that dim kept
+  /// (as 1) when `keepdims`. LoopAppended: the element appended.
+  Value tensor;
+  int64_t axis = 0;
+  bool keepdims = false;
+  /// LoopInput, LoopAppended: which loop-carried sequence.
+  int accumulator = -1;
+};
+
 class GraphBuilder {
 public:
   GraphBuilder(LoadedModel &loaded, MLIRContext *context, llvm::StringRef path,
@@ -151,16 +171,25 @@ private:
   void importConstantNode(const onnx::NodeProto &node, Location loc);
   void importControlFlow(const onnx::NodeProto &node,
                          const std::string &displayName, Location loc);
+  void importSequenceOp(const onnx::NodeProto &node, Location loc);
+  const SequenceValue *lookupSequence(const std::string &name);
+  void defineSequence(const std::string &name, SequenceValue sequence);
+  Value sequenceElement(const SequenceValue &sequence, Value position,
+                        Location loc);
+  Value createSimpleOp(llvm::StringRef opName, ValueRange operands,
+                       NamedAttrList attributes, Location loc);
   void importSubgraph(const onnx::NodeProto &node,
                       const std::string &displayName,
                       const onnx::GraphProto &subgraph, llvm::StringRef what,
-                      Region &region, TypeRange argumentTypes);
+                      Region &region, TypeRange argumentTypes,
+                      llvm::ArrayRef<int> sequenceInputs = {});
   SmallVector<Type> importLoopBody(const onnx::NodeProto &node,
                                    const std::string &displayName,
                                    const onnx::GraphProto &body, Region &region,
                                    TypeRange fixedTypes,
                                    SmallVector<Type> carriedTypes,
-                                   unsigned firstCarriedOutput);
+                                   unsigned firstCarriedOutput,
+                                   llvm::ArrayRef<int> sequenceInputs = {});
   Operation *createRegionOp(llvm::StringRef opName, ValueRange operands,
                             NamedAttrList &attributes,
                             SmallVectorImpl<std::unique_ptr<Region>> &regions,
@@ -207,6 +236,10 @@ private:
   /// The types the subgraphs being imported declare (and libonnx infers)
   /// for their values, innermost last.
   std::vector<std::map<std::string, onnx::TypeProto>> subgraphTypes;
+  /// The sequences named in each scope (parallel to `scopes`).
+  std::vector<llvm::StringMap<SequenceValue>> sequenceScopes;
+  /// Loop-carried sequences handed out so far (their ids).
+  int numAccumulators = 0;
   /// While a loop body is imported again with carried types that changed:
   /// what the subgraphs declare (and libonnx infers from the body's
   /// declared inputs) may hold for the first iteration only.
@@ -242,6 +275,11 @@ Value GraphBuilder::lookupValue(const std::string &name) {
     if (it != scope.end())
       return it->second;
   }
+  if (lookupSequence(name))
+    fail("input '{0}' is a sequence: Kiln imports sequences only as the "
+         "operands of the sequence ops (SequenceAt, SequenceLength, "
+         "ConcatFromSequence, ...) and of Loop",
+         name);
   fail("input '{0}' is not defined (no graph input, initializer or earlier "
        "node produces it{1})",
        name, scopes.size() > 1 ? ", in this subgraph or around it" : "");
@@ -265,6 +303,19 @@ Type GraphBuilder::refineType(Type kilnType, const std::string &valueName) {
         convertTypeProto(it->second, context, valueName, /*needRank=*/false);
     if (!onnxType)
       return;
+    // Exporters declare a subgraph's values loosely (PyTorch gives a loop
+    // body's outputs the rank of another value): there, a declaration that
+    // does not fit is not used.
+    bool lenient = !subgraphTypes.empty();
+    if (lenient && (onnxType.getElementType() != refined.getElementType() ||
+                    onnxType.getRank() != refined.getRank()))
+      return;
+    // PyTorch declares a Loop's outputs with made-up dims (and rank): a
+    // declaration without a single size says nothing to refine with.
+    if (onnxType.getRank() != refined.getRank() &&
+        llvm::all_of(onnxType.getShape(), ShapedType::isDynamic) &&
+        onnxType.getElementType() == refined.getElementType())
+      return;
     if (onnxType.getElementType() != refined.getElementType())
       fail("inconsistent types: {0} {1} for '{2}' but Kiln infers {3}", who,
            onnxType, valueName, refined);
@@ -279,6 +330,8 @@ Type GraphBuilder::refineType(Type kilnType, const std::string &valueName) {
       else if (dims[i] != o)
         conflict = true;
     }
+    if (conflict && lenient)
+      return;
     if (conflict)
       fail("inconsistent shapes: {0} {1} for '{2}' but Kiln infers {3}", who,
            onnxType, valueName, refined);
@@ -648,6 +701,8 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
     return importConstantNode(node, loc);
   if (isControlFlowOp(node.op_type()) && isDefaultDomain(node.domain()))
     return importControlFlow(node, displayName, loc);
+  if (isSequenceOp(node.op_type()) && isDefaultDomain(node.domain()))
+    return importSequenceOp(node, loc);
 
   auto it = getKilnOpTable().find(node.op_type());
   if (it == getKilnOpTable().end() && isRecurrentOp(node.op_type()) &&
@@ -998,31 +1053,51 @@ void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
                                   const std::string &displayName,
                                   const onnx::GraphProto &subgraph,
                                   llvm::StringRef what, Region &region,
-                                  TypeRange argumentTypes) {
+                                  TypeRange argumentTypes,
+                                  llvm::ArrayRef<int> sequenceInputs) {
+  // sequenceInputs: the inputs (of a Loop body) that are loop-carried
+  // sequences. They get no block argument; the body may only append one
+  // element to each (its output one before), which it yields last.
   if (int(scopes.size()) > kMaxSubgraphDepth)
     fail("subgraphs nest more than {0} deep", kMaxSubgraphDepth);
-  if (subgraph.input_size() != int(argumentTypes.size()))
+  if (subgraph.input_size() !=
+      int(argumentTypes.size() + sequenceInputs.size()))
     fail("its {0} has {1} inputs, {2} gives it {3}", what,
-         subgraph.input_size(), node.op_type(), argumentTypes.size());
+         subgraph.input_size(), node.op_type(),
+         argumentTypes.size() + sequenceInputs.size());
   std::string where = "in its " + what.str() + ": ";
 
   auto *block = new Block();
   region.push_back(block);
-  for (auto [input, type] : llvm::zip(subgraph.input(), argumentTypes))
+  SmallVector<const onnx::ValueInfoProto *> tensorInputs;
+  for (int i = 0; i < subgraph.input_size(); ++i)
+    if (!llvm::is_contained(sequenceInputs, i))
+      tensorInputs.push_back(&subgraph.input(i));
+  for (auto [input, type] : llvm::zip(tensorInputs, argumentTypes))
     block->addArgument(
-        type, NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
+        type, NameLoc::get(builder.getStringAttr(input->name()), fileLoc));
 
   // The subgraph's names, and the types it declares for them (libonnx's
   // inference adds its own to the subgraph's value_info).
   scopes.emplace_back();
+  sequenceScopes.emplace_back();
   subgraphTypes.emplace_back();
   struct ScopeGuard {
     GraphBuilder &self;
     ~ScopeGuard() {
       self.scopes.pop_back();
+      self.sequenceScopes.pop_back();
       self.subgraphTypes.pop_back();
     }
   } scopeGuard{*this};
+  SmallVector<int> accumulators;
+  for (int i : sequenceInputs) {
+    SequenceValue input;
+    input.kind = SequenceValue::LoopInput;
+    input.accumulator = numAccumulators++;
+    accumulators.push_back(input.accumulator);
+    defineSequence(subgraph.input(i).name(), input);
+  }
   for (const auto *infos : {&subgraph.value_info(), &subgraph.output()})
     for (const onnx::ValueInfoProto &info : *infos)
       if (info.type().has_tensor_type())
@@ -1030,8 +1105,9 @@ void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
 
   OpBuilder::InsertionGuard insertionGuard(builder);
   builder.setInsertionPointToEnd(block);
-  for (auto [input, argument] :
-       llvm::zip(subgraph.input(), block->getArguments())) {
+  for (auto [inputPtr, argument] :
+       llvm::zip(tensorInputs, block->getArguments())) {
+    const onnx::ValueInfoProto &input = *inputPtr;
     // What the subgraph declares for an input must be what it is given
     // (shapes may differ: an iteration may change them).
     if (input.type().has_tensor_type() &&
@@ -1071,14 +1147,34 @@ void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
     }
   }
   SmallVector<Value> outputs;
-  for (const onnx::ValueInfoProto &output : subgraph.output()) {
+  SmallVector<Value> appended(sequenceInputs.size());
+  for (auto [o, output] : llvm::enumerate(subgraph.output())) {
+    // A loop-carried sequence's output: the input with one element
+    // appended.
+    auto slot = llvm::find(sequenceInputs, int(o) + 1);
+    if (slot != sequenceInputs.end()) {
+      unsigned k = slot - sequenceInputs.begin();
+      const SequenceValue *sequence = lookupSequence(output.name());
+      if (!sequence || sequence->kind != SequenceValue::LoopAppended ||
+          sequence->accumulator != accumulators[k])
+        fail("{0}the loop-carried sequence '{1}' must come out as itself "
+             "with one element appended at its end (SequenceInsert without "
+             "a position), once per iteration: not supported yet otherwise",
+             where, subgraph.input(int(o) + 1).name());
+      appended[k] = sequence->tensor;
+      continue;
+    }
     try {
       outputs.push_back(lookupValue(output.name()));
-    } catch (const ImportError &) {
+    } catch (const ImportError &e) {
+      if (lookupSequence(output.name()))
+        fail("{0}output '{1}' is a sequence: not supported yet here", where,
+             output.name());
       fail("{0}output '{1}' is not produced by any node", where,
            output.name());
     }
   }
+  llvm::append_range(outputs, appended);
   YieldOp::create(builder, NameLoc::get(builder.getStringAttr(displayName),
                                         fileLoc),
                   outputs);
@@ -1087,7 +1183,8 @@ void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
 SmallVector<Type> GraphBuilder::importLoopBody(
     const onnx::NodeProto &node, const std::string &displayName,
     const onnx::GraphProto &body, Region &region, TypeRange fixedTypes,
-    SmallVector<Type> carriedTypes, unsigned firstCarriedOutput) {
+    SmallVector<Type> carriedTypes, unsigned firstCarriedOutput,
+    llvm::ArrayRef<int> sequenceInputs) {
   // A carried value's type is what it has before and after every
   // iteration: start from the initial values', make dynamic each dim an
   // iteration changes, and import the body again until nothing changes
@@ -1110,7 +1207,8 @@ SmallVector<Type> GraphBuilder::importLoopBody(
       argumentTypes.append(carriedTypes.begin(), carriedTypes.end());
       argumentTypes.append(fixedTypes.begin(), fixedTypes.end());
     }
-    importSubgraph(node, displayName, body, "body", region, argumentTypes);
+    importSubgraph(node, displayName, body, "body", region, argumentTypes,
+                   sequenceInputs);
     auto yield = cast<YieldOp>(region.front().back());
     if (yield.getValues().size() < firstCarriedOutput + carriedTypes.size())
       fail("its body has {0} outputs, {1} needs at least {2}",
@@ -1121,13 +1219,18 @@ SmallVector<Type> GraphBuilder::importLoopBody(
       Type yielded = yield.getValues()[firstCarriedOutput + j].getType();
       FailureOr<RankedTensorType> joined = joinTensorTypes(
           cast<RankedTensorType>(carried), cast<RankedTensorType>(yielded));
-      if (failed(joined))
+      if (failed(joined)) {
+        // The j-th carried input that is not a sequence, and its output.
+        int input = loop ? 2 : 0;
+        for (unsigned seen = 0;; ++input)
+          if (!llvm::is_contained(sequenceInputs, input) && seen++ == j)
+            break;
         fail("{0} '{1}' is {2} before an iteration and {3} after it (its "
              "body's output '{4}'): Kiln needs the same element type and "
              "rank",
-             loop ? "loop-carried value" : "state",
-             body.input(int(loop ? 2 + j : j)).name(), carried, yielded,
-             body.output(int(firstCarriedOutput + j)).name());
+             loop ? "loop-carried value" : "state", body.input(input).name(),
+             carried, yielded, body.output(loop ? input - 1 : input).name());
+      }
       if (*joined != carried) {
         carried = *joined;
         changed = true;
@@ -1199,10 +1302,23 @@ void GraphBuilder::importControlFlow(const onnx::NodeProto &node,
     checkAttributes({"body"});
     SmallVector<Value> operands = {optionalInput(0), optionalInput(1)};
     SmallVector<Type> carried;
+    // Loop-carried sequences (a list the body appends to, as exporters
+    // write `outs.append(x)`): their elements become scan outputs, after
+    // the node's own.
+    SmallVector<int> sequenceInputs;
     for (int i = 2; i < node.input_size(); ++i) {
       if (node.input(i).empty())
         fail("input {0} is empty: the loop-carried values cannot be omitted",
              i);
+      if (const SequenceValue *sequence = lookupSequence(node.input(i))) {
+        if (sequence->kind != SequenceValue::List ||
+            !sequence->elements.empty())
+          fail("the loop-carried sequence '{0}' must start empty "
+               "(SequenceEmpty): not supported yet otherwise",
+               node.input(i));
+        sequenceInputs.push_back(i);
+        continue;
+      }
       operands.push_back(lookupValue(node.input(i)));
       carried.push_back(operands.back().getType());
     }
@@ -1210,9 +1326,30 @@ void GraphBuilder::importControlFlow(const onnx::NodeProto &node,
     importLoopBody(node, displayName, graphAttr("body"), *regions.back(),
                    {scalarType(builder.getI64Type()),
                     scalarType(builder.getI1Type())},
-                   carried, /*firstCarriedOutput=*/1);
-    createRegionOp(LoopOp::getOperationName(), operands, attributes, regions,
-                   loc, resultNames);
+                   carried, /*firstCarriedOutput=*/1, sequenceInputs);
+    // The results: the carried tensors, the scan outputs, the appended
+    // elements stacked.
+    int numCarried = node.input_size() - 2;
+    SmallVector<std::string> names;
+    for (int j = 0; j < numCarried; ++j)
+      if (!llvm::is_contained(sequenceInputs, j + 2))
+        names.push_back(j < node.output_size() ? node.output(j) : "");
+    for (int o = numCarried; o < node.output_size(); ++o)
+      names.push_back(node.output(o));
+    while (!names.empty() && names.back().empty())
+      names.pop_back();
+    Operation *op = createRegionOp(LoopOp::getOperationName(), operands,
+                                   attributes, regions, loc, names);
+    unsigned first = op->getNumResults() - sequenceInputs.size();
+    for (auto [k, input] : llvm::enumerate(sequenceInputs)) {
+      int output = input - 2;
+      if (output >= node.output_size() || node.output(output).empty())
+        continue;
+      SequenceValue stacked;
+      stacked.kind = SequenceValue::Slices;
+      stacked.tensor = op->getResult(first + k);
+      defineSequence(node.output(output), stacked);
+    }
     return;
   }
 
@@ -1264,6 +1401,363 @@ void GraphBuilder::importControlFlow(const onnx::NodeProto &node,
                  states, /*firstCarriedOutput=*/0);
   createRegionOp(ScanOp::getOperationName(), operands, attributes, regions,
                  loc, resultNames);
+}
+
+//===----------------------------------------------------------------------===//
+// Sequences: resolved into tensor ops at import time
+//===----------------------------------------------------------------------===//
+
+const SequenceValue *GraphBuilder::lookupSequence(const std::string &name) {
+  for (const llvm::StringMap<SequenceValue> &scope :
+       llvm::reverse(sequenceScopes)) {
+    auto it = scope.find(name);
+    if (it != scope.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
+void GraphBuilder::defineSequence(const std::string &name,
+                                  SequenceValue sequence) {
+  if (name.empty())
+    return;
+  if (scopes.back().count(name))
+    fail("value '{0}' is defined more than once", name);
+  if (!sequenceScopes.back().try_emplace(name, std::move(sequence)).second)
+    fail("value '{0}' is defined more than once", name);
+}
+
+Value GraphBuilder::createSimpleOp(llvm::StringRef opName, ValueRange operands,
+                                   NamedAttrList attributes, Location loc) {
+  return createOp(opName, operands, attributes, loc, {})->getResult(0);
+}
+
+Value GraphBuilder::sequenceElement(const SequenceValue &sequence,
+                                    Value position, Location loc) {
+  auto axisAttr = [&](int64_t axis) {
+    NamedAttrList attrs;
+    attrs.set("axis", builder.getI64IntegerAttr(axis));
+    return attrs;
+  };
+  std::optional<SmallVector<int64_t>> known = getKnownIntValues(position);
+  switch (sequence.kind) {
+  case SequenceValue::List: {
+    int64_t n = sequence.elements.size();
+    if (known && known->size() == 1 && !ShapedType::isDynamic((*known)[0])) {
+      int64_t i = (*known)[0] < 0 ? (*known)[0] + n : (*known)[0];
+      if (i < 0 || i >= n)
+        fail("position {0} is out of range for a sequence of {1} elements",
+             (*known)[0], n);
+      return sequence.elements[i];
+    }
+    // A run-time position: the elements stacked, then a Gather.
+    if (n == 0)
+      fail("the sequence is empty");
+    SmallVector<Value> rows;
+    Value axes = createI64Constant({0}, loc);
+    for (Value element : sequence.elements) {
+      if (element.getType() != sequence.elements.front().getType())
+        fail("a run-time position into a sequence whose elements have "
+             "different types ({0} and {1}): not supported yet",
+             sequence.elements.front().getType(), element.getType());
+      rows.push_back(createSimpleOp(UnsqueezeOp::getOperationName(),
+                                    {element, axes}, {}, loc));
+    }
+    Value stacked =
+        rows.size() == 1
+            ? rows.front()
+            : createSimpleOp(ConcatOp::getOperationName(), rows, axisAttr(0),
+                             loc);
+    return createSimpleOp(GatherOp::getOperationName(), {stacked, position},
+                          axisAttr(0), loc);
+  }
+  case SequenceValue::Slices: {
+    Value element =
+        createSimpleOp(GatherOp::getOperationName(),
+                       {sequence.tensor, position}, axisAttr(sequence.axis),
+                       loc);
+    if (!sequence.keepdims)
+      return element;
+    return createSimpleOp(UnsqueezeOp::getOperationName(),
+                          {element, createI64Constant({sequence.axis}, loc)},
+                          {}, loc);
+  }
+  case SequenceValue::LoopInput:
+  case SequenceValue::LoopAppended:
+    break;
+  }
+  fail("reading the sequence a Loop builds, inside its body: not supported "
+       "yet");
+}
+
+void GraphBuilder::importSequenceOp(const onnx::NodeProto &node,
+                                    Location loc) {
+  const std::string &op = node.op_type();
+  auto intAttr = [&](llvm::StringRef name, int64_t fallback) {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == name)
+        return int64_t(attr.i());
+    return fallback;
+  };
+  auto hasInput = [&](int i) {
+    return i < node.input_size() && !node.input(i).empty();
+  };
+  auto sequenceInput = [&](int i) -> const SequenceValue & {
+    if (!hasInput(i))
+      fail("input {0} (the sequence) is missing", i);
+    const SequenceValue *sequence = lookupSequence(node.input(i));
+    if (!sequence)
+      fail("input {0} ('{1}') is not a sequence", i, node.input(i));
+    return *sequence;
+  };
+  auto output = [&]() -> std::string {
+    if (node.output_size() != 1)
+      fail("{0} has one output, this node {1}", op, node.output_size());
+    return node.output(0);
+  };
+  auto constantPosition = [&](int i) -> std::optional<int64_t> {
+    if (!hasInput(i))
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> known =
+        getKnownIntValues(lookupValue(node.input(i)));
+    if (!known || known->size() != 1 || ShapedType::isDynamic((*known)[0]))
+      fail("a position known only at run time: not supported yet (Kiln "
+           "resolves sequences when it compiles)");
+    return (*known)[0];
+  };
+  auto axisAttr = [&](int64_t axis) {
+    NamedAttrList attrs;
+    attrs.set("axis", builder.getI64IntegerAttr(axis));
+    return attrs;
+  };
+
+  if (op == "SequenceEmpty") {
+    defineSequence(output(), SequenceValue());
+    return;
+  }
+  if (op == "SequenceConstruct") {
+    SequenceValue list;
+    for (int i = 0; i < node.input_size(); ++i)
+      list.elements.push_back(lookupValue(node.input(i)));
+    defineSequence(output(), list);
+    return;
+  }
+  if (op == "SequenceInsert") {
+    const SequenceValue &sequence = sequenceInput(0);
+    Value tensor = lookupValue(node.input(1));
+    if (sequence.kind == SequenceValue::LoopInput && !hasInput(2)) {
+      SequenceValue appended;
+      appended.kind = SequenceValue::LoopAppended;
+      appended.accumulator = sequence.accumulator;
+      appended.tensor = tensor;
+      defineSequence(output(), appended);
+      return;
+    }
+    if (sequence.kind != SequenceValue::List)
+      fail("inserting into this sequence (the slices of a tensor, or one a "
+           "Loop builds) at a position: not supported yet");
+    SequenceValue list = sequence;
+    int64_t n = list.elements.size();
+    int64_t at = constantPosition(2).value_or(n);
+    if (at < 0)
+      at += n;
+    if (at < 0 || at > n)
+      fail("position {0} is out of range for a sequence of {1} elements",
+           at, n);
+    list.elements.insert(list.elements.begin() + at, tensor);
+    defineSequence(output(), list);
+    return;
+  }
+  if (op == "SequenceErase") {
+    const SequenceValue &sequence = sequenceInput(0);
+    if (sequence.kind != SequenceValue::List)
+      fail("erasing from this sequence: not supported yet");
+    SequenceValue list = sequence;
+    int64_t n = list.elements.size();
+    int64_t at = constantPosition(1).value_or(n - 1);
+    if (at < 0)
+      at += n;
+    if (at < 0 || at >= n)
+      fail("position {0} is out of range for a sequence of {1} elements",
+           at, n);
+    list.elements.erase(list.elements.begin() + at);
+    defineSequence(output(), list);
+    return;
+  }
+  if (op == "SequenceAt") {
+    const SequenceValue &sequence = sequenceInput(0);
+    if (!hasInput(1))
+      fail("the position (input 1) is missing");
+    defineValue(output(),
+                sequenceElement(sequence, lookupValue(node.input(1)), loc));
+    return;
+  }
+  if (op == "SequenceLength") {
+    const SequenceValue &sequence = sequenceInput(0);
+    std::string name = output();
+    if (sequence.kind == SequenceValue::List) {
+      NamedAttrList attrs;
+      attrs.set("value", DenseElementsAttr::get(
+                             RankedTensorType::get({}, builder.getI64Type()),
+                             int64_t(sequence.elements.size())));
+      createOp(ConstantOp::getOperationName(), {}, attrs, loc, {name});
+      return;
+    }
+    if (sequence.kind != SequenceValue::Slices)
+      fail("the length of the sequence a Loop builds, inside its body: not "
+           "supported yet");
+    NamedAttrList attrs;
+    attrs.set("start", builder.getI64IntegerAttr(sequence.axis));
+    attrs.set("end", builder.getI64IntegerAttr(sequence.axis + 1));
+    Value dim = createSimpleOp(ShapeOp::getOperationName(), sequence.tensor,
+                               attrs, loc);
+    NamedAttrList none;
+    createOp(SqueezeOp::getOperationName(), {dim, createI64Constant({0}, loc)},
+             none, loc, {name});
+    return;
+  }
+  if (op == "ConcatFromSequence") {
+    const SequenceValue &sequence = sequenceInput(0);
+    std::string name = output();
+    bool newAxis = intAttr("new_axis", 0) != 0;
+    int64_t axis = intAttr("axis", 0);
+    if (sequence.kind == SequenceValue::List) {
+      if (sequence.elements.empty())
+        fail("concatenating an empty sequence");
+      SmallVector<Value> parts;
+      int64_t rank =
+          cast<RankedTensorType>(sequence.elements.front().getType())
+              .getRank();
+      int64_t at = axis < 0 ? axis + rank + (newAxis ? 1 : 0) : axis;
+      for (Value element : sequence.elements)
+        parts.push_back(newAxis ? createSimpleOp(UnsqueezeOp::getOperationName(),
+                                                 {element,
+                                                  createI64Constant({at}, loc)},
+                                                 {}, loc)
+                                : element);
+      NamedAttrList attrs = axisAttr(at);
+      createOp(ConcatOp::getOperationName(), parts, attrs, loc, {name});
+      return;
+    }
+    if (sequence.kind != SequenceValue::Slices)
+      fail("concatenating the sequence a Loop builds, inside its body: not "
+           "supported yet");
+    auto type = cast<RankedTensorType>(sequence.tensor.getType());
+    int64_t rank = type.getRank(); // the elements': rank - 1 (keepdims: rank)
+    int64_t a = sequence.axis;
+    if (sequence.keepdims) {
+      // Slices that keep their dim, concatenated along it: the tensor.
+      int64_t at = axis < 0 ? axis + rank : axis;
+      if (newAxis || at != a)
+        fail("concatenating slices that keep their dim along another axis: "
+             "not supported yet");
+      NamedAttrList none;
+      createOp(IdentityOp::getOperationName(), sequence.tensor, none, loc,
+               {name});
+      return;
+    }
+    int64_t elementRank = rank - 1;
+    int64_t b = axis < 0 ? axis + elementRank + (newAxis ? 1 : 0) : axis;
+    // The sequence dim `a` moves to position b (stack), or just before the
+    // element's dim b, which it then merges with (concat).
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a)
+        perm.push_back(d);
+    perm.insert(perm.begin() + b, a);
+    Value moved = sequence.tensor;
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, rank))) {
+      NamedAttrList attrs;
+      attrs.set("perm", builder.getDenseI64ArrayAttr(perm));
+      moved = createSimpleOp(TransposeOp::getOperationName(), moved, attrs,
+                             loc);
+    }
+    if (newAxis) {
+      NamedAttrList none;
+      createOp(IdentityOp::getOperationName(), moved, none, loc, {name});
+      return;
+    }
+    auto movedType = cast<RankedTensorType>(moved.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == b + 1)
+        continue;
+      if (d == b) {
+        shape.push_back(-1);
+        continue;
+      }
+      if (d < b) {
+        shape.push_back(0); // the same dim of the input
+        continue;
+      }
+      if (movedType.isDynamicDim(d))
+        fail("concatenating a Loop's elements along axis {0}: their dims "
+             "after it must be static",
+             axis);
+      shape.push_back(movedType.getDimSize(d));
+    }
+    NamedAttrList none;
+    createOp(ReshapeOp::getOperationName(),
+             {moved, createI64Constant(shape, loc)}, none, loc, {name});
+    return;
+  }
+  if (op == "SplitToSequence") {
+    Value x = lookupValue(node.input(0));
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t axis = intAttr("axis", 0);
+    if (axis < -type.getRank() || axis >= type.getRank())
+      fail("axis {0} is out of range for rank {1}", axis, type.getRank());
+    if (axis < 0)
+      axis += type.getRank();
+    bool keepdims = intAttr("keepdims", 1) != 0;
+    std::optional<SmallVector<int64_t>> split;
+    if (hasInput(1)) {
+      Value splitValue = lookupValue(node.input(1));
+      split = getKnownIntValues(splitValue);
+      if (!split || llvm::any_of(*split, ShapedType::isDynamic))
+        fail("split sizes known only at run time: not supported yet");
+      // A scalar split of 1: chunks of one, keepdims honoured (as ONNX
+      // Runtime does).
+      if (cast<RankedTensorType>(splitValue.getType()).getRank() == 0 &&
+          (*split)[0] == 1)
+        split.reset();
+      else if (cast<RankedTensorType>(splitValue.getType()).getRank() == 0) {
+        int64_t size = (*split)[0];
+        if (type.isDynamicDim(axis) || size <= 0)
+          fail("splitting a dynamic dim into chunks of {0}: not supported "
+               "yet",
+               size);
+        SmallVector<int64_t> sizes;
+        for (int64_t left = type.getDimSize(axis); left > 0; left -= size)
+          sizes.push_back(std::min(left, size));
+        split = sizes;
+      }
+    }
+    if (!split) {
+      SequenceValue slices;
+      slices.kind = SequenceValue::Slices;
+      slices.tensor = x;
+      slices.axis = axis;
+      slices.keepdims = keepdims;
+      defineSequence(output(), slices);
+      return;
+    }
+    // Given sizes: the chunks (each keeps the dim).
+    SequenceValue list;
+    int64_t start = 0;
+    for (int64_t size : *split) {
+      Value starts = createI64Constant({start}, loc);
+      Value ends = createI64Constant({start + size}, loc);
+      Value axes = createI64Constant({axis}, loc);
+      list.elements.push_back(createSimpleOp(
+          SliceOp::getOperationName(), {x, starts, ends, axes, getNone()}, {},
+          loc));
+      start += size;
+    }
+    defineSequence(output(), list);
+    return;
+  }
+  fail("not supported yet: {0}", op);
 }
 
 namespace {
@@ -1463,6 +1957,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   }
 
   scopes.emplace_back();
+  sequenceScopes.emplace_back();
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, "main",
                               builder.getFunctionType(argTypes, {}));
@@ -1510,6 +2005,10 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     auto it = scopes.front().find(output.name());
+    if (it == scopes.front().end() && lookupSequence(output.name()))
+      fail("graph output '{0}' is a sequence: not supported yet (an "
+           "artifact's outputs are tensors)",
+           output.name());
     if (it == scopes.front().end())
       fail("graph output '{0}' is not produced by any node", output.name());
     results.push_back(it->second);

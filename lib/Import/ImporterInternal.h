@@ -104,6 +104,9 @@ bool isDefaultDomain(const std::string &domain);
 /// ops than If, Loop and Scan (whose subgraphs it checks likewise).
 void checkSupportedConstructs(const onnx::ModelProto &model);
 
+/// True for the ops on sequences and optional values (SequenceAt, ...,
+/// SplitToSequence, ConcatFromSequence, Optional*).
+bool isSequenceOp(llvm::StringRef opType);
 /// True for If, Loop and Scan (ops with subgraphs, imported as regions).
 bool isControlFlowOp(llvm::StringRef opType);
 /// True when a node of `graph` (not of its subgraphs) has a subgraph.

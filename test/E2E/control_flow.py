@@ -10,12 +10,16 @@
 #     trip count (a static scan output as a graph output), a Loop whose
 #     carried value grows, a Loop reading the iteration number (Slice and
 #     Gather at i), an If nested in a Loop, Scan for a running sum (a
-#     reversed input, an output along axis 1) and Scan over a dynamic
-#     number of steps;
+#     reversed input, an output along axis 1), Scan over a dynamic number
+#     of steps, and the sequence ops (a list's inserts, erase, SequenceAt,
+#     SequenceLength, ConcatFromSequence; a list a Loop appends to;
+#     SplitToSequence read in a Loop);
 #   * torch.jit.script exports from Debian's PyTorch 1.13
 #     (test/E2E/export_torch_control_flow.py, run with --torch-python,
 #     /usr/bin/python3 by default): a data-dependent `if`, a `for` loop over
-#     a dim and a `while` loop on a data-dependent condition;
+#     a dim, a `while` loop on a data-dependent condition, and lists
+#     (sequences) appended in a loop and stacked or concatenated, a loop
+#     over unbind;
 #
 # each compiled ONCE with kiln.compile(path), no shape flags, and run
 # (kiln.InferenceSession) at several inputs, every output compared with
@@ -192,6 +196,14 @@ CASES = [
     ("scan_running_sum", cfm.scan_running_sum,
      [{"init": f32([1, 2]), "x": f32(rng(s).standard_normal((3, 2)))}
       for s in range(3)]),
+    ("sequence_list_ops", cfm.sequence_list_ops,
+     [{"a": f32([1, 2]), "b": f32([3, 4]), "c": f32([5, 6]), "i": i64(i)}
+      for i in [0, 1, 2, -1, -3]]),
+    ("sequence_appended_in_loop", cfm.loop_append_stack,
+     [{"x": f32([1, -2])}, {"x": f32([0.5, 3])}]),
+    ("sequence_split_loop", cfm.split_loop,
+     [{"x": f32(rng(s).standard_normal((4, 3))), "init": f32([1, 0, -1])}
+      for s in range(2)]),
     ("scan_dynamic_steps", scan_dynamic,
      [{"init": f32([0.5, -0.5]), "x": f32(rng(s).standard_normal((s, 2)))}
       for s in [1, 4, 9]]),
@@ -213,6 +225,12 @@ TORCH_FEEDS = {
     "torch_while": [{"x": f32(rng(s).standard_normal(4)), "limit": f32(lim)}
                     for s, lim in [(0, 0.1), (1, 10.0), (2, 1000.0),
                                    (3, 1e6)]],
+    "torch_list_stack": [{"x": f32(rng(s).standard_normal((2, 5, 8)))}
+                         for s in range(2)],
+    "torch_list_cat": [{"x": f32(rng(s).standard_normal((2, 5, 8)))}
+                       for s in range(2)],
+    "torch_unbind": [{"x": f32(rng(s).standard_normal((6, 8)))}
+                     for s in range(2)],
 }
 
 

@@ -72,10 +72,47 @@ class WhileNet(nn.Module):
         return x, steps
 
 
+class StackNet(nn.Module):
+    """A list appended in a loop, then stacked (SequenceEmpty,
+    SequenceInsert in the Loop, ConcatFromSequence with new_axis)."""
+
+    def forward(self, x):
+        outs = []
+        h = torch.zeros(x.size(0), 8)
+        for t in range(x.size(1)):
+            h = torch.tanh(x[:, t] + h)
+            outs.append(h)
+        return torch.stack(outs, 1)
+
+
+class CatNet(nn.Module):
+    """A list appended in a loop, then concatenated (ConcatFromSequence)."""
+
+    def forward(self, x):
+        outs = []
+        for t in range(x.size(1)):
+            outs.append(x[:, t] * 2.0)
+        return torch.cat(outs, 0)
+
+
+class UnbindNet(nn.Module):
+    """A loop over x.unbind(0) (SplitToSequence, SequenceLength as the trip
+    count, SequenceAt in the body)."""
+
+    def forward(self, x):
+        acc = torch.zeros(x.size(1))
+        for row in x.unbind(0):
+            acc = acc * 0.5 + row
+        return acc
+
+
 MODELS = {
     "torch_if": (IfNet, [("x", (3, 8))], ["y"]),
     "torch_for": (ForNet, [("x", (2, 5, 8))], ["h"]),
     "torch_while": (WhileNet, [("x", (4,)), ("limit", ())], ["y", "steps"]),
+    "torch_list_stack": (StackNet, [("x", (2, 5, 8))], ["y"]),
+    "torch_list_cat": (CatNet, [("x", (2, 5, 8))], ["y"]),
+    "torch_unbind": (UnbindNet, [("x", (6, 8))], ["y"]),
 }
 
 

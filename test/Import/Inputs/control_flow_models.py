@@ -184,7 +184,116 @@ def scan_running_sum():
                  [vi("sum", F, [2]), vi("prods", F, [2, 3])])
 
 
+# Sequences (resolved into tensor ops when Kiln imports them).
+
+def sequence_list_ops():
+    """SequenceConstruct, SequenceInsert (at the back and at 0),
+    SequenceErase, SequenceAt (a constant and a run-time position),
+    SequenceLength and ConcatFromSequence (with and without new_axis)."""
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s0"], name="make"),
+        helper.make_node("SequenceInsert", ["s0", "c"], ["s1"], name="back"),
+        const("zero", np.array(0, np.int64)),
+        helper.make_node("SequenceInsert", ["s1", "b", "zero"], ["s2"],
+                         name="front"),
+        const("minus_one", np.array(-1, np.int64)),
+        helper.make_node("SequenceErase", ["s2", "minus_one"], ["s3"],
+                         name="erase"),
+        helper.make_node("SequenceAt", ["s3", "i"], ["at"], name="at"),
+        helper.make_node("SequenceLength", ["s3"], ["n"], name="length"),
+        helper.make_node("ConcatFromSequence", ["s3"], ["cat"], axis=0,
+                         name="cat"),
+        helper.make_node("ConcatFromSequence", ["s3"], ["stack"], axis=1,
+                         new_axis=1, name="stack"),
+    ]
+    return model(nodes, [vi("a", F, [2]), vi("b", F, [2]), vi("c", F, [2]),
+                         vi("i", I64, [])],
+                 [vi("at", F, [2]), vi("n", I64, []), vi("cat", F, [6]),
+                  vi("stack", F, [2, 3])])
+
+
+def loop_append_stack():
+    """A list appended to in a Loop, stacked along axis 1 afterwards."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"], name="pass"),
+         helper.make_node("Add", ["acc", "x"], ["acc_out"], name="add"),
+         helper.make_node("SequenceInsert", ["seq", "acc_out"], ["seq_out"],
+                          name="append")],
+        "body", [vi("i", I64, []), vi("cond", B, []), vi("acc", F, [2]),
+                 helper.make_tensor_sequence_value_info("seq", F, [2])],
+        [vi("cond_out", B, []), vi("acc_out", F, [2]),
+         helper.make_tensor_sequence_value_info("seq_out", F, [2])])
+    nodes = [helper.make_node("SequenceEmpty", [], ["empty"], dtype=F,
+                              name="empty"),
+             const("four", np.array(4, np.int64)),
+             helper.make_node("Loop", ["four", "", "x", "empty"],
+                              ["last", "all"], name="loop", body=body),
+             helper.make_node("ConcatFromSequence", ["all"], ["y"], axis=1,
+                              new_axis=1, name="stack"),
+             helper.make_node("SequenceLength", ["all"], ["n"],
+                              name="length")]
+    return model(nodes, [vi("x", F, [2])],
+                 [vi("last", F, [2]), vi("y", F, [2, 4]), vi("n", I64, [])])
+
+
+def split_loop():
+    """SplitToSequence (chunks of one, dim dropped), its length as a Loop's
+    trip count, SequenceAt at the iteration number in the body."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"], name="pass"),
+         helper.make_node("SequenceAt", ["rows", "i"], ["row"], name="row"),
+         helper.make_node("Add", ["acc", "row"], ["acc_out"], name="add")],
+        "body", [vi("i", I64, []), vi("cond", B, []), vi("acc", F, [3])],
+        [vi("cond_out", B, []), vi("acc_out", F, [3])])
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0,
+                              keepdims=0, name="split"),
+             helper.make_node("SequenceLength", ["rows"], ["n"],
+                              name="length"),
+             helper.make_node("Loop", ["n", "", "init"], ["y"], name="loop",
+                              body=body)]
+    return model(nodes, [vi("x", F, [4, 3]), vi("init", F, [3])],
+                 [vi("y", F, [3])])
+
+
 # Errors.
+
+def sequence_output():
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"], name="make")]
+    return model(nodes, [vi("a", F, [2])],
+                 [helper.make_tensor_sequence_value_info("s", F, [2])])
+
+
+def split_runtime_sizes():
+    nodes = [helper.make_node("SplitToSequence", ["x", "sizes"], ["s"],
+                              name="split"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0,
+                              name="cat")]
+    return model(nodes, [vi("x", F, [4]), vi("sizes", I64, [2])],
+                 [vi("y", F, [4])])
+
+
+def loop_reads_its_sequence():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"], name="pass"),
+         helper.make_node("SequenceLength", ["seq"], ["n"], name="length"),
+         helper.make_node("Cast", ["n"], ["nf"], to=F, name="to_float"),
+         helper.make_node("Mul", ["x", "nf"], ["row"], name="scale"),
+         helper.make_node("SequenceInsert", ["seq", "row"], ["seq_out"],
+                          name="append")],
+        "body", [vi("i", I64, []), vi("cond", B, []),
+                 helper.make_tensor_sequence_value_info("seq", F, [2])],
+        [vi("cond_out", B, []),
+         helper.make_tensor_sequence_value_info("seq_out", F, [2])])
+    nodes = [helper.make_node("SequenceEmpty", [], ["empty"], dtype=F,
+                              name="empty"),
+             const("four", np.array(4, np.int64)),
+             helper.make_node("Loop", ["four", "", "empty"], ["all"],
+                              name="loop", body=body),
+             helper.make_node("ConcatFromSequence", ["all"], ["y"], axis=0,
+                              name="cat")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [8])])
+
+
 
 def if_ranks_differ():
     then_g = helper.make_graph(
