@@ -21,6 +21,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <functional>
+
 using namespace mlir;
 
 /// kiln op name → ONNX operator name.
@@ -205,62 +207,23 @@ LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
   }
 
   const llvm::StringMap<std::string> &onnxNames = getOnnxNames();
-  for (Operation &op : fn.getBody().front()) {
-    if (isa<func::ReturnOp>(op))
-      continue;
-    if (isa<NoneOp>(op)) {
-      names[op.getResult(0)] = "";
-      continue;
-    }
-    if (auto constant = dyn_cast<ConstantOp>(op)) {
-      onnx::TensorProto &init = *graph.add_initializer();
-      std::string name = freshName("const");
-      init.set_name(name);
-      if (failed(fillTensor(init, constant.getValue(), op.getLoc())))
-        return failure();
-      names[constant.getResult()] = name;
-      continue;
-    }
-    auto it = onnxNames.find(op.getName().getStringRef());
-    if (it == onnxNames.end())
-      return op.emitError("'")
-             << op.getName()
-             << "' has no ONNX operator (Kiln's own ops: decompose them "
-                "first with --decompose-fused)";
-    // The older attribute forms of reductions', Squeeze's, Unsqueeze's and
-    // Split's second input (`axes`, `split`; the operand is then `none`,
-    // see the dialect conventions) become that input, as opset 21 has it.
-    std::optional<std::string> attributeAsInput1;
-    StringRef movedAttribute;
-    for (StringRef name : {"axes", "split"}) {
-      auto values = op.getAttrOfType<DenseI64ArrayAttr>(name);
-      if (!values || op.getNumOperands() < 2 || !isNone(op.getOperand(1)))
-        continue;
-      onnx::TensorProto &init = *graph.add_initializer();
-      init.set_name(freshName(name));
-      init.set_data_type(onnx::TensorProto::INT64);
-      init.add_dims(values.size());
-      for (int64_t v : values.asArrayRef())
-        init.add_int64_data(v);
-      attributeAsInput1 = init.name();
-      movedAttribute = name;
-    }
+  // The ops of a block into `graph`: @main's into the model's graph, a
+  // region's (If, Loop, Scan) into its subgraph, whose nodes may read the
+  // names of the graphs around it.
+  std::function<LogicalResult(Block &, onnx::GraphProto &)> exportBlock;
+  auto exportRegionOp = [&](Operation &op,
+                            onnx::GraphProto &graph) -> LogicalResult {
     onnx::NodeProto &node = *graph.add_node();
-    node.set_op_type(it->second);
-    node.set_name(freshName(it->second));
-    // Trailing missing optional inputs are left out, inner ones are "".
+    StringRef opType = isa<IfOp>(op) ? "If" : isa<LoopOp>(op) ? "Loop" : "Scan";
+    node.set_op_type(opType.str());
+    node.set_name(freshName(opType));
     unsigned numInputs = op.getNumOperands();
-    while (numInputs > 0 && isNone(op.getOperand(numInputs - 1)) &&
-           !(attributeAsInput1 && numInputs == 2))
+    while (numInputs > 0 && isNone(op.getOperand(numInputs - 1)))
       --numInputs;
     for (unsigned i = 0; i < numInputs; ++i) {
-      if (i == 1 && attributeAsInput1) {
-        node.add_input(*attributeAsInput1);
-        continue;
-      }
       auto found = names.find(op.getOperand(i));
       if (found == names.end())
-        return op.emitError("operand ") << i << " is not defined in the function body";
+        return op.emitError("operand ") << i << " is not defined before it";
       node.add_input(found->second);
     }
     for (Value result : op.getResults()) {
@@ -268,15 +231,128 @@ LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
       names[result] = name;
       node.add_output(name);
     }
-    // Split takes its sizes or num_outputs, not both (Kiln keeps both).
-    if (isa<SplitOp>(op) && !isNone(op.getOperand(1)))
-      movedAttribute = "num_outputs";
     for (NamedAttribute attr : op.getAttrs())
-      if (attr.getName() != movedAttribute &&
-          failed(addAttribute(node, attr.getName(), attr.getValue(),
-                              op.getLoc())))
+      if (failed(
+              addAttribute(node, attr.getName(), attr.getValue(), op.getLoc())))
         return failure();
-  }
+    SmallVector<std::pair<StringRef, Region *>> regions;
+    if (auto ifOp = dyn_cast<IfOp>(op))
+      regions = {{"then_branch", &ifOp.getThenBranch()},
+                 {"else_branch", &ifOp.getElseBranch()}};
+    else
+      regions = {{"body", &op.getRegion(0)}};
+    for (auto [attrName, region] : regions) {
+      onnx::AttributeProto &attr = *node.add_attribute();
+      attr.set_name(attrName.str());
+      attr.set_type(onnx::AttributeProto::GRAPH);
+      onnx::GraphProto &subgraph = *attr.mutable_g();
+      subgraph.set_name(freshName(attrName));
+      Block &block = region->front();
+      for (BlockArgument arg : block.getArguments()) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        names[arg] = freshName("arg");
+        fillValueInfo(*subgraph.add_input(), names[arg], type);
+      }
+      if (failed(exportBlock(block, subgraph)))
+        return failure();
+      // The outputs through Identity nodes (an output may be an outer
+      // value, or the same value twice).
+      for (Value value : block.getTerminator()->getOperands()) {
+        std::string name = freshName("out");
+        onnx::NodeProto &identity = *subgraph.add_node();
+        identity.set_op_type("Identity");
+        identity.set_name(freshName("Identity"));
+        identity.add_input(names[value]);
+        identity.add_output(name);
+        fillValueInfo(*subgraph.add_output(), name,
+                      cast<RankedTensorType>(value.getType()));
+      }
+    }
+    return success();
+  };
+  exportBlock = [&](Block &block, onnx::GraphProto &graph) -> LogicalResult {
+    for (Operation &op : block) {
+      if (isa<func::ReturnOp, YieldOp>(op))
+        continue;
+      if (isa<IfOp, LoopOp, ScanOp>(op)) {
+        if (failed(exportRegionOp(op, graph)))
+          return failure();
+        continue;
+      }
+      if (isa<NoneOp>(op)) {
+        names[op.getResult(0)] = "";
+        continue;
+      }
+      if (auto constant = dyn_cast<ConstantOp>(op)) {
+        onnx::TensorProto &init = *graph.add_initializer();
+        std::string name = freshName("const");
+        init.set_name(name);
+        if (failed(fillTensor(init, constant.getValue(), op.getLoc())))
+          return failure();
+        names[constant.getResult()] = name;
+        continue;
+      }
+      auto it = onnxNames.find(op.getName().getStringRef());
+      if (it == onnxNames.end())
+        return op.emitError("'")
+               << op.getName()
+               << "' has no ONNX operator (Kiln's own ops: decompose them "
+                  "first with --decompose-fused)";
+      // The older attribute forms of reductions', Squeeze's, Unsqueeze's and
+      // Split's second input (`axes`, `split`; the operand is then `none`,
+      // see the dialect conventions) become that input, as opset 21 has it.
+      std::optional<std::string> attributeAsInput1;
+      StringRef movedAttribute;
+      for (StringRef name : {"axes", "split"}) {
+        auto values = op.getAttrOfType<DenseI64ArrayAttr>(name);
+        if (!values || op.getNumOperands() < 2 || !isNone(op.getOperand(1)))
+          continue;
+        onnx::TensorProto &init = *graph.add_initializer();
+        init.set_name(freshName(name));
+        init.set_data_type(onnx::TensorProto::INT64);
+        init.add_dims(values.size());
+        for (int64_t v : values.asArrayRef())
+          init.add_int64_data(v);
+        attributeAsInput1 = init.name();
+        movedAttribute = name;
+      }
+      onnx::NodeProto &node = *graph.add_node();
+      node.set_op_type(it->second);
+      node.set_name(freshName(it->second));
+      // Trailing missing optional inputs are left out, inner ones are "".
+      unsigned numInputs = op.getNumOperands();
+      while (numInputs > 0 && isNone(op.getOperand(numInputs - 1)) &&
+             !(attributeAsInput1 && numInputs == 2))
+        --numInputs;
+      for (unsigned i = 0; i < numInputs; ++i) {
+        if (i == 1 && attributeAsInput1) {
+          node.add_input(*attributeAsInput1);
+          continue;
+        }
+        auto found = names.find(op.getOperand(i));
+        if (found == names.end())
+          return op.emitError("operand ")
+                 << i << " is not defined in the function body";
+        node.add_input(found->second);
+      }
+      for (Value result : op.getResults()) {
+        std::string name = freshName("v");
+        names[result] = name;
+        node.add_output(name);
+      }
+      // Split takes its sizes or num_outputs, not both (Kiln keeps both).
+      if (isa<SplitOp>(op) && !isNone(op.getOperand(1)))
+        movedAttribute = "num_outputs";
+      for (NamedAttribute attr : op.getAttrs())
+        if (attr.getName() != movedAttribute &&
+            failed(addAttribute(node, attr.getName(), attr.getValue(),
+                                op.getLoc())))
+          return failure();
+    }
+    return success();
+  };
+  if (failed(exportBlock(fn.getBody().front(), graph)))
+    return failure();
 
   // Each result goes through an Identity to carry its name: a value may be
   // returned twice, or be an input or an initializer.
