@@ -65,7 +65,8 @@ static void eraseDeadSlice(RewriterBase &rewriter, Value value) {
 
 FailureOr<SmallVector<linalg::LinalgOp>>
 splitIntoStaticPieces(RewriterBase &rewriter, linalg::LinalgOp op,
-                      unsigned dim, int64_t chunk) {
+                      unsigned dim, int64_t chunk,
+                      ArrayRef<int64_t> knownExtents) {
   if (chunk < 1 || !op.hasPureTensorSemantics() ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
       dim >= op.getNumLoops() ||
@@ -157,9 +158,38 @@ splitIntoStaticPieces(RewriterBase &rewriter, linalg::LinalgOp op,
         .getResult();
   };
 
+  OpFoldResult size = domain[dim].size;
+  // An extent known to be one of a few: one whole piece per value.
+  if (!knownExtents.empty()) {
+    Value sizeValue = getValueOrCreateConstantIndexOp(rewriter, loc, size);
+    auto switchOp = scf::IndexSwitchOp::create(
+        rewriter, loc, TypeRange{resultType}, sizeValue, knownExtents,
+        knownExtents.size());
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.createBlock(&switchOp.getDefaultRegion());
+    // (Not reached; the result as it was.)
+    scf::YieldOp::create(rewriter, loc, carried);
+    for (auto [extent, region] :
+         llvm::zip(knownExtents, switchOp.getCaseRegions())) {
+      rewriter.createBlock(&region);
+      FailureOr<Value> result =
+          buildPiece(carried, rewriter.getIndexAttr(0), extent);
+      if (failed(result))
+        return failure();
+      scf::YieldOp::create(rewriter, loc, *result);
+    }
+    rewriter.setInsertionPointAfter(switchOp);
+    rewriter.replaceOp(op, switchOp.getResult(0));
+    if (producer)
+      for (Operation *user :
+           llvm::make_early_inc_range(producer->getResult(0).getUsers()))
+        if (isa<tensor::DimOp>(user) && user->use_empty())
+          rewriter.eraseOp(user);
+    return pieces;
+  }
+
   // The whole chunks: an scf.for (a single piece, or none, when the extent
   // is known).
-  OpFoldResult size = domain[dim].size;
   std::optional<int64_t> staticSize = getConstantIntValue(size);
   AffineExpr s0 = getAffineSymbolExpr(0, context);
   OpFoldResult full = affine::makeComposedFoldedAffineApply(

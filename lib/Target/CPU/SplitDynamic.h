@@ -33,9 +33,15 @@ namespace kiln::cpu {
 /// that producer is tiled into each piece too, so it stays fusable into the
 /// piece's tiles; it is left without uses (the caller erases it). `op` is
 /// replaced and erased. Returns the pieces (the tiled ops, in order).
+///
+/// With `knownExtents` (the extent is known to be one of them: a thread
+/// block of a static M that is not a multiple of the block size is either
+/// a whole block or the last one), `chunk` is ignored and each value is one
+/// whole piece, under an scf.index_switch over the extent.
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::LinalgOp>>
 splitIntoStaticPieces(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
-                      unsigned dim, int64_t chunk);
+                      unsigned dim, int64_t chunk,
+                      llvm::ArrayRef<int64_t> knownExtents = {});
 
 } // namespace kiln::cpu
 

@@ -21,6 +21,7 @@
 #include "SplitDynamic.h"
 #include "kiln/Target/CPU/CpuBackend.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -596,36 +597,73 @@ struct TileAndVectorizePass
     rewriter.eraseOp(op);
     fuseIm2ColIntoBlock(rewriter, blocks->front());
 
-    // A run-time M (symbolic dims): the block's rows in static pieces, a
-    // loop of whole register tiles (mr rows) and the remainder by its exact
-    // size (an scf.index_switch over 1 .. mr - 1), each tiled for registers
-    // like a static block. Masked register tiles would compute mr rows each
-    // (M = 1: 8 times the static 1-row code's work); pieces of 4 + 2 + 1
-    // rows would read B three times. (A static M that is not a multiple of
-    // block-m keeps its masked edge tiles: the split's mr register kernels
-    // per contraction cost compile time on every such layer.)
+    // Rows in static pieces, never masked register tiles (a masked tile
+    // computes all mr rows whatever its size: M = 1 did 8 times the 1-row
+    // tile's work, a static M = 33 ran 3x slower than as 32 + 1 rows):
+    // - a block of a run-time row count (a dynamic M): a loop of whole
+    //   register tiles (mr rows) and the remainder by its exact size (an
+    //   scf.index_switch over 1 .. mr - 1; pieces of 4 + 2 + 1 rows would
+    //   read B three times);
+    // - a block of a static M that is not a multiple of block-m: either a
+    //   whole block or the last one (an scf.index_switch over the two);
+    // - a static row count that is not a multiple of mr: its whole register
+    //   tiles and one static remainder piece.
+    // Each piece is then tiled for registers like a static block.
     auto blockOp = cast<linalg::LinalgOp>(blocks->front());
-    SmallVector<linalg::LinalgOp> pieces = {blockOp};
-    bool split = ShapedType::isDynamic(ranges[m]) &&
-                 ShapedType::isDynamic(blockOp.getStaticLoopRanges()[m]);
-    if (split) {
-      FailureOr<SmallVector<linalg::LinalgOp>> cut =
-          splitIntoStaticPieces(rewriter, blockOp, m, registerRows);
-      if (failed(cut))
-        return blockOp->emitError("kiln-cpu-tile-and-vectorize: cannot "
-                                  "split the block's rows");
-      pieces = std::move(*cut);
+    SmallVector<Operation *> producers(llvm::drop_begin(*blocks));
+    auto initProducer = [](linalg::LinalgOp op) -> Operation * {
+      Operation *producer = op.getDpsInitOperand(0)->get().getDefiningOp();
+      return isa_and_nonnull<linalg::LinalgOp>(producer) ? producer
+                                                         : nullptr;
+    };
+    auto cut = [&](linalg::LinalgOp op, int64_t chunk,
+                   ArrayRef<int64_t> extents)
+        -> FailureOr<SmallVector<linalg::LinalgOp>> {
+      if (Operation *producer = initProducer(op))
+        producers.push_back(producer);
+      FailureOr<SmallVector<linalg::LinalgOp>> pieces =
+          splitIntoStaticPieces(rewriter, op, m, chunk, extents);
+      if (failed(pieces))
+        return op->emitError("kiln-cpu-tile-and-vectorize: cannot split the "
+                             "block's rows");
+      return pieces;
+    };
+    SmallVector<linalg::LinalgOp> bySize = {blockOp};
+    int64_t blockM = blockOp.getStaticLoopRanges()[m];
+    if (ShapedType::isDynamic(blockM) && !ShapedType::isDynamic(ranges[m])) {
+      SmallVector<int64_t> extents = {blockRows};
+      if (ranges[m] % blockRows)
+        extents.push_back(ranges[m] % blockRows);
+      FailureOr<SmallVector<linalg::LinalgOp>> pieces =
+          cut(blockOp, blockRows, extents);
+      if (failed(pieces))
+        return failure();
+      bySize = std::move(*pieces);
+    }
+    SmallVector<linalg::LinalgOp> pieces;
+    for (linalg::LinalgOp op : bySize) {
+      int64_t rows = op.getStaticLoopRanges()[m];
+      if (ShapedType::isDynamic(rows) ||
+          (rows > registerRows && rows % registerRows)) {
+        FailureOr<SmallVector<linalg::LinalgOp>> rowPieces =
+            cut(op, registerRows, {});
+        if (failed(rowPieces))
+          return failure();
+        llvm::append_range(pieces, *rowPieces);
+      } else {
+        pieces.push_back(op);
+      }
     }
     for (linalg::LinalgOp piece : pieces) {
-      Operation *producer = piece.getDpsInitOperand(0)->get().getDefiningOp();
+      if (Operation *producer = initProducer(piece))
+        producers.push_back(producer);
       if (failed(tileForRegisters(rewriter, piece)))
         return failure();
-      // A piece's own init producer (split) is fused into its tiles.
-      if (split && producer && isa<linalg::LinalgOp>(producer) &&
-          producer->use_empty())
-        rewriter.eraseOp(producer);
     }
-    for (Operation *producer : llvm::drop_begin(*blocks))
+    // The init producers of the block and of the pieces, now fused into the
+    // register tiles (none is erased twice: each op once in the list).
+    llvm::SetVector<Operation *> unique(producers.begin(), producers.end());
+    for (Operation *producer : llvm::reverse(unique))
       if (producer->use_empty())
         rewriter.eraseOp(producer);
     return success();

@@ -43,18 +43,45 @@ func.func @batch_matmul(%a: tensor<8x64x64xf32>, %b: tensor<8x64x64xf32>, %c: te
 
 // -----
 
-// Sizes that are not multiples of the register tile: the edge tiles are
-// masked (M = 10 over 8-row tiles; N = 20 is one 20-wide tile). One thread
-// block covers it all, so there is no scf.forall left.
+// Sizes that are not multiples of the register tile: the rows in static
+// pieces (M = 10: one 8-row tile and a 2-row one, never a masked 8-row tile
+// that computes all 8 rows), N = 20 one 20-wide tile. One thread block
+// covers it all, so there is no scf.forall left.
 // CHECK-LABEL: func.func @matmul_edges
-//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
-//       CHECK:     vector.create_mask %{{.+}}, %{{.+}} : vector<8x1xi1>
-//       CHECK:     vector.mask
+//   CHECK-NOT:   vector.mask
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8x20xf32>)
 //       CHECK:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x20xf32> into vector<8x20xf32>
+//       CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<2x20xf32>)
+//       CHECK:     vector.contract {{.*}} : vector<2x1xf32>, vector<1x20xf32> into vector<2x20xf32>
+//   CHECK-NOT:   vector.mask
 //   CHECK-NOT:   linalg.matmul
 func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<10x20xf32>) -> tensor<10x20xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<10x7xf32>, tensor<7x20xf32>) outs(%c : tensor<10x20xf32>) -> tensor<10x20xf32>
   return %0 : tensor<10x20xf32>
+}
+
+// -----
+
+// A static M that is not a multiple of the 32-row blocks: a block is a whole
+// one or the last one (12 rows), each static (an scf.index_switch over the
+// two), the last one an 8-row and a 4-row register tile; the zero fill
+// fused into both.
+// CHECK-LABEL: func.func @matmul_uneven
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.forall (%{{.+}}) = (0) to (44) step (32)
+//       CHECK:     scf.index_switch %{{.+}} -> tensor<?x256xf32>
+//       CHECK:     case 32 {
+//       CHECK:       vector.contract {{.*}} into vector<8x32xf32>
+//       CHECK:     case 12 {
+//       CHECK:       vector.contract {{.*}} into vector<8x32xf32>
+//       CHECK:       vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+//   CHECK-NOT:   vector.mask
+func.func @matmul_uneven(%a: tensor<44x64xf32>, %b: tensor<64x256xf32>) -> tensor<44x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<44x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<44x256xf32>) -> tensor<44x256xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<44x64xf32>, tensor<64x256xf32>) outs(%1 : tensor<44x256xf32>) -> tensor<44x256xf32>
+  return %2 : tensor<44x256xf32>
 }
 
 // -----
