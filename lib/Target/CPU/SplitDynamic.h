@@ -43,6 +43,19 @@ splitIntoStaticPieces(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                       unsigned dim, int64_t chunk,
                       llvm::ArrayRef<int64_t> knownExtents = {});
 
+/// Whether kiln-cpu-tile-and-vectorize fuses a convolution's im2col into its
+/// thread blocks (fuseIm2ColIntoBlock): a block's columns (block-n of the
+/// oh * ow output pixels, all of them when fewer) are whole output rows, and
+/// every block has the same static width. Then the im2col is never
+/// materialized whole, and a run-time batch can stay one dimension of the
+/// thread blocks instead of a loop of one-image convolutions.
+inline bool im2colFusesIntoBlocks(int64_t oh, int64_t ow, int64_t blockCols) {
+  int64_t pixels = oh * ow;
+  if (pixels <= blockCols)
+    return true;
+  return pixels % blockCols == 0 && blockCols % ow == 0;
+}
+
 } // namespace kiln::cpu
 
 #endif // KILN_LIB_TARGET_CPU_SPLITDYNAMIC_H

@@ -186,7 +186,7 @@ Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
   // (kiln-cpu-split-dynamic), which a new tensor would have to be copied
   // into.
   auto destination = [&](Value dest) -> Value {
-    if (dest.getDefiningOp<tensor::EmptyOp>())
+    if (dest.getDefiningOp<tensor::EmptyOp>() && type.hasStaticShape())
       return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                      type.getElementType());
     return tensor::CollapseShapeOp::create(
@@ -230,17 +230,27 @@ Value collapseInit(RewriterBase &rewriter, Location loc, Value init,
 /// The im2col copy's innermost loop (ow) is contiguous in both tensors, so it
 /// vectorizes (unlike upstream's rewriteInIm2Col, whose copy recomputes every
 /// index with floordiv/mod over a flattened space).
+///
+/// A run-time batch (the only dynamic dim) is taken when the im2col is fused
+/// into the thread blocks (im2colFusesIntoBlocks: never materialized whole,
+/// the batch one dimension of the blocks, as with a static batch);
+/// kiln-cpu-split-dynamic makes the others loops of one-image convolutions.
 LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv,
-                                 int64_t maxColElements) {
+                                 int64_t maxColElements, int64_t blockCols) {
   Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
   Value init = conv.getOutputs()[0];
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
   auto filterType = dyn_cast<RankedTensorType>(filter.getType());
   auto outType = dyn_cast<RankedTensorType>(init.getType());
+  auto staticButBatch = [](RankedTensorType type) {
+    return !ShapedType::isDynamicShape(type.getShape().drop_front());
+  };
   if (!conv.hasPureTensorSemantics() || !inputType || !filterType ||
-      !outType || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape() || !outType.hasStaticShape() ||
+      !outType || inputType.getRank() != 4 || outType.getRank() != 4 ||
+      !staticButBatch(inputType) || !filterType.hasStaticShape() ||
+      !staticButBatch(outType) ||
+      inputType.isDynamicDim(0) != outType.isDynamicDim(0) ||
       !inputType.getElementType().isF32() ||
       !filterType.getElementType().isF32() ||
       !outType.getElementType().isF32())
@@ -249,7 +259,10 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
           oh = outType.getDimSize(2), ow = outType.getDimSize(3);
   int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
           kw = filterType.getDimSize(3);
-  if (n * c * kh * kw * oh * ow > maxColElements)
+  bool dynamicBatch = ShapedType::isDynamic(n);
+  if (dynamicBatch && !im2colFusesIntoBlocks(oh, ow, blockCols))
+    return failure();
+  if ((dynamicBatch ? 1 : n) * c * kh * kw * oh * ow > maxColElements)
     return failure();
   auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
   auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
@@ -259,7 +272,10 @@ LogicalResult convToIm2ColMatmul(RewriterBase &rewriter,
   rewriter.setInsertionPoint(conv);
   Type f32 = rewriter.getF32Type();
   auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, f32);
-  Value colInit = tensor::EmptyOp::create(rewriter, loc, colType.getShape(), f32);
+  SmallVector<Value> batch;
+  if (dynamicBatch)
+    batch.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
+  Value colInit = tensor::EmptyOp::create(rewriter, loc, colType, batch);
   AffineExpr dN, dC, dKh, dKw, dOh, dOw;
   bindDims(context, dN, dC, dKh, dKw, dOh, dOw);
   AffineMap inputMap = AffineMap::get(
@@ -388,7 +404,7 @@ struct TileAndVectorizePass
         convs.push_back(op);
     });
     for (linalg::Conv2DNchwFchwOp conv : convs)
-      (void)convToIm2ColMatmul(rewriter, conv, maxIm2ColElements);
+      (void)convToIm2ColMatmul(rewriter, conv, maxIm2ColElements, blockCols);
 
     SmallVector<linalg::LinalgOp> targets;
     func.walk([&](linalg::LinalgOp op) {
@@ -398,6 +414,7 @@ struct TileAndVectorizePass
     for (linalg::LinalgOp op : targets)
       if (failed(tileAndVectorize(rewriter, op)))
         return signalPassFailure();
+    sizeFromInits(func);
 
     RewritePatternSet patterns(&getContext());
     // Masked edge tiles: the transfers take their masks as operands rather
@@ -429,6 +446,49 @@ struct TileAndVectorizePass
     for (scf::ForOp loop : loops) {
       moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
       hoistLoopInvariantSubsets(rewriter, loop);
+    }
+  }
+
+  /// The tiling sizes its loops with tensor.dim of the operands: with a
+  /// run-time batch, of the im2col (through its collapse_shape), which would
+  /// keep the whole-batch im2col alive although every thread block now
+  /// copies its own part. A dim of a collapse_shape's single-dim group is
+  /// the source's, a dim of a linalg op's result its init's (a tensor.empty
+  /// whose size the canonicalizer then folds in).
+  static void sizeFromInits(func::FuncOp func) {
+    SmallVector<tensor::DimOp> dims;
+    func.walk([&](tensor::DimOp dim) { dims.push_back(dim); });
+    for (tensor::DimOp dim : dims) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index)
+        continue;
+      int64_t position = *index;
+      Value source = dim.getSource();
+      bool changed = false;
+      while (true) {
+        if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>()) {
+          SmallVector<ReassociationIndices> groups =
+              collapse.getReassociationIndices();
+          if (position >= (int64_t)groups.size() ||
+              groups[position].size() != 1)
+            break;
+          position = groups[position].front();
+          source = collapse.getSrc();
+        } else if (auto linalgOp = source.getDefiningOp<linalg::LinalgOp>()) {
+          auto result = cast<OpResult>(source);
+          source = linalgOp.getDpsInitOperand(result.getResultNumber())->get();
+        } else {
+          break;
+        }
+        changed = true;
+      }
+      if (!changed)
+        continue;
+      OpBuilder b(dim);
+      Value replacement = tensor::DimOp::create(b, dim.getLoc(), source,
+                                                position);
+      dim.replaceAllUsesWith(replacement);
+      dim.erase();
     }
   }
 
