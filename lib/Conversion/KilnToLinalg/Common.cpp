@@ -235,6 +235,20 @@ FailureOr<SmallVector<Value>> resultSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+FailureOr<SmallVector<OpFoldResult>>
+resultMixedSizes(OpBuilder &b, Location loc, Value kilnValue,
+                 RankedTensorType type) {
+  FailureOr<SmallVector<Value>> dynamicSizes = resultSizes(b, loc, kilnValue);
+  if (failed(dynamicSizes))
+    return failure();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0, next = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d)
+                        ? OpFoldResult((*dynamicSizes)[next++])
+                        : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return sizes;
+}
+
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));

@@ -118,6 +118,11 @@ DynamicDims *activeDynamicDims();
 /// known.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 resultSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value kilnValue);
+/// Every dim of `type` (the converted type of `kilnValue`): attributes for
+/// the static dims, resultSizes' values for the dynamic ones.
+mlir::FailureOr<llvm::SmallVector<mlir::OpFoldResult>>
+resultMixedSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value kilnValue,
+                 mlir::RankedTensorType type);
 /// A scalar constant of a signless int, index or float type.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);

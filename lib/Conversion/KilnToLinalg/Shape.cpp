@@ -328,30 +328,25 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
       for (auto [output, kilnOutput] :
            llvm::zip(op.getOutputs(), op->getResults())) {
         auto type = convertedType(getTypeConverter(), output.getType());
-        FailureOr<SmallVector<Value>> dynamicSizes =
-            resultSizes(rewriter, loc, kilnOutput);
-        if (failed(dynamicSizes))
+        FailureOr<SmallVector<OpFoldResult>> sizes =
+            resultMixedSizes(rewriter, loc, kilnOutput, type);
+        if (failed(sizes))
           return unsupported(op, "dynamic shape: a part's size is not known "
                                  "in terms of the inputs' dims");
         SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
-            sizes, strides(rank, rewriter.getIndexAttr(1));
-        for (int64_t d = 0, next = 0; d < rank; ++d)
-          sizes.push_back(type.isDynamicDim(d)
-                              ? OpFoldResult((*dynamicSizes)[next++])
-                              : OpFoldResult(rewriter.getIndexAttr(
-                                    type.getDimSize(d))));
+            strides(rank, rewriter.getIndexAttr(1));
         offsets[axis] = offset;
         results.push_back(tensor::ExtractSliceOp::create(
-            rewriter, loc, type, input, offsets, sizes, strides));
+            rewriter, loc, type, input, offsets, *sizes, strides));
         std::optional<int64_t> o = getConstantIntValue(offset);
-        std::optional<int64_t> n = getConstantIntValue(sizes[axis]);
+        std::optional<int64_t> n = getConstantIntValue((*sizes)[axis]);
         offset = o && n ? OpFoldResult(rewriter.getIndexAttr(*o + *n))
                         : OpFoldResult(arith::AddIOp::create(
                                            rewriter, loc,
                                            getValueOrCreateConstantIndexOp(
                                                rewriter, loc, offset),
                                            getValueOrCreateConstantIndexOp(
-                                               rewriter, loc, sizes[axis]))
+                                               rewriter, loc, (*sizes)[axis]))
                                            .getResult());
       }
       rewriter.replaceOp(op, results);
@@ -416,18 +411,13 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
         llvm::any_of(*steps, [](int64_t s) { return s < 0; }))
       return unsupported(op, "dynamic shape: a slice with run-time axes or "
                              "steps, or a negative step");
-    FailureOr<SmallVector<Value>> dynamicSizes =
-        resultSizes(rewriter, loc, op.getResult());
-    if (failed(dynamicSizes))
+    FailureOr<SmallVector<OpFoldResult>> sizes =
+        resultMixedSizes(rewriter, loc, op.getResult(), type);
+    if (failed(sizes))
       return unsupported(op, "dynamic shape: the result's size is not known "
                              "in terms of the inputs' dims");
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
-        sizes, strides(rank, rewriter.getIndexAttr(1));
-    for (int64_t d = 0, next = 0; d < rank; ++d)
-      sizes.push_back(type.isDynamicDim(d)
-                          ? OpFoldResult((*dynamicSizes)[next++])
-                          : OpFoldResult(rewriter.getIndexAttr(
-                                type.getDimSize(d))));
+        strides(rank, rewriter.getIndexAttr(1));
     for (auto [i, axis] : llvm::enumerate(*axes)) {
       strides[axis] = rewriter.getIndexAttr((*steps)[i]);
       if (failed(starts)) {
@@ -453,7 +443,7 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
       }
     }
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, data, offsets,
-                                                        sizes, strides);
+                                                        *sizes, strides);
     return success();
   }
 
