@@ -373,8 +373,8 @@ bool kiln::run::parseDimsOption(
     errno = 0;
     long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
     if (eq == std::string::npos || name.empty() || value.empty() || *end ||
-        errno || v < 1)
-      return failWith(error, "--dims wants name=N[,name=N...] with N >= 1, "
+        errno || v < 0)
+      return failWith(error, "--dims wants name=N[,name=N...] with N >= 0, "
                              "got '" + text + "'");
     for (const auto &kv : dims)
       if (kv.first == name)

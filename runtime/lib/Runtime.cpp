@@ -1022,11 +1022,6 @@ kiln_status bindInputs(const ArtifactHeader &h, const kiln_tensor *inputs,
           return shapeMismatch(named, t, modelShapeString(d));
       } else if (r.symbols[size_t(symbol)] < 0) {
         const std::string &name = h.symbols[size_t(symbol)];
-        if (v == 0)
-          return setError(KILN_ERROR_TENSOR_MISMATCH,
-                          named + ": dim " + std::to_string(axis) + " ('" +
-                              name + "') is 0; dynamic dims of size 0 are "
-                                     "not supported yet");
         if (v < 0)
           return setError(KILN_ERROR_TENSOR_MISMATCH,
                           named + ": dim " + std::to_string(axis) + " ('" +

@@ -80,6 +80,23 @@ Value normalizeIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
   return arith::MinSIOp::create(b, loc, index, last);
 }
 
+/// normalizeIndex for a dim whose size `size` (an index) is known at run
+/// time only (a symbolic dim, at least 1): negative indices count from the
+/// run-time end.
+Value normalizeIndex(OpBuilder &b, Location loc, Value raw, Value size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(b, loc, index, size);
+  index = arith::SelectOp::create(b, loc, negative, wrapped, index);
+  Value last = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, size, one), zero);
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  return arith::MinSIOp::create(b, loc, index, last);
+}
+
 //===----------------------------------------------------------------------===//
 // Shape queries
 //===----------------------------------------------------------------------===//
@@ -1028,10 +1045,11 @@ struct TriluLowering : OpConversionPattern<kiln::TriluOp> {
   }
 };
 
-/// CumSum of `x` (static `type`, non-empty) along `axis`: a loop over the
-/// positions along the axis carrying the running sum of the slices (so each
-/// step is a vectorizable elementwise add over the other dims); exclusive
-/// stores the sum before adding, reverse walks the positions backwards.
+/// CumSum of `x` (of `type`, whose dynamic dims are read from `x`) along
+/// `axis`: a loop over the positions along the axis carrying the running sum
+/// of the slices (so each step is a vectorizable elementwise add over the
+/// other dims); exclusive stores the sum before adding, reverse walks the
+/// positions backwards. A run-time size of 0 runs no iteration.
 Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
                   int64_t axis, bool exclusive, bool reverse) {
   int64_t rank = type.getRank();
@@ -1041,23 +1059,42 @@ Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   SmallVector<int64_t> sliceShape(type.getShape());
   sliceShape[axis] = 1;
   auto sliceType = RankedTensorType::get(sliceShape, elementType);
+  SmallVector<Value> dynamicSizes, sliceDynamicSizes;
+  SmallVector<OpFoldResult> sliceSizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis) {
+      sliceSizes.push_back(b.getIndexAttr(1));
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(dimOf(b, loc, x, d));
+      continue;
+    }
+    if (!type.isDynamicDim(d)) {
+      sliceSizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    Value size = dimOf(b, loc, x, d);
+    dynamicSizes.push_back(size);
+    sliceDynamicSizes.push_back(size);
+    sliceSizes.push_back(size);
+  }
 
   Value acc = filledTensor(b, loc, sliceType,
-                           scalarConstant(b, loc, elementType, 0.0));
-  Value init = emptyTensor(b, loc, type);
+                           scalarConstant(b, loc, elementType, 0.0),
+                           sliceDynamicSizes);
+  Value init = emptyTensor(b, loc, type, dynamicSizes);
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value ub = arith::ConstantIndexOp::create(b, loc, n);
+  Value ub = dimOf(b, loc, x, axis);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value last = arith::SubIOp::create(b, loc, ub, one);
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, one, ValueRange{acc, init},
       [&](OpBuilder &fb, Location l, Value t, ValueRange iterArgs) {
         Value position = t;
         if (reverse)
-          position = arith::SubIOp::create(
-              fb, l, arith::ConstantIndexOp::create(fb, l, n - 1), t);
+          position = arith::SubIOp::create(fb, l, last, t);
         SmallVector<OpFoldResult> offsets(rank, fb.getIndexAttr(0));
         offsets[axis] = position;
-        SmallVector<OpFoldResult> sizes = indexAttrs(fb, sliceShape);
+        SmallVector<OpFoldResult> sizes = sliceSizes;
         SmallVector<OpFoldResult> strides(rank, fb.getIndexAttr(1));
         Value slice = tensor::ExtractSliceOp::create(fb, l, sliceType, x,
                                                      offsets, sizes, strides);
@@ -1108,7 +1145,7 @@ struct CumSumLowering : OpConversionPattern<kiln::CumSumOp> {
       return unsupported(op, "rank-0 input");
     bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
     Value x = adaptor.getX();
-    if (type.getNumElements() == 0) {
+    if (type.hasStaticShape() && type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
       return success();
     }

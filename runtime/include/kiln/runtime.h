@@ -136,8 +136,9 @@ typedef struct kiln_tensor {
  * the model, naming the tensor and the expected and given values when they
  * differ. With symbolic dims, each symbol takes its value from the first
  * input dim naming it and every other use must agree ("input 'mask' dim 1
- * is 7 but 'seq' is 5 (from input 'ids' dim 1)"); a symbol of 0 is refused
- * (not supported yet); the outputs' shapes are computed from the symbols.
+ * is 7 but 'seq' is 5 (from input 'ids' dim 1)"); a symbol may be 0 (an
+ * empty KV cache before the prompt); the outputs' shapes are computed from
+ * the symbols.
  * Safe to call concurrently on one session (see above). */
 kiln_status kiln_session_run(kiln_session *session, const kiln_tensor *inputs,
                              size_t num_inputs, kiln_tensor *outputs,

@@ -2,11 +2,10 @@
 // What the lowering does not do on dynamic dims yet is reported on the op.
 
 // A lowering that needs static shapes.
-func.func @main(%x: tensor<?x4xf32> {kiln.name = "x"}) -> tensor<?x4xf32> {
-  %k = kiln.constant dense<1> : tensor<i64>
-  // expected-error @+1 {{cannot lower kiln.cum_sum to the CPU: dynamic shape (this op's lowering needs static shapes; give them with --input-shapes=name:AxBxC)}}
-  %0 = kiln.cum_sum %x, %k : (tensor<?x4xf32>, tensor<i64>) -> tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
+func.func @main(%x: tensor<?x8x2x3xf32> {kiln.name = "x"}) -> tensor<?x2x4x6xf32> {
+  // expected-error @+1 {{cannot lower kiln.depth_to_space to the CPU: dynamic shape (this op's lowering needs static shapes; give them with --input-shapes=name:AxBxC)}}
+  %0 = kiln.depth_to_space %x {blocksize = 2 : i64, mode = "CRD"} : (tensor<?x8x2x3xf32>) -> tensor<?x2x4x6xf32>
+  return %0 : tensor<?x2x4x6xf32>
 }
 
 // -----
