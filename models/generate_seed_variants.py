@@ -252,6 +252,11 @@ class Builder:
     def cast(self, x, to):
         return self.op("Cast", [x], to=to)
 
+    def named(self, name):
+        """Renames the output of the node just added (a graph output)."""
+        self.nodes[-1].output[0] = name
+        return name
+
     # Shapes: constants with static shapes (the exporter folds x.shape[i]);
     # with --dynamic-dims, the Shape -> Gather -> Unsqueeze -> Concat
     # arithmetic it emits for dynamic axes.
@@ -259,20 +264,24 @@ class Builder:
         if not self.dynamic:
             return
         saved, self.scope = self.scope, "/model"
-        self.dim_b = self.op("Unsqueeze", [self.op(
-            "Gather", [self.op("Shape", [ids]), self.const(0)], axis=0),
-            self.const([0])])
-        self.dim_s = self.op("Unsqueeze", [self.op(
-            "Gather", [self.op("Shape", [ids]), self.const(1)], axis=0),
-            self.const([0])])
+        self.dim_b = self.dim_of(ids, 0)
+        self.dim_s = self.dim_of(ids, 1)
         self.scope = saved
+
+    def dim_of(self, x, axis):
+        """x.shape[axis] as a 1-element int64 tensor."""
+        return self.op("Unsqueeze", [self.op(
+            "Gather", [self.op("Shape", [x]), self.const(axis)], axis=0),
+            self.const([0])])
 
     def shape(self, *parts):
         sizes = {"B": self.cfg["batch"], "S": self.cfg["seq_len"]}
         if not self.dynamic:
             return self.const([sizes.get(p, p) for p in parts])
-        pieces = [self.dim_b if p == "B" else self.dim_s if p == "S" else
-                  self.const([p]) for p in parts]
+        dims = {"B": self.dim_b, "S": self.dim_s,
+                "T": getattr(self, "dim_t", None)}
+        pieces = [dims[p] if isinstance(p, str) else self.const([p])
+                  for p in parts]
         return self.op("Concat", pieces, axis=0)
 
     # MatMul operands.
@@ -346,9 +355,51 @@ class Builder:
         return out
 
 
+def cache_inputs(cfg, precision, attention):
+    """The decoder form's state: (input name, output name, ONNX dtype,
+    dims) per tensor, in graph order. Softmax: the KV cache as optimum
+    exports it (`past_key_values.{i}.key` -> `present.{i}.key`, [batch,
+    kv_heads, past, head_dim], the working precision). Linear: the
+    recurrent state S = sum phi(k) v^T [batch, kv_heads, hd, hd] and the
+    normaliser z = sum phi(k) [batch, kv_heads, hd], float32 (the core runs
+    in float32 at every precision)."""
+    kv, hd = cfg["kv_heads"], cfg["d_model"] // cfg["heads"]
+    out = []
+    for i in range(cfg["layers"]):
+        if attention == "softmax":
+            dtype = (TensorProto.FLOAT16 if precision == "fp16" else
+                     TensorProto.FLOAT)
+            for part in ("key", "value"):
+                out.append((f"past_key_values.{i}.{part}",
+                            f"present.{i}.{part}", dtype,
+                            ["batch_size", kv, "past_sequence_length", hd],
+                            ["batch_size", kv, PRESENT_DIM, hd]))
+        else:
+            out.append((f"past_state.{i}", f"present_state.{i}",
+                        TensorProto.FLOAT, ["batch_size", kv, hd, hd],
+                        ["batch_size", kv, hd, hd]))
+            out.append((f"past_norm.{i}", f"present_norm.{i}",
+                        TensorProto.FLOAT, ["batch_size", kv, hd],
+                        ["batch_size", kv, hd]))
+    return out
+
+
+# optimum's names of the decoder form's dims.
+PRESENT_DIM = "past_sequence_length + sequence_length"
+
+
 def build_model(cfg, precision, attention, weights, qparams=None,
                 act_type="uint8", dynamic=False, linear_form="cumsum",
-                name="model", qdq_outputs=True):
+                name="model", qdq_outputs=True, decoder=False):
+    """The forward pass over a whole sequence; with `decoder`, the
+    decoder form with state (optimum's convention, models/README.md): inputs
+    input_ids [batch, seq], attention_mask [batch, past + seq] and the
+    cache/state of cache_inputs(); outputs logits and the new state. One
+    graph serves the prompt (past 0) and each decode step (seq 1)."""
+    if decoder and attention == "linear" and linear_form != "cumsum":
+        raise ValueError("the decoder form of linear attention is the "
+                         "cumsum (recurrent) form")
+    dynamic = dynamic or decoder
     b = Builder(cfg, precision, weights, qparams, act_type, dynamic,
                 qdq_outputs)
     d, heads, kv = cfg["d_model"], cfg["heads"], cfg["kv_heads"]
@@ -362,11 +413,34 @@ def build_model(cfg, precision, attention, weights, qparams=None,
     b.init(emb, weights[emb].astype(b.fnp))
     h = b.op("Gather", [emb, ids], axis=0)
 
-    # The causal mask, as torch.tril(torch.ones(S, S)).bool() exports.
     b.scope = "/model"
-    ones = b.op("ConstantOfShape", [b.shape("S", "S")],
+    if not decoder:
+        # The causal mask, as torch.tril(torch.ones(S, S)).bool() exports.
+        ones = b.op("ConstantOfShape", [b.shape("S", "S")],
+                    value=numpy_helper.from_array(np.ones(1, np.float32)))
+        keep = b.cast(b.op("Trilu", [ones], upper=0), TensorProto.BOOL)
+    else:
+        # total = past + seq from the mask; query i (at position past + i)
+        # sees key j <= past + i where the mask is 1: torch.ones(S, T)
+        # .tril(past) & attention_mask[:, None, None, :].
+        mask = "attention_mask"
+        total = b.dim_of(mask, 1)
+        past = b.op("Sub", [total, b.dim_s])
+        if attention == "softmax":
+            ones = b.op("ConstantOfShape", [
+                b.op("Concat", [b.dim_s, total], axis=0)],
                 value=numpy_helper.from_array(np.ones(1, np.float32)))
-    keep = b.cast(b.op("Trilu", [ones], upper=0), TensorProto.BOOL)
+            causal = b.op("Trilu", [ones, b.op("Squeeze", [
+                past, b.const([0])])], upper=0)
+            pad = b.cast(b.op("Unsqueeze", [mask, b.const([1, 2])]),
+                         TensorProto.BOOL)
+            keep = b.op("And", [b.cast(causal, TensorProto.BOOL), pad])
+        else:
+            # The new tokens' mask [B, 1, S, 1]: a padding token adds
+            # nothing to the state.
+            new = b.op("Slice", [mask, past, total, b.const([1])])
+            new_mask = b.cast(b.op("Unsqueeze", [new, b.const([1, 3])]),
+                              TensorProto.FLOAT)
 
     for i in range(cfg["layers"]):
         p = f"model.layers.{i}"
@@ -386,15 +460,31 @@ def build_model(cfg, precision, attention, weights, qparams=None,
             t = b.op("Reshape", [t, b.shape("B", "S", n, hd)])
             return b.op("Transpose", [t], perm=[0, 2, 1, 3])
 
-        def repeat_kv(t):
+        def repeat_kv(t, length="S"):
             t = b.op("Unsqueeze", [t, b.const([2])])
-            t = b.op("Expand", [t, b.shape("B", kv, rep, "S", hd)])
-            return b.op("Reshape", [t, b.shape("B", heads, "S", hd)])
+            t = b.op("Expand", [t, b.shape("B", kv, rep, length, hd)])
+            return b.op("Reshape", [t, b.shape("B", heads, length, hd)])
+
+        def cached(t, part):
+            """Concat(past, new) along the sequence: the present cache."""
+            b.op("Concat", [f"past_key_values.{i}.{part}", t], axis=2)
+            return b.named(f"present.{i}.{part}")
 
         q = heads_of(q, heads)
-        k = repeat_kv(heads_of(k, kv))
-        v = repeat_kv(heads_of(v, kv))
-        if attention == "softmax":
+        if decoder and attention == "linear":
+            k, v = heads_of(k, kv), heads_of(v, kv)
+        elif decoder:
+            k = cached(heads_of(k, kv), "key")
+            b.dim_t = b.dim_of(k, 2)
+            k = repeat_kv(k, "T")
+            v = repeat_kv(cached(heads_of(v, kv), "value"), "T")
+        else:
+            k = repeat_kv(heads_of(k, kv))
+            v = repeat_kv(heads_of(v, kv))
+        if decoder and attention == "linear":
+            o = linear_step(b, i, p, q, k, v, new_mask, fp16)
+            o = b.op("Reshape", [o, b.shape("B", heads, "S", hd)])
+        elif attention == "softmax":
             kt = b.op("Transpose", [k], perm=[0, 1, 3, 2])
             s = b.out(f"{p}.scores.out", b.op(
                 "MatMul", [b.act(f"{p}.q", q), b.act(f"{p}.kT", kt)]))
@@ -482,18 +572,81 @@ def build_model(cfg, precision, attention, weights, qparams=None,
         last.output[0] = "logits"
     bdim, sdim = ((["batch", "seq"]) if dynamic else
                   [cfg["batch"], cfg["seq_len"]])
-    graph = helper.make_graph(
-        b.nodes, name,
-        [helper.make_tensor_value_info(ids, TensorProto.INT64, [bdim, sdim])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
-                                       [bdim, sdim, cfg["vocab"]])],
-        b.inits)
+    inputs = [helper.make_tensor_value_info(ids, TensorProto.INT64,
+                                            [bdim, sdim])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                             [bdim, sdim, cfg["vocab"]])]
+    if decoder:
+        bdim, sdim = "batch_size", "sequence_length"
+        inputs = [helper.make_tensor_value_info(ids, TensorProto.INT64,
+                                                [bdim, sdim]),
+                  helper.make_tensor_value_info(mask, TensorProto.INT64,
+                                                [bdim, PRESENT_DIM])]
+        outputs = [helper.make_tensor_value_info(
+            "logits", TensorProto.FLOAT, [bdim, sdim, cfg["vocab"]])]
+        for past, present, dtype, pdims, odims in cache_inputs(
+                cfg, precision, attention):
+            inputs.append(helper.make_tensor_value_info(past, dtype, pdims))
+            outputs.append(helper.make_tensor_value_info(present, dtype,
+                                                         odims))
+    graph = helper.make_graph(b.nodes, name, inputs, outputs, b.inits)
     model = helper.make_model(
         graph, producer_name="kiln-seed-variants",
         opset_imports=[helper.make_opsetid("", OPSET)],
         ir_version=IR_VERSION)
     onnx.checker.check_model(model)
     return model
+
+
+def linear_step(b, i, p, q, k, v, new_mask, fp16):
+    """Causal linear attention with a recurrent state, as a PyTorch export
+    of S_t = S_0 + cumsum(phi(k) v^T), z_t = z_0 + cumsum(phi(k)),
+    o_t = phi(q_t) S_t / (phi(q_t) . z_t + eps) writes it, over the KV heads
+    (GQA: the state is never repeated; each KV head's query group reads
+    it). q [B, H, S, hd]; k, v [B, KV, S, hd]; returns o [B, KV, rep, S,
+    hd]. The last position's S and z are the outputs present_state.{i} and
+    present_norm.{i}."""
+    cfg = b.cfg
+    kv, hd = cfg["kv_heads"], cfg["d_model"] // cfg["heads"]
+    rep = cfg["heads"] // kv
+
+    def phi(t):
+        return b.op("Add", [b.op("Elu", [t], alpha=1.0), b.fconst(1.0)])
+
+    fq, fk, vv = phi(q), phi(k), v
+    if fp16:
+        fq, fk, vv = (b.cast(t, TensorProto.FLOAT) for t in (fq, fk, v))
+    fk = b.op("Mul", [fk, new_mask])
+    kv_outer = b.op("Mul", [b.op("Unsqueeze", [fk, b.const([-1])]),
+                            b.op("Unsqueeze", [vv, b.const([-2])])])
+    kv_sum = b.op("Add", [b.op("CumSum", [kv_outer, b.const(2)]),
+                          b.op("Unsqueeze", [f"past_state.{i}",
+                                             b.const([2])])])
+    k_sum = b.op("Add", [b.op("CumSum", [fk, b.const(2)]),
+                         b.op("Unsqueeze", [f"past_norm.{i}",
+                                            b.const([2])])])
+
+    def last(t, name):
+        b.op("Squeeze", [b.op("Slice", [t, b.const([-1]),
+                                        b.const([np.iinfo(np.int64).max]),
+                                        b.const([2])]), b.const([2])])
+        return b.named(name)
+
+    last(kv_sum, f"present_state.{i}")
+    last(k_sum, f"present_norm.{i}")
+    fqg = b.op("Reshape", [fq, b.shape("B", kv, rep, "S", hd)])
+    num = b.out(f"{p}.num.out", b.op("MatMul", [
+        b.act(f"{p}.phi_q", b.op("Unsqueeze", [fqg, b.const([-2])])),
+        b.act(f"{p}.kv", b.op("Unsqueeze", [kv_sum, b.const([2])]))]))
+    num = b.op("Squeeze", [num, b.const([-2])])
+    den = b.op("ReduceSum", [b.op("Mul", [
+        fqg, b.op("Unsqueeze", [k_sum, b.const([2])])]), b.const([-1])],
+        keepdims=1)
+    den = b.op("Add", [den, b.const(ref.EPS_LINEAR, np.float32)])
+    o = b.op("Div", [num, den])
+    if fp16:
+        o = b.cast(o, TensorProto.FLOAT16)
+    return o
 
 
 # --- Driver -----------------------------------------------------------------
@@ -514,6 +667,55 @@ def parse_list(value, allowed, what):
             raise SystemExit(f"unknown {what} '{item}' (one of "
                              f"{', '.join(allowed)})")
     return items
+
+
+def write_decoder(args, cfg, weights, attention, precision, qparams,
+                  qdq_outputs):
+    """Writes the decoder form of one variant, its reference generation
+    (greedy ids of seed_reference.greedy_generate for a seeded prompt) and
+    returns its manifest entry."""
+    start = time.time()
+    name = f"{attention}_{precision}_decoder"
+    model = build_model(cfg, precision, attention, weights, qparams,
+                        args.act_type, True, "cumsum", name, qdq_outputs,
+                        decoder=True)
+    path = os.path.join(args.out, f"{name}.onnx")
+    onnx.save(model, path)
+    state = [{"input": past, "output": present,
+              "dtype": "float16" if dtype == TensorProto.FLOAT16 else
+              "float32", "dims": pdims}
+             for past, present, dtype, pdims, _ in cache_inputs(
+                 cfg, precision, attention)]
+    entry = {
+        "name": name, "form": "decoder",
+        "role": ROLES[(attention, precision)], "attention": attention,
+        "precision": precision, "file": f"{name}.onnx",
+        "nodes": len(model.graph.node),
+        "weight_bytes": int(sum(numpy_helper.to_array(t).nbytes
+                                for t in model.graph.initializer)),
+        "state": state, "baseline": f"{attention}_fp32_decoder",
+    }
+    if precision == "int8":
+        entry["act_type"] = args.act_type
+        entry["qdq_outputs"] = qdq_outputs
+    prompt = np.random.default_rng(args.seed + 3).integers(
+        0, cfg["vocab"], (cfg["batch"], args.prompt_len), dtype=np.int64)
+    gen = os.path.join(args.out, name, "generation")
+    os.makedirs(gen, exist_ok=True)
+    np.save(os.path.join(gen, "prompt.npy"), prompt)
+    entry["generation"] = {"prompt": f"{name}/generation/prompt.npy",
+                           "prompt_len": args.prompt_len,
+                           "new_tokens": args.new_tokens}
+    if not args.no_reference:
+        ids = ref.greedy_generate(cfg, weights, prompt, args.new_tokens,
+                                  attention, precision, qparams,
+                                  args.act_type, qdq_outputs)
+        np.save(os.path.join(gen, "ids.npy"), ids)
+        entry["generation"]["reference"] = f"{name}/generation/ids.npy"
+    print(f"{name} ({entry['role']}, decoder): {entry['nodes']} nodes, "
+          f"{entry['weight_bytes'] / 2**20:.1f} MiB -> {path} "
+          f"({time.time() - start:.1f} s)")
+    return entry
 
 
 def main(argv=None):
@@ -544,6 +746,17 @@ def main(argv=None):
                         help="named dims batch/seq in the graph inputs, "
                         "shape arithmetic in the graph (give kiln-compile "
                         "--input-shapes input_ids:BxS)")
+    parser.add_argument("--form", default="full",
+                        help="full (one forward pass over a sequence), "
+                        "decoder (optimum's decoder with a KV cache or a "
+                        "linear-attention state, for generation) or both, "
+                        "comma-separated")
+    parser.add_argument("--prompt-len", type=int, default=32,
+                        help="decoder form: the reference generation's "
+                        "prompt length")
+    parser.add_argument("--new-tokens", type=int, default=64,
+                        help="decoder form: tokens the reference generation "
+                        "decodes greedily")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--calib-batches", type=int, default=4,
                         help="random sequences of the int8 calibration")
@@ -568,6 +781,9 @@ def main(argv=None):
                             "attention")
     precisions = parse_list(args.precision, ["fp32", "fp16", "int8"],
                             "precision")
+    forms = parse_list(args.form, ["full", "decoder"], "form")
+    if "decoder" in forms and args.linear_form != "cumsum":
+        parser.error("--form decoder needs --linear-form cumsum")
     os.makedirs(args.out, exist_ok=True)
 
     weights = master_weights(cfg, args.seed)
@@ -600,14 +816,20 @@ def main(argv=None):
         for precision in ["fp32", "fp16", "int8"]:
             if precision not in precisions:
                 continue
-            name = f"{attention}_{precision}"
-            start = time.time()
             qparams = None
             if precision == "int8":
                 qparams = calibrate(cfg, weights, attention, args.seed + 2,
                                     args.calib_batches, args.act_type,
                                     args.linear_form)
             qdq_outputs = args.qdq_outputs == "on"
+            if "decoder" in forms:
+                manifest["variants"].append(write_decoder(
+                    args, cfg, weights, attention, precision, qparams,
+                    qdq_outputs))
+            if "full" not in forms:
+                continue
+            name = f"{attention}_{precision}"
+            start = time.time()
             model = build_model(cfg, precision, attention, weights, qparams,
                                 args.act_type, args.dynamic_dims,
                                 args.linear_form, name, qdq_outputs)

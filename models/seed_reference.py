@@ -227,3 +227,19 @@ def quality(got, ref):
         "cosine": float(g @ r / denom) if denom else 0.0,
         "top1_agreement": float((got.argmax(-1) == ref.argmax(-1)).mean()),
     }
+
+
+def greedy_generate(cfg, weights, prompt, new_tokens, attention, precision,
+                    qparams=None, act_type="uint8", qdq_outputs=True):
+    """Greedy decoding of int64 `prompt` [B, P]: ids [B, new_tokens]. Each
+    step runs forward() over the whole sequence so far (no cache), so this
+    checks a decoder's cache or state handling without sharing it."""
+    ids = np.asarray(prompt, np.int64)
+    out = []
+    for _ in range(new_tokens):
+        logits = forward(cfg, weights, ids, attention, precision, qparams,
+                         act_type=act_type, qdq_outputs=qdq_outputs)
+        nxt = logits[:, -1, :].argmax(-1).astype(np.int64)
+        out.append(nxt)
+        ids = np.concatenate([ids, nxt[:, None]], axis=1)
+    return np.stack(out, axis=1)

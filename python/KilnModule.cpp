@@ -271,6 +271,62 @@ public:
     return results;
   }
 
+  /// The runtime's generation loop (kiln_generate) over `prompts` (lists
+  /// of ids); the GIL is released while it runs.
+  nb::dict generate(const std::vector<std::vector<int64_t>> &prompts,
+                    int32_t maxNewTokens, const std::vector<int64_t> &stopIds,
+                    float temperature, int32_t topK, float topP, uint64_t seed,
+                    int64_t padId, int64_t maxLength) {
+    kiln_generate_options o;
+    kiln_generate_options_init(&o);
+    o.max_new_tokens = maxNewTokens;
+    o.stop_ids = stopIds.data();
+    o.num_stop_ids = stopIds.size();
+    o.temperature = temperature;
+    o.top_k = topK;
+    o.top_p = topP;
+    o.seed = seed;
+    o.pad_id = padId;
+    o.max_length = maxLength;
+    std::vector<const int64_t *> starts;
+    std::vector<size_t> lengths;
+    for (const auto &p : prompts) {
+      starts.push_back(p.data());
+      lengths.push_back(p.size());
+    }
+    kiln_generation *g = nullptr;
+    kiln_status st;
+    std::string error;
+    {
+      nb::gil_scoped_release unlocked;
+      st = kiln_generate(session, starts.data(), lengths.data(),
+                         prompts.size(), &o, &g);
+      if (st != KILN_OK)
+        error = kiln_last_error();
+    }
+    if (st != KILN_OK)
+      throw std::invalid_argument(error);
+    std::unique_ptr<kiln_generation, void (*)(kiln_generation *)> owned(
+        g, kiln_generation_free);
+    std::vector<std::vector<int64_t>> tokens;
+    for (size_t b = 0; b < prompts.size(); ++b) {
+      const int64_t *t = kiln_generation_tokens(g, b);
+      tokens.emplace_back(t, t + kiln_generation_num_tokens(g, b));
+    }
+    const uint64_t *ns = kiln_generation_step_ns(g);
+    std::vector<double> stepMs;
+    for (size_t k = 0; k < kiln_generation_num_steps(g); ++k)
+      stepMs.push_back(double(ns[k]) * 1e-6);
+    nb::dict result;
+    result["tokens"] = tokens;
+    result["step_ms"] = stepMs;
+    result["prompt_length"] = kiln_generation_prompt_length(g);
+    result["vocab"] = kiln_generation_vocab(g);
+    result["state_bytes"] = kiln_generation_state_bytes(g);
+    result["peak_state_bytes"] = kiln_generation_peak_state_bytes(g);
+    return result;
+  }
+
   /// kiln-run's measurement on these inputs: a cold run, `warmup` runs,
   /// then `iterations` and/or `duration` seconds of timed runs, all in C++
   /// (Python is not in the timings); profiling per kernel when asked.
@@ -468,6 +524,9 @@ NB_MODULE(_kiln, m) {
       .def("device", &Session::device)
       .def("num_threads", &Session::numThreads)
       .def("run", &Session::run, "feeds"_a)
+      .def("generate", &Session::generate, "prompts"_a, "max_new_tokens"_a,
+           "stop_ids"_a, "temperature"_a, "top_k"_a, "top_p"_a, "seed"_a,
+           "pad_id"_a, "max_length"_a)
       .def("benchmark", &Session::benchmark, "feeds"_a, "warmup"_a,
            "iterations"_a, "duration"_a, "profile"_a);
 }

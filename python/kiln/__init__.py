@@ -427,6 +427,28 @@ class InferenceSession:
             picked.append(arrays[names.index(name)])
         return picked
 
+    def generate(self, prompts: Sequence[Sequence[int]], *,
+                 max_new_tokens: int = 64, stop_ids: Sequence[int] = (),
+                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                 seed: int = 0, pad_id: int = 0,
+                 max_length: int = 0) -> Dict[str, Any]:
+        """Generates with a decoder that carries a KV cache or a recurrent
+        state (docs/generation.md): one prefill over the left-padded
+        ``prompts`` (sequences of token ids), then one decode step per token,
+        all in the runtime (C++; the GIL is released). Greedy unless
+        ``temperature`` > 0 (then seeded sampling with ``top_k``/``top_p``).
+
+        Returns a dict: ``tokens`` (the new ids per prompt, ending at a stop
+        id), ``step_ms`` (when each step's tokens were chosen, from the
+        start: ``step_ms[0]`` is the time to first token), ``state_bytes``
+        and ``peak_state_bytes`` (the KV cache or state), ``prompt_length``
+        (after padding) and ``vocab``. A model that is not such a decoder,
+        an empty prompt or an id outside the vocab raises ValueError."""
+        return self._session.generate(
+            [[int(t) for t in p] for p in prompts], int(max_new_tokens),
+            [int(t) for t in stop_ids], float(temperature), int(top_k),
+            float(top_p), int(seed), int(pad_id), int(max_length))
+
     def benchmark(self, input_feed: Optional[Mapping[str, Any]] = None, *,
                   warmup: int = 10, iterations: int = 100,
                   duration: float = 0.0, profile: bool = False,

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
+#include "Errors.h"
 #include "Profile.h"
 #include "kiln/cuda_abi.h"
 #include "kiln/runtime.h"
@@ -59,6 +60,11 @@ kiln_status setError(kiln_status status, const std::string &message) {
 }
 
 } // namespace
+
+kiln_status kiln::setRuntimeError(kiln_status status,
+                                  const std::string &message) {
+  return setError(status, message);
+}
 
 extern "C" const char *kiln_last_error(void) { return tLastError.c_str(); }
 

@@ -265,6 +265,76 @@ kiln_status kiln_session_profile_events(const kiln_session *session,
                                         kiln_profile_event *events,
                                         size_t *count);
 
+
+/* ---- Generation ---------------------------------------------------------*
+ *
+ * Autoregressive decoding with a decoder that carries state between steps
+ * (docs/generation.md), in the form Hugging Face optimum exports it:
+ *
+ *   input_ids       int64 [batch, seq]            (required)
+ *   attention_mask  int64 [batch, past + seq]     (optional; 0 = padding)
+ *   position_ids    int64 [batch, seq]            (optional)
+ *   past...         state inputs, each paired with the output of the same
+ *                   name with "past" replaced by "present"
+ *                   (past_key_values.0.key -> present.0.key, past_state.0 ->
+ *                   present_state.0)
+ *   logits          float32 or float16 [batch, seq, vocab]  (output)
+ *
+ * One model serves the prompt (prefill: the whole prompt, every state
+ * input's symbolic dims other than the batch 0, a state with static dims
+ * zeros) and each decode step (one token per sequence, the previous step's
+ * present outputs as its past inputs: they are handed over, not copied).
+ * Prompts of different lengths are left-padded with pad_id under a mask of
+ * 0 (position ids count a sequence's real tokens only). */
+
+typedef struct kiln_generate_options {
+  int32_t max_new_tokens; /* tokens to generate per sequence (default 64) */
+  const int64_t *stop_ids; /* a sequence ends after one of these */
+  size_t num_stop_ids;
+  float temperature; /* 0 (default): greedy (argmax, lowest index on ties) */
+  int32_t top_k;     /* sampling: keep the k most likely (0: all) */
+  float top_p;       /* sampling: smallest set with probability >= p (1) */
+  uint64_t seed;     /* sampling's random stream */
+  int64_t pad_id;    /* left padding (default 0) */
+  int64_t max_length; /* prompt + new tokens may not exceed it (0: none) */
+} kiln_generate_options;
+
+/* Fills the defaults. Always call it before setting fields. */
+void kiln_generate_options_init(kiln_generate_options *options);
+
+typedef struct kiln_generation kiln_generation;
+
+/* Generates for `batch` prompts (prompts[i] has prompt_lengths[i] >= 1
+ * ids) in one static batch: a prefill over the left-padded prompts, then
+ * one decode step per new token until every sequence has max_new_tokens or
+ * ended at a stop id. Checks the model's signature first and names what
+ * does not fit (an input that is neither a token nor a state input, a state
+ * input without its output, a static batch other than `batch`, a vocab id
+ * out of range...). On success *result holds the tokens and the timing;
+ * free it with kiln_generation_free. */
+kiln_status kiln_generate(kiln_session *session, const int64_t *const *prompts,
+                          const size_t *prompt_lengths, size_t batch,
+                          const kiln_generate_options *options,
+                          kiln_generation **result);
+void kiln_generation_free(kiln_generation *generation);
+
+/* The new tokens of sequence i (a stop id that ended it included). */
+size_t kiln_generation_num_tokens(const kiln_generation *g, size_t sequence);
+const int64_t *kiln_generation_tokens(const kiln_generation *g,
+                                      size_t sequence);
+/* Steps run (the prefill is step 0) and the CLOCK_MONOTONIC time in ns,
+ * from the call's start, at which each step's tokens were chosen: step 0's
+ * is the time to first token. */
+size_t kiln_generation_num_steps(const kiln_generation *g);
+const uint64_t *kiln_generation_step_ns(const kiln_generation *g);
+/* Bytes of the model's state (KV cache or recurrent state) after the last
+ * step, and the most it held at once. */
+uint64_t kiln_generation_state_bytes(const kiln_generation *g);
+uint64_t kiln_generation_peak_state_bytes(const kiln_generation *g);
+/* The prompt length after padding and the vocab size. */
+size_t kiln_generation_prompt_length(const kiln_generation *g);
+size_t kiln_generation_vocab(const kiln_generation *g);
+
 #ifdef __cplusplus
 }
 #endif

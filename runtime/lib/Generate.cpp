@@ -1,0 +1,520 @@
+//===- Generate.cpp - Autoregressive decoding over a session --------------===//
+//
+// kiln_generate (runtime.h, docs/generation.md): finds the roles of a
+// decoder's inputs and outputs, runs the prefill over the left-padded
+// prompts and then one decode step per token, feeding each step's present
+// outputs to the next step as its past inputs (the runtime-allocated output
+// buffers are handed over, never copied), and chooses each token greedily or
+// by seeded sampling. Only the public C API of the session is used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Errors.h"
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+using kiln::setRuntimeError;
+
+struct kiln_generation {
+  std::vector<std::vector<int64_t>> tokens;
+  std::vector<uint64_t> stepNs;
+  uint64_t stateBytes = 0;
+  uint64_t peakStateBytes = 0;
+  size_t promptLength = 0;
+  size_t vocab = 0;
+};
+
+namespace {
+
+// A runtime-allocated output, released when it goes out of scope.
+struct Owned {
+  kiln_tensor t{};
+  Owned() = default;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  Owned(Owned &&o) noexcept : t(o.t) { o.t = {}; }
+  Owned &operator=(Owned &&o) noexcept {
+    if (this != &o) {
+      release();
+      t = o.t;
+      o.t = {};
+    }
+    return *this;
+  }
+  ~Owned() { release(); }
+  void release() {
+    if (t.data)
+      kiln_tensor_release(&t);
+  }
+};
+
+uint64_t elementsOf(const int64_t *dims, int32_t rank) {
+  uint64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i)
+    n *= uint64_t(dims[i]);
+  return n;
+}
+
+std::string present(const std::string &past) {
+  static const std::string optimum = "past_key_values.";
+  if (past.compare(0, optimum.size(), optimum) == 0)
+    return "present." + past.substr(optimum.size());
+  return "present" + past.substr(4);
+}
+
+bool same(const char *a, const char *b) {
+  return a && b && std::strcmp(a, b) == 0;
+}
+
+// The decoder's signature: where each role sits among the model's inputs
+// and outputs.
+struct Signature {
+  size_t numInputs = 0, numOutputs = 0;
+  size_t ids = SIZE_MAX, mask = SIZE_MAX, positions = SIZE_MAX;
+  size_t logits = SIZE_MAX;
+  struct State {
+    size_t input, output;
+    kiln_tensor_info info;
+    std::vector<bool> batchAxis; // the axes sized by the batch
+  };
+  std::vector<State> state;
+  int32_t logitsDtype = 0;
+  int64_t staticBatch = -1; // input_ids' dim 0 when static
+  int64_t vocab = -1;       // logits' dim 2 when static
+};
+
+kiln_status readSignature(const kiln_model *model, Signature &sig) {
+  sig.numInputs = kiln_model_num_inputs(model);
+  sig.numOutputs = kiln_model_num_outputs(model);
+  std::unordered_map<std::string, size_t> outputs;
+  for (size_t o = 0; o < sig.numOutputs; ++o) {
+    kiln_tensor_info info;
+    kiln_model_output_info(model, o, &info);
+    outputs[info.name] = o;
+    if (same(info.name, "logits")) {
+      sig.logits = o;
+      sig.logitsDtype = info.dtype;
+      if (info.rank != 3)
+        return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                               "generation: output 'logits' has rank " +
+                                   std::to_string(info.rank) +
+                                   ", not 3 ([batch, seq, vocab])");
+      if (info.dtype != KILN_DTYPE_FLOAT32 && info.dtype != KILN_DTYPE_FLOAT16)
+        return setRuntimeError(
+            KILN_ERROR_TENSOR_MISMATCH,
+            std::string("generation: output 'logits' is ") +
+                kiln_dtype_name(info.dtype) + ", not float32 or float16");
+      sig.vocab = info.dims[2];
+    }
+  }
+  if (sig.logits == SIZE_MAX)
+    return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                           "generation: the model has no output 'logits' "
+                           "(not a decoder)");
+  const char *batchName = nullptr;
+  for (size_t i = 0; i < sig.numInputs; ++i) {
+    kiln_tensor_info info;
+    kiln_model_input_info(model, i, &info);
+    std::string name = info.name;
+    bool tokenInput = name == "input_ids" || name == "attention_mask" ||
+                      name == "position_ids";
+    if (tokenInput) {
+      if (info.dtype != KILN_DTYPE_INT64 || info.rank != 2)
+        return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                               "generation: input '" + name +
+                                   "' must be int64 [batch, seq]");
+      if (name == "input_ids") {
+        sig.ids = i;
+        batchName = kiln_model_input_dim_name(model, i, 0);
+        if (!batchName)
+          sig.staticBatch = info.dims[0];
+      } else if (name == "attention_mask") {
+        sig.mask = i;
+      } else {
+        sig.positions = i;
+      }
+      continue;
+    }
+    if (name.compare(0, 4, "past") != 0)
+      return setRuntimeError(
+          KILN_ERROR_TENSOR_MISMATCH,
+          "generation: input '" + name +
+              "' is neither a token input (input_ids, attention_mask, "
+              "position_ids) nor a state input (past...)");
+    auto it = outputs.find(present(name));
+    if (it == outputs.end())
+      return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                             "generation: state input '" + name +
+                                 "' has no output '" + present(name) + "'");
+    kiln_tensor_info out;
+    kiln_model_output_info(model, it->second, &out);
+    if (out.dtype != info.dtype || out.rank != info.rank)
+      return setRuntimeError(
+          KILN_ERROR_TENSOR_MISMATCH,
+          "generation: state input '" + name + "' and output '" +
+              present(name) + "' differ in dtype or rank");
+    if (kiln_dtype_size(info.dtype) == 0)
+      return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                             "generation: state input '" + name +
+                                 "' has an unknown dtype");
+    sig.state.push_back({i, it->second, info, {}});
+  }
+  if (sig.ids == SIZE_MAX)
+    return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                           "generation: the model has no input 'input_ids' "
+                           "(not a decoder)");
+  for (Signature::State &s : sig.state)
+    for (int32_t axis = 0; axis < s.info.rank; ++axis)
+      s.batchAxis.push_back(
+          axis == 0 &&
+          (batchName ? same(kiln_model_input_dim_name(model, s.input, axis),
+                            batchName)
+                     : s.info.dims[0] == sig.staticBatch));
+  return KILN_OK;
+}
+
+// splitmix64: a seeded stream of uniform doubles in [0, 1).
+struct Random {
+  uint64_t state;
+  double next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return double(z >> 11) * 0x1.0p-53;
+  }
+};
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// The next token from one row of logits.
+int64_t choose(const std::vector<float> &row,
+               const kiln_generate_options &o, Random &random) {
+  size_t vocab = row.size();
+  if (o.temperature <= 0.0f) {
+    size_t best = 0;
+    for (size_t v = 1; v < vocab; ++v)
+      if (row[v] > row[best])
+        best = v;
+    return int64_t(best);
+  }
+  std::vector<size_t> order(vocab);
+  std::iota(order.begin(), order.end(), 0);
+  size_t keep = vocab;
+  if (o.top_k > 0 && size_t(o.top_k) < vocab)
+    keep = size_t(o.top_k);
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+                    [&](size_t a, size_t b) {
+                      return row[a] > row[b] || (row[a] == row[b] && a < b);
+                    });
+  order.resize(keep);
+  double top = row[order[0]];
+  std::vector<double> p(keep);
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i)
+    sum += p[i] = std::exp((double(row[order[i]]) - top) / o.temperature);
+  if (o.top_p > 0.0f && o.top_p < 1.0f) {
+    double acc = 0;
+    size_t cut = keep;
+    for (size_t i = 0; i < keep; ++i) {
+      acc += p[i] / sum;
+      if (acc >= o.top_p) {
+        cut = i + 1;
+        break;
+      }
+    }
+    keep = cut;
+    sum = std::accumulate(p.begin(), p.begin() + keep, 0.0);
+  }
+  double u = random.next() * sum;
+  for (size_t i = 0; i < keep; ++i) {
+    u -= p[i];
+    if (u < 0)
+      return int64_t(order[i]);
+  }
+  return int64_t(order[keep - 1]);
+}
+
+} // namespace
+
+extern "C" void kiln_generate_options_init(kiln_generate_options *o) {
+  if (!o)
+    return;
+  std::memset(o, 0, sizeof(*o));
+  o->max_new_tokens = 64;
+  o->top_p = 1.0f;
+}
+
+extern "C" kiln_status kiln_generate(kiln_session *session,
+                                     const int64_t *const *prompts,
+                                     const size_t *promptLengths, size_t batch,
+                                     const kiln_generate_options *options,
+                                     kiln_generation **result) {
+  if (!session || !result || (batch && (!prompts || !promptLengths)))
+    return setRuntimeError(KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_generate: a NULL argument");
+  *result = nullptr;
+  kiln_generate_options o;
+  kiln_generate_options_init(&o);
+  if (options)
+    o = *options;
+  if (batch == 0)
+    return setRuntimeError(KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_generate: no prompts");
+  if (o.max_new_tokens < 1)
+    return setRuntimeError(KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_generate: max_new_tokens must be >= 1");
+  if (o.num_stop_ids && !o.stop_ids)
+    return setRuntimeError(KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_generate: stop_ids is NULL");
+
+  const kiln_model *model = kiln_session_model(session);
+  Signature sig;
+  if (kiln_status st = readSignature(model, sig))
+    return st;
+  if (sig.staticBatch >= 0 && int64_t(batch) != sig.staticBatch)
+    return setRuntimeError(
+        KILN_ERROR_TENSOR_MISMATCH,
+        "generation: " + std::to_string(batch) +
+            " prompts, but the model's batch is static: " +
+            std::to_string(sig.staticBatch));
+  size_t longest = 0;
+  for (size_t b = 0; b < batch; ++b) {
+    if (promptLengths[b] == 0 || !prompts[b])
+      return setRuntimeError(KILN_ERROR_INVALID_ARGUMENT,
+                             "generation: prompt " + std::to_string(b) +
+                                 " is empty");
+    for (size_t i = 0; i < promptLengths[b]; ++i)
+      if (prompts[b][i] < 0 || (sig.vocab > 0 && prompts[b][i] >= sig.vocab))
+        return setRuntimeError(
+            KILN_ERROR_INVALID_ARGUMENT,
+            "generation: prompt " + std::to_string(b) + " token " +
+                std::to_string(i) + " is " + std::to_string(prompts[b][i]) +
+                ", outside the vocab [0, " + std::to_string(sig.vocab) + ")");
+    longest = std::max(longest, promptLengths[b]);
+  }
+  if (o.max_length > 0 &&
+      int64_t(longest) + int64_t(o.max_new_tokens) > o.max_length)
+    return setRuntimeError(
+        KILN_ERROR_INVALID_ARGUMENT,
+        "generation: a prompt of " + std::to_string(longest) + " tokens + " +
+            std::to_string(o.max_new_tokens) +
+            " new tokens exceeds max_length " + std::to_string(o.max_length));
+
+  auto out = std::make_unique<kiln_generation>();
+  out->tokens.resize(batch);
+  out->promptLength = longest;
+  auto start = std::chrono::steady_clock::now();
+
+  // Token inputs of the step: ids [B, S], mask [B, past + S], positions.
+  std::vector<int64_t> ids(batch * longest, o.pad_id), mask;
+  std::vector<int64_t> realTokens(batch, 0); // per sequence, for positions
+  std::vector<std::vector<int64_t>> maskRows(batch);
+  for (size_t b = 0; b < batch; ++b) {
+    size_t pad = longest - promptLengths[b];
+    maskRows[b].assign(longest, 1);
+    for (size_t i = 0; i < longest; ++i) {
+      if (i < pad)
+        maskRows[b][i] = 0;
+      else
+        ids[b * longest + i] = prompts[b][i - pad];
+    }
+  }
+
+  // The state before the prompt: static dims as they are, the batch, and
+  // every other symbolic dim 0 (an empty cache). Zero-filled.
+  std::vector<std::vector<int64_t>> stateDims(sig.state.size());
+  std::vector<std::unique_ptr<unsigned char[]>> initial(sig.state.size());
+  std::vector<Owned> state(sig.state.size());
+  std::vector<kiln_tensor> stateInputs(sig.state.size());
+  static const uint64_t kEmpty[8] = {};
+  for (size_t k = 0; k < sig.state.size(); ++k) {
+    const Signature::State &s = sig.state[k];
+    for (int32_t axis = 0; axis < s.info.rank; ++axis)
+      stateDims[k].push_back(s.batchAxis[size_t(axis)] ? int64_t(batch)
+                             : s.info.dims[axis] < 0 ? 0
+                                                      : s.info.dims[axis]);
+    uint64_t bytes = elementsOf(stateDims[k].data(), s.info.rank) *
+                     kiln_dtype_size(s.info.dtype);
+    void *data = const_cast<uint64_t *>(kEmpty);
+    if (bytes) {
+      // 64-byte aligned, zeroed.
+      initial[k].reset(new (std::nothrow) unsigned char[bytes + 64]);
+      if (!initial[k])
+        return setRuntimeError(KILN_ERROR_OUT_OF_MEMORY,
+                               "generation: cannot allocate the state");
+      auto at = reinterpret_cast<uintptr_t>(initial[k].get());
+      data = reinterpret_cast<void *>((at + 63) & ~uintptr_t(63));
+      std::memset(data, 0, bytes);
+    }
+    stateInputs[k] = {data, s.info.dtype, s.info.rank, stateDims[k].data()};
+  }
+
+  std::vector<int64_t> stops(o.stop_ids, o.stop_ids + o.num_stop_ids);
+  std::vector<bool> done(batch, false);
+  Random random{o.seed};
+  std::vector<float> row;
+  size_t seq = longest;
+  int64_t idsDims[2], maskDims[2], posDims[2];
+  std::vector<int64_t> positions;
+  for (int32_t step = 0; step < o.max_new_tokens; ++step) {
+    size_t total = maskRows[0].size();
+    mask.resize(batch * total);
+    positions.assign(batch * seq, 0);
+    for (size_t b = 0; b < batch; ++b) {
+      std::copy(maskRows[b].begin(), maskRows[b].end(),
+                mask.begin() + ptrdiff_t(b * total));
+      // A token's index among its sequence's real tokens (optimum's
+      // position_ids = cumsum(mask) - 1, 0 under padding).
+      int64_t seen = 0;
+      for (size_t i = 0; i < total; ++i) {
+        int64_t pos = maskRows[b][i] ? seen++ : 0;
+        if (i >= total - seq)
+          positions[b * seq + (i - (total - seq))] = pos;
+      }
+    }
+    idsDims[0] = maskDims[0] = posDims[0] = int64_t(batch);
+    idsDims[1] = posDims[1] = int64_t(seq);
+    maskDims[1] = int64_t(total);
+    std::vector<kiln_tensor> inputs(sig.numInputs);
+    inputs[sig.ids] = {ids.data(), KILN_DTYPE_INT64, 2, idsDims};
+    if (sig.mask != SIZE_MAX)
+      inputs[sig.mask] = {mask.data(), KILN_DTYPE_INT64, 2, maskDims};
+    if (sig.positions != SIZE_MAX)
+      inputs[sig.positions] = {positions.data(), KILN_DTYPE_INT64, 2,
+                               posDims};
+    for (size_t k = 0; k < sig.state.size(); ++k)
+      inputs[sig.state[k].input] = stateInputs[k];
+
+    std::vector<kiln_tensor> outputs(sig.numOutputs, kiln_tensor{});
+    kiln_status st = kiln_session_run(session, inputs.data(), inputs.size(),
+                                      outputs.data(), outputs.size());
+    std::vector<Owned> owned(sig.numOutputs);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      owned[i].t = outputs[i];
+    if (st != KILN_OK)
+      return setRuntimeError(st, "generation: step " + std::to_string(step) +
+                                     ": " + kiln_last_error());
+
+    // The next token of each sequence from its last position's logits.
+    const kiln_tensor &logits = owned[sig.logits].t;
+    size_t vocab = size_t(logits.dims[2]);
+    out->vocab = vocab;
+    row.resize(vocab);
+    std::vector<int64_t> next(batch);
+    for (size_t b = 0; b < batch; ++b) {
+      size_t at = (b * seq + (seq - 1)) * vocab;
+      if (sig.logitsDtype == KILN_DTYPE_FLOAT32) {
+        const float *p = static_cast<const float *>(logits.data) + at;
+        std::copy(p, p + vocab, row.begin());
+      } else {
+        const uint16_t *p = static_cast<const uint16_t *>(logits.data) + at;
+        for (size_t v = 0; v < vocab; ++v)
+          row[v] = halfToFloat(p[v]);
+      }
+      next[b] = choose(row, o, random);
+    }
+    out->stepNs.push_back(uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now() - start)
+            .count()));
+    bool allDone = true;
+    for (size_t b = 0; b < batch; ++b) {
+      if (!done[b]) {
+        out->tokens[b].push_back(next[b]);
+        done[b] = std::find(stops.begin(), stops.end(), next[b]) != stops.end();
+      }
+      allDone = allDone && done[b];
+    }
+
+    // present -> past: the outputs become the next step's inputs.
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < sig.state.size(); ++k) {
+      state[k] = std::move(owned[sig.state[k].output]);
+      const kiln_tensor &t = state[k].t;
+      bytes += elementsOf(t.dims, t.rank) * kiln_dtype_size(t.dtype);
+      stateInputs[k] = t;
+      initial[k].reset();
+    }
+    out->stateBytes = bytes;
+    out->peakStateBytes = std::max(out->peakStateBytes, bytes);
+    if (allDone)
+      break;
+    seq = 1;
+    ids.assign(next.begin(), next.end());
+    for (size_t b = 0; b < batch; ++b)
+      maskRows[b].push_back(1);
+  }
+  *result = out.release();
+  return KILN_OK;
+}
+
+extern "C" void kiln_generation_free(kiln_generation *g) { delete g; }
+
+extern "C" size_t kiln_generation_num_tokens(const kiln_generation *g,
+                                             size_t sequence) {
+  return g && sequence < g->tokens.size() ? g->tokens[sequence].size() : 0;
+}
+
+extern "C" const int64_t *kiln_generation_tokens(const kiln_generation *g,
+                                                 size_t sequence) {
+  return g && sequence < g->tokens.size() ? g->tokens[sequence].data()
+                                          : nullptr;
+}
+
+extern "C" size_t kiln_generation_num_steps(const kiln_generation *g) {
+  return g ? g->stepNs.size() : 0;
+}
+
+extern "C" const uint64_t *kiln_generation_step_ns(const kiln_generation *g) {
+  return g ? g->stepNs.data() : nullptr;
+}
+
+extern "C" uint64_t kiln_generation_state_bytes(const kiln_generation *g) {
+  return g ? g->stateBytes : 0;
+}
+
+extern "C" uint64_t kiln_generation_peak_state_bytes(const kiln_generation *g) {
+  return g ? g->peakStateBytes : 0;
+}
+
+extern "C" size_t kiln_generation_prompt_length(const kiln_generation *g) {
+  return g ? g->promptLength : 0;
+}
+
+extern "C" size_t kiln_generation_vocab(const kiln_generation *g) {
+  return g ? g->vocab : 0;
+}

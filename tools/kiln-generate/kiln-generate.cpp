@@ -1,0 +1,443 @@
+//===- kiln-generate.cpp - Text generation with a compiled decoder --------===//
+//
+// kiln-generate MODEL.kiln [--prompt FILE.npy | --prompt-len N [--batch B]]
+//                          [--new-tokens N] [--stop ID,...] [--temperature T
+//                          --top-k K --top-p P] [--seed S] [--threads N]
+//                          [--warmup N] [--repeat N] [--expected FILE.npy]
+//                          [--save-ids FILE.npy] [--json FILE] [--print-ids]
+//
+// Runs the runtime's generation loop (kiln_generate, docs/generation.md)
+// and reports the field's metrics (../shared/GENERATION.md): time to first
+// token, time per output token, inter-token latency, end-to-end latency,
+// prompt and generated tokens per second, with p50/p90/p99 over the
+// repeats, and the bytes of the KV cache or state.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Json.h"
+#include "kiln/Run/TensorIO.h"
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace kiln::run;
+
+namespace {
+
+const char *kUsage = R"(usage: kiln-generate MODEL.kiln [options]
+
+Generates with a decoder that carries a KV cache or a recurrent state
+(inputs input_ids, attention_mask, position_ids, past...; outputs logits,
+present...: docs/generation.md), one prefill then one step per token.
+
+Prompts:
+  --prompt FILE.npy    int64 token ids [batch, len] or [len]
+  --prompt-len N       random ids (uniform in [0, vocab), seeded by --seed)
+  --batch B            prompts of --prompt-len (default 1)
+Decoding:
+  --new-tokens N       tokens to generate per prompt (default 64)
+  --stop ID,...        a sequence ends after one of these ids
+  --temperature T      0 (default): greedy; > 0: sampling
+  --top-k K --top-p P  sampling: keep the K most likely / the smallest set
+                       of probability >= P
+  --seed S             prompt ids and sampling (default 0)
+  --max-length N       refuse prompt + new tokens beyond N
+Measuring:
+  --threads N          threads of the model's parallel loops (0: all cores)
+  --warmup N           untimed generations first (default 1)
+  --repeat N           timed generations (default 3)
+Checking and output:
+  --expected FILE.npy  int64 [batch, N]: the ids every generation must give
+                       (exit status 1 when they differ)
+  --save-ids FILE.npy  the last generation's ids (int64 [batch, N]; -1 after
+                       a sequence's stop id)
+  --print-ids          print the ids
+  --json FILE          the results (schema kiln.generate-result v1,
+                       docs/schemas/kiln.generate-result.v1.schema.json)
+
+Metrics (per generation; percentiles over the repeats): TTFT (prefill and
+the first token), TPOT = (E2E - TTFT) / (tokens - 1), ITL (the gaps between
+steps), E2E, prompt tokens/s = batch * prompt / TTFT, output tokens/s =
+tokens of all sequences / E2E. Sampling is inside the timing; tokenization
+does not exist here (ids in, ids out).
+
+Exit status: 0 done (and equal to --expected), 1 ids differ, 2 error.
+)";
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "kiln-generate: error: %s\n", message.c_str());
+  return 2;
+}
+
+struct Options {
+  std::string model, promptPath, expectedPath, saveIds, jsonPath;
+  int64_t promptLen = 0, batch = 1, threads = 0, warmup = 1, repeat = 3;
+  bool printIds = false;
+  kiln_generate_options gen;
+  std::vector<int64_t> stops;
+};
+
+bool parseInt(const char *text, int64_t lo, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end || v < lo)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseFloat(const char *text, double &out) {
+  char *end = nullptr;
+  out = std::strtod(text, &end);
+  return *text && !*end && std::isfinite(out) && out >= 0;
+}
+
+// Returns -1 to go on, else an exit status.
+int parseArgs(int argc, char **argv, Options &o) {
+  kiln_generate_options_init(&o.gen);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+    auto needs = [&]() {
+      if (!v)
+        return false;
+      ++i;
+      return true;
+    };
+    int64_t n;
+    double f;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--prompt" && needs()) {
+      o.promptPath = v;
+    } else if (a == "--prompt-len" && needs() && parseInt(v, 1, n)) {
+      o.promptLen = n;
+    } else if (a == "--batch" && needs() && parseInt(v, 1, n)) {
+      o.batch = n;
+    } else if (a == "--new-tokens" && needs() && parseInt(v, 1, n) &&
+               n <= 1 << 20) {
+      o.gen.max_new_tokens = int32_t(n);
+    } else if (a == "--stop" && needs()) {
+      std::string list = v;
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        std::string item = list.substr(start, comma - start);
+        if (!parseInt(item.c_str(), 0, n))
+          return fail("--stop wants ids >= 0, got '" + list + "'");
+        o.stops.push_back(n);
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+    } else if (a == "--temperature" && needs() && parseFloat(v, f)) {
+      o.gen.temperature = float(f);
+    } else if (a == "--top-k" && needs() && parseInt(v, 0, n) &&
+               n <= INT32_MAX) {
+      o.gen.top_k = int32_t(n);
+    } else if (a == "--top-p" && needs() && parseFloat(v, f) && f <= 1) {
+      o.gen.top_p = float(f);
+    } else if (a == "--seed" && needs() && parseInt(v, 0, n)) {
+      o.gen.seed = uint64_t(n);
+    } else if (a == "--max-length" && needs() && parseInt(v, 1, n)) {
+      o.gen.max_length = n;
+    } else if (a == "--threads" && needs() && parseInt(v, 0, n) &&
+               n <= 4096) {
+      o.threads = n;
+    } else if (a == "--warmup" && needs() && parseInt(v, 0, n)) {
+      o.warmup = n;
+    } else if (a == "--repeat" && needs() && parseInt(v, 1, n)) {
+      o.repeat = n;
+    } else if (a == "--expected" && needs()) {
+      o.expectedPath = v;
+    } else if (a == "--save-ids" && needs()) {
+      o.saveIds = v;
+    } else if (a == "--json" && needs()) {
+      o.jsonPath = v;
+    } else if (a == "--print-ids") {
+      o.printIds = true;
+    } else if (!a.empty() && a[0] != '-' && o.model.empty()) {
+      o.model = a;
+    } else {
+      return fail("bad argument '" + a + "'" +
+                  (v && a[0] == '-' ? " (or its value)" : "") +
+                  "; see --help");
+    }
+  }
+  if (o.model.empty())
+    return fail("no model given; see --help");
+  if (o.promptPath.empty() == (o.promptLen == 0))
+    return fail("give exactly one of --prompt FILE.npy and --prompt-len N");
+  o.gen.stop_ids = o.stops.data();
+  o.gen.num_stop_ids = o.stops.size();
+  return -1;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  double at = p / 100.0 * double(v.size() - 1);
+  size_t lo = size_t(at);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
+}
+
+struct Stat {
+  std::vector<double> values;
+  std::string json() const {
+    if (values.empty())
+      return "null";
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "{\"p50\": %.6g, \"p90\": %.6g, \"p99\": %.6g, \"min\": "
+                  "%.6g, \"max\": %.6g}",
+                  percentile(values, 50), percentile(values, 90),
+                  percentile(values, 99), percentile(values, 0),
+                  percentile(values, 100));
+    return buf;
+  }
+  std::string text(const char *unit) const {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "p50 %.3f, p90 %.3f, p99 %.3f %s",
+                  percentile(values, 50), percentile(values, 90),
+                  percentile(values, 99), unit);
+    return buf;
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int status = parseArgs(argc, argv, o); status >= 0)
+    return status;
+
+  kiln_model *model = nullptr;
+  if (kiln_model_load(o.model.c_str(), &model) != KILN_OK)
+    return fail(kiln_last_error());
+  kiln_session_options so;
+  kiln_session_options_init(&so);
+  so.num_threads = int32_t(o.threads);
+  kiln_session *session = nullptr;
+  if (kiln_session_create(model, &so, &session) != KILN_OK) {
+    std::string e = kiln_last_error();
+    kiln_model_free(model);
+    return fail(e);
+  }
+  struct Cleanup {
+    kiln_model *m;
+    kiln_session *s;
+    ~Cleanup() {
+      kiln_session_free(s);
+      kiln_model_free(m);
+    }
+  } cleanup{model, session};
+
+  // The prompts.
+  std::vector<std::vector<int64_t>> prompts;
+  std::string error;
+  if (!o.promptPath.empty()) {
+    HostTensor t;
+    if (!readNpy(o.promptPath, t, error))
+      return fail(error);
+    if (t.dtype != KILN_DTYPE_INT64 || t.dims.empty() || t.dims.size() > 2)
+      return fail(o.promptPath + ": want int64 ids [batch, len] or [len], "
+                                 "got " +
+                  dtypeString(t.dtype) + " " + shapeString(t.dims));
+    int64_t rows = t.dims.size() == 2 ? t.dims[0] : 1;
+    int64_t len = t.dims.back();
+    const int64_t *ids = static_cast<const int64_t *>(t.data());
+    for (int64_t r = 0; r < rows; ++r)
+      prompts.emplace_back(ids + r * len, ids + (r + 1) * len);
+  } else {
+    // The vocab from the logits output; random ids seeded by --seed.
+    int64_t vocab = -1;
+    for (size_t i = 0; i < kiln_model_num_outputs(model); ++i) {
+      kiln_tensor_info info;
+      kiln_model_output_info(model, i, &info);
+      if (std::string(info.name) == "logits" && info.rank == 3)
+        vocab = info.dims[2];
+    }
+    if (vocab < 1)
+      return fail("the model has no output 'logits' [batch, seq, vocab] "
+                  "with a static vocab (give --prompt FILE.npy)");
+    uint64_t state = o.gen.seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int64_t b = 0; b < o.batch; ++b) {
+      std::vector<int64_t> p;
+      for (int64_t i = 0; i < o.promptLen; ++i) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        p.push_back(int64_t(state % uint64_t(vocab)));
+      }
+      prompts.push_back(std::move(p));
+    }
+  }
+  std::vector<const int64_t *> starts;
+  std::vector<size_t> lengths;
+  for (const auto &p : prompts) {
+    starts.push_back(p.data());
+    lengths.push_back(p.size());
+  }
+  size_t batch = prompts.size();
+
+  HostTensor expected;
+  if (!o.expectedPath.empty()) {
+    if (!readNpy(o.expectedPath, expected, error))
+      return fail(error);
+    if (expected.dtype != KILN_DTYPE_INT64 || expected.dims.size() != 2 ||
+        expected.dims[0] != int64_t(batch))
+      return fail(o.expectedPath + ": want int64 ids [" +
+                  std::to_string(batch) + ", N], got " +
+                  dtypeString(expected.dtype) + " " +
+                  shapeString(expected.dims));
+  }
+
+  Stat ttft, tpot, itl, e2e, promptRate, outputRate;
+  uint64_t stateBytes = 0, peakStateBytes = 0;
+  size_t tokensPerRun = 0, promptLength = 0;
+  std::vector<std::vector<int64_t>> last;
+  size_t mismatches = 0, compared = 0;
+  for (int64_t run = 0; run < o.warmup + o.repeat; ++run) {
+    kiln_generation *g = nullptr;
+    if (kiln_generate(session, starts.data(), lengths.data(), batch, &o.gen,
+                      &g) != KILN_OK)
+      return fail(kiln_last_error());
+    std::vector<std::vector<int64_t>> tokens(batch);
+    size_t total = 0;
+    for (size_t b = 0; b < batch; ++b) {
+      const int64_t *t = kiln_generation_tokens(g, b);
+      tokens[b].assign(t, t + kiln_generation_num_tokens(g, b));
+      total += tokens[b].size();
+    }
+    size_t steps = kiln_generation_num_steps(g);
+    std::vector<uint64_t> ns(kiln_generation_step_ns(g),
+                             kiln_generation_step_ns(g) + steps);
+    promptLength = kiln_generation_prompt_length(g);
+    stateBytes = kiln_generation_state_bytes(g);
+    peakStateBytes = kiln_generation_peak_state_bytes(g);
+    kiln_generation_free(g);
+    if (!o.expectedPath.empty()) {
+      const int64_t *want = static_cast<const int64_t *>(expected.data());
+      int64_t n = expected.dims[1];
+      for (size_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < n; ++i) {
+          ++compared;
+          bool have = size_t(i) < tokens[b].size();
+          if (!have || tokens[b][size_t(i)] != want[int64_t(b) * n + i])
+            ++mismatches;
+        }
+    }
+    last = tokens;
+    tokensPerRun = total;
+    if (run < o.warmup)
+      continue;
+    double first = double(ns[0]) * 1e-6, end = double(ns[steps - 1]) * 1e-6;
+    ttft.values.push_back(first);
+    e2e.values.push_back(end);
+    if (steps > 1)
+      tpot.values.push_back((end - first) / double(steps - 1));
+    for (size_t s = 1; s < steps; ++s)
+      itl.values.push_back(double(ns[s] - ns[s - 1]) * 1e-6);
+    promptRate.values.push_back(double(batch * promptLength) / first * 1e3);
+    outputRate.values.push_back(double(total) / end * 1e3);
+  }
+
+  kiln_session_stats stats;
+  kiln_session_get_stats(session, &stats);
+  std::printf("model: %s\n", o.model.c_str());
+  std::printf("prompts: %zu x %zu tokens (left-padded), %d new tokens, %s\n",
+              batch, promptLength, o.gen.max_new_tokens,
+              o.gen.temperature > 0 ? "sampling" : "greedy");
+  std::printf("threads: %d; %lld warmup, %lld timed generations\n",
+              kiln_session_num_threads(session), (long long)o.warmup,
+              (long long)o.repeat);
+  std::printf("TTFT: %s\n", ttft.text("ms").c_str());
+  if (!tpot.values.empty()) {
+    std::printf("TPOT: %s\n", tpot.text("ms").c_str());
+    std::printf("ITL: %s (%zu gaps)\n", itl.text("ms").c_str(),
+                itl.values.size());
+  }
+  std::printf("E2E: %s\n", e2e.text("ms").c_str());
+  std::printf("prompt: %.1f tokens/s; output: %.1f tokens/s (p50, %zu "
+              "tokens per generation)\n",
+              percentile(promptRate.values, 50),
+              percentile(outputRate.values, 50), tokensPerRun);
+  std::printf("memory: state %llu bytes (peak %llu), session peak %llu "
+              "bytes\n",
+              (unsigned long long)stateBytes,
+              (unsigned long long)peakStateBytes,
+              (unsigned long long)stats.peak_bytes);
+  if (o.printIds)
+    for (size_t b = 0; b < batch; ++b) {
+      std::printf("ids[%zu]:", b);
+      for (int64_t t : last[b])
+        std::printf(" %lld", (long long)t);
+      std::printf("\n");
+    }
+  if (!o.expectedPath.empty())
+    std::printf("expected: %zu of %zu ids equal%s\n", compared - mismatches,
+                compared, mismatches ? "" : " (exact)");
+
+  if (!o.saveIds.empty()) {
+    HostTensor t;
+    t.dtype = KILN_DTYPE_INT64;
+    size_t width = 0;
+    for (const auto &l : last)
+      width = std::max(width, l.size());
+    t.dims = {int64_t(batch), int64_t(width)};
+    t.allocate();
+    int64_t *p = static_cast<int64_t *>(t.data());
+    for (size_t b = 0; b < batch; ++b)
+      for (size_t i = 0; i < width; ++i)
+        p[b * width + i] = i < last[b].size() ? last[b][i] : -1;
+    if (!writeNpy(o.saveIds, t, error))
+      return fail(error);
+  }
+  if (!o.jsonPath.empty()) {
+    std::ofstream f(o.jsonPath);
+    f << "{\"schema\": \"kiln.generate-result\", \"version\": 1,\n"
+      << " \"model\": " << kiln::json::quote(o.model) << ",\n"
+      << " \"device\": " << kiln::json::quote(kiln_session_device(session))
+      << ", \"threads\": " << kiln_session_num_threads(session) << ",\n"
+      << " \"batch\": " << batch << ", \"prompt_tokens\": " << promptLength
+      << ", \"max_new_tokens\": " << o.gen.max_new_tokens
+      << ", \"sampling\": " << (o.gen.temperature > 0 ? "true" : "false")
+      << ", \"warmup\": " << o.warmup << ", \"repeat\": " << o.repeat
+      << ",\n \"output_tokens\": " << tokensPerRun << ",\n"
+      << " \"ttft_ms\": " << ttft.json() << ",\n"
+      << " \"tpot_ms\": " << tpot.json() << ",\n"
+      << " \"itl_ms\": " << itl.json() << ",\n"
+      << " \"e2e_ms\": " << e2e.json() << ",\n"
+      << " \"prompt_tokens_per_s\": " << promptRate.json() << ",\n"
+      << " \"output_tokens_per_s\": " << outputRate.json() << ",\n"
+      << " \"state_bytes\": " << stateBytes
+      << ", \"peak_state_bytes\": " << peakStateBytes
+      << ", \"session_peak_bytes\": " << stats.peak_bytes << ",\n"
+      << " \"expected\": ";
+    if (o.expectedPath.empty())
+      f << "null";
+    else
+      f << "{\"compared\": " << compared
+        << ", \"equal\": " << compared - mismatches << "}";
+    f << ",\n \"ids\": [";
+    for (size_t b = 0; b < batch; ++b) {
+      f << (b ? ", [" : "[");
+      for (size_t i = 0; i < last[b].size(); ++i)
+        f << (i ? ", " : "") << last[b][i];
+      f << "]";
+    }
+    f << "]}\n";
+    if (!f)
+      return fail("cannot write " + o.jsonPath);
+  }
+  return mismatches ? 1 : 0;
+}
