@@ -540,6 +540,9 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
     result.append(data->begin() + axis + 1, data->end());
     return result;
   }
+  // GatherElements: the indices' shape.
+  if (name == "kiln.gather_elements")
+    return operandDims(1);
 
   if (name.starts_with("kiln.reduce_") || name == "kiln.arg_max" ||
       name == "kiln.arg_min") {

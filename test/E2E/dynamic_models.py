@@ -67,15 +67,10 @@ COMPILE_OPTIONS = {}  # kiln.compile options (--kernels)
 # "compile", "signature", "run" or "mismatch"; the error is the first
 # error's message with the model's folder left out. Two groups:
 #
-# Not supported yet (a Gather over a dynamic axis: the Loop's x[:, t] over
-# the dynamic sequence):
-XFAIL = {
-    "loop_rnn": (
-        "compile",
-        "cannot lower ONNX node '/Gather_2' (kiln.gather) to the CPU: "
-        "dynamic shape (this op's lowering needs static shapes; give them "
-        "with --input-shapes=name:AxBxC)"),
-}
+# Not supported yet: none left (loop_rnn's Gather over the dynamic
+# sequence, the Loop's x[:, t], lowers since the gathered axis may be
+# dynamic).
+XFAIL = {}
 # Dynamic dims expected to work but failing today (gaps found by this
 # test; models/README.md says why): none left.
 XFAIL_GAPS = {}

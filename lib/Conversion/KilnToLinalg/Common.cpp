@@ -682,7 +682,8 @@ bool supportsDynamicShapes(Operation *op) {
       "kiln.flatten", "kiln.squeeze", "kiln.unsqueeze", "kiln.transpose",
       "kiln.shape", "kiln.concat", "kiln.batch_normalization",
       "kiln.dropout", "kiln.slice", "kiln.expand", "kiln.constant_of_shape",
-      "kiln.trilu", "kiln.split", "kiln.cum_sum"};
+      "kiln.trilu", "kiln.split", "kiln.cum_sum", "kiln.gather",
+      "kiln.gather_elements"};
   // Window ops: batch only (dims 2.. of the input and the result static).
   static const llvm::StringSet<> batchOnly = {
       "kiln.conv", "kiln.fused_conv", "kiln.max_pool", "kiln.average_pool",
@@ -706,10 +707,6 @@ bool supportsDynamicShapes(Operation *op) {
     return true; // (no count of the axis: max, exp-sum, divide)
   if (name == "kiln.layer_normalization" || name == "kiln.rms_norm")
     return staticDims(op->getOperand(0), axisAttr("axis", -1), INT64_MAX);
-  if (name == "kiln.gather") {
-    int64_t axis = axisAttr("axis", 0);
-    return staticDims(op->getOperand(0), axis, axis + 1);
-  }
   // Reductions (a mean divides by the run-time count).
   if (name.starts_with("kiln.reduce_"))
     return true;

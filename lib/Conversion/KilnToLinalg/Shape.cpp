@@ -637,13 +637,18 @@ struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
     int64_t rank = dataType.getRank();
     int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
     int64_t dim = dataType.getDimSize(axis);
+    // A dynamic axis: its run-time size, read once outside the loops.
+    Value runtimeDim;
+    if (ShapedType::isDynamic(dim))
+      runtimeDim = tensor::DimOp::create(rewriter, op.getLoc(), data, axis);
     Value result = indexGeneric(
         rewriter, op.getLoc(), type, indices,
         dimRangeMap(type.getRank(), axis, q, getContext()),
         [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
             ValueRange args) -> Value {
           SmallVector<Value> at(ivs.take_front(axis));
-          at.push_back(normalizeIndex(b, loc, args[0], dim));
+          at.push_back(runtimeDim ? normalizeIndex(b, loc, args[0], runtimeDim)
+                                  : normalizeIndex(b, loc, args[0], dim));
           llvm::append_range(at, ivs.drop_front(axis + q));
           return tensor::ExtractOp::create(b, loc, data, at);
         });
@@ -664,13 +669,17 @@ struct GatherElementsLowering : OpConversionPattern<kiln::GatherElementsOp> {
     int64_t rank = dataType.getRank();
     int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
     int64_t dim = dataType.getDimSize(axis);
+    Value runtimeDim;
+    if (ShapedType::isDynamic(dim))
+      runtimeDim = tensor::DimOp::create(rewriter, op.getLoc(), data, axis);
     Value result = indexGeneric(
         rewriter, op.getLoc(), type, indices,
         AffineMap::getMultiDimIdentityMap(rank, getContext()),
         [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
             ValueRange args) -> Value {
           SmallVector<Value> at(ivs);
-          at[axis] = normalizeIndex(b, loc, args[0], dim);
+          at[axis] = runtimeDim ? normalizeIndex(b, loc, args[0], runtimeDim)
+                                : normalizeIndex(b, loc, args[0], dim);
           return tensor::ExtractOp::create(b, loc, data, at);
         });
     rewriter.replaceOp(op, result);

@@ -112,3 +112,35 @@ func.func @main(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["b", ""]}) ->
   %0:2 = kiln.split %x, %sizes {axis = 1 : i64} : (tensor<?x8xf32>, tensor<2xi64>) -> (tensor<?x3xf32>, tensor<?x5xf32>)
   return %0#0, %0#1 : tensor<?x3xf32>, tensor<?x5xf32>
 }
+
+// -----
+
+// Gather over a dynamic axis (a Loop body's x[:, t] over the sequence): the
+// index wraps and clamps by the axis's run-time size; GatherElements the
+// same over its axis, its result the indices' shape.
+// CHECK: module attributes {kiln.symbols = ["b", "s", "n"]}
+// CHECK: tensor.dim %arg2, %{{.+}} : tensor<?x?x4xi64>
+// CHECK: %[[S:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x?x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<i64>) outs(%{{.+}} : tensor<?x4xf32>)
+// CHECK: %[[B:.+]] = linalg.index 0
+// CHECK: %[[J:.+]] = linalg.index 1
+// CHECK: %[[I:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[I]], %[[ZERO]]
+// CHECK: %[[WRAP:.+]] = arith.addi %[[I]], %[[S]] : index
+// CHECK: %[[AT:.+]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[S]], %[[ONE]]
+// CHECK: %[[LAST0:.+]] = arith.maxsi %[[LAST]], %[[ZERO]]
+// CHECK: %[[LOW:.+]] = arith.maxsi %[[AT]], %[[ZERO]]
+// CHECK: %[[IN:.+]] = arith.minsi %[[LOW]], %[[LAST0]]
+// CHECK: tensor.extract %arg0[%[[B]], %[[IN]], %[[J]]] : tensor<?x?x4xf32>
+// CHECK: %[[S2:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x?x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<?x?x4xi64>) outs(%{{.+}} : tensor<?x?x4xf32>)
+// CHECK: arith.addi %{{.+}}, %[[S2]] : index
+// CHECK: arith.subi %[[S2]], %{{.+}}
+func.func @main(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["b", "s", ""]}, %t: tensor<i64> {kiln.name = "t"}, %e: tensor<?x?x4xi64> {kiln.name = "e", kiln.dims = ["b", "n", ""]}) -> (tensor<?x4xf32>, tensor<?x?x4xf32>) {
+  %0 = kiln.gather %x, %t {axis = 1 : i64} : (tensor<?x?x4xf32>, tensor<i64>) -> tensor<?x4xf32>
+  %1 = kiln.gather_elements %x, %e {axis = 1 : i64} : (tensor<?x?x4xf32>, tensor<?x?x4xi64>) -> tensor<?x?x4xf32>
+  return %0, %1 : tensor<?x4xf32>, tensor<?x?x4xf32>
+}
