@@ -143,7 +143,13 @@ std::string CompileOptions::validate(Stage stage) const {
     return "--calibration is for --precision=int8, --auto-keep and "
            "--accuracy-report";
 
+  for (const auto &[name, hint] : shapeHints)
+    if (inputShapes.count(name))
+      return "--shape-hints: input '" + name +
+             "' has static shapes from --input-shapes";
   bool backend = isBackendStage(stage);
+  if (isCuda() && !shapeHints.empty())
+    return "--shape-hints: the CUDA target compiles static shapes only";
   if (isCuda()) {
 #ifdef KILN_HAVE_CUDA_TARGET
     std::string chip = cudaChip();

@@ -60,6 +60,42 @@ std::string parseInputShape(CompileOptions &o, const std::string &spec) {
   return "";
 }
 
+/// name:min..opt..max, each a size (a symbol) or d0xd1x... (an input's
+/// dims) (--shape-hints).
+std::string parseShapeHint(CompileOptions &o, const std::string &spec) {
+  auto [name, range] = StringRef(spec).rsplit(':');
+  std::string usage = "--shape-hints: expected name:min..opt..max (a "
+                      "symbol's sizes, or an input's d0xd1x... shapes), got '" +
+                      spec + "'";
+  if (name.empty() || range.empty() || name == spec)
+    return usage;
+  llvm::SmallVector<StringRef> bounds;
+  range.split(bounds, "..");
+  if (bounds.size() != 3)
+    return usage;
+  ShapeHint hint;
+  std::vector<int64_t> *fields[] = {&hint.min, &hint.opt, &hint.max};
+  for (int i = 0; i < 3; ++i) {
+    llvm::SmallVector<StringRef> parts;
+    bounds[i].split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t d;
+      if (part.getAsInteger(10, d) || d < 1)
+        return usage + " (sizes are integers >= 1)";
+      fields[i]->push_back(d);
+    }
+  }
+  if (hint.min.size() != hint.opt.size() ||
+      hint.min.size() != hint.max.size())
+    return "--shape-hints: '" + spec +
+           "': min, opt and max must have as many dims";
+  for (size_t d = 0; d < hint.min.size(); ++d)
+    if (hint.min[d] > hint.opt[d] || hint.opt[d] > hint.max[d])
+      return "--shape-hints: '" + spec + "': min <= opt <= max does not hold";
+  o.shapeHints[name.str()] = std::move(hint);
+  return "";
+}
+
 #define BOOL_FLAG(NAME, FIELD, HELP)                                           \
   {CompileFlag::Bool, NAME, "", HELP,                                          \
    [](CompileOptions &o, const std::string &v) {                               \
@@ -179,6 +215,14 @@ const CompileFlag kFlags[] = {
      "Static shapes for graph inputs, e.g. hidden_states:2x16x256 "
      "(comma-separated for several)",
      parseInputShape},
+    {CompileFlag::List, "shape-hints", "name:min..opt..max",
+     "Sizes the dynamic dims take, like TensorRT's optimization profiles: by "
+     "symbol (batch:1..1..8,seq:1..128..512) or by input, one shape each "
+     "(img:1x3x224x224..4x3x224x224..8x3x224x224). The runtime rejects a "
+     "run outside min..max (artifact constraints); CPU contractions and "
+     "convolutions get static kernels for opt, or for every size when "
+     "min..max holds at most 4 (the other sizes run the dynamic code)",
+     parseShapeHint},
     {CompileFlag::Value, "precision", "",
      "fp32 (default: unchanged), fp16 or bf16: convert float32 weights and "
      "computation to the half type, keeping softmax, normalizations, "

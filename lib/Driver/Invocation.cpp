@@ -46,6 +46,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #endif
 
+#include <array>
+#include <map>
 #include <mutex>
 #include <unistd.h>
 
@@ -155,6 +157,8 @@ struct Invocation::Impl {
   /// bytes are made on demand.
   std::unique_ptr<ArtifactSpec> artifact;
   FailureOr<ModelSignature> signature = failure();
+  /// --shape-hints per symbol, as the artifact's options record them.
+  std::string shapeHintsText;
   std::string code, fatbin;
   bool outputReady = false;
 
@@ -220,6 +224,7 @@ struct Invocation::Impl {
                           host::TargetInfo &info, std::string &object,
                           bool &done);
   bool compileCpu(ModuleOp m, Stage target, bool quiet);
+  bool applyShapeHints(ModuleOp m);
   bool compileCuda(ModuleOp m, Stage target);
   void describeArtifact(ArtifactSpec &spec, ModuleOp m, PassManager &pm);
   bool compileVariant(ModuleOp imported, const GraphPipelineOptions &graph,
@@ -346,6 +351,8 @@ void Invocation::Impl::describeArtifact(ArtifactSpec &spec, ModuleOp m,
   llvm::raw_string_ostream pipelineOs(backendPipeline);
   pm.printAsTextualPipeline(pipelineOs);
   spec.pipeline = graphPipeline + " ; " + backendPipeline;
+  if (!shapeHintsText.empty())
+    spec.setOption("shape_hints", shapeHintsText);
   spec.symbols = signature->symbols;
   spec.constraints = signature->constraints;
   for (const TensorSpec &t : signature->inputs)
@@ -362,10 +369,104 @@ void Invocation::Impl::describeArtifact(ArtifactSpec &spec, ModuleOp m,
   spec.codeSize = code.size();
 }
 
+/// --shape-hints resolved to the model's symbols: (min, opt, max) per
+/// symbol, from a hint naming the symbol or an input (one size per dim: its
+/// static dims must be the declared ones). "" or the error.
+static std::string
+resolveShapeHints(const std::map<std::string, ShapeHint> &hints,
+                  const ModelSignature &signature,
+                  std::map<std::string, std::array<int64_t, 3>> &resolved) {
+  auto text = [](const std::array<int64_t, 3> &r) {
+    return std::to_string(r[0]) + ".." + std::to_string(r[1]) + ".." +
+           std::to_string(r[2]);
+  };
+  std::map<std::string, std::string> from;
+  auto set = [&](const std::string &symbol, std::array<int64_t, 3> range,
+                 const std::string &hint) -> std::string {
+    auto [it, inserted] = resolved.emplace(symbol, range);
+    if (!inserted && it->second != range)
+      return "--shape-hints: symbol '" + symbol + "' gets " +
+             text(it->second) + " from '" + from[symbol] + "' and " +
+             text(range) + " from '" + hint + "'";
+    from.emplace(symbol, hint);
+    return "";
+  };
+  for (const auto &[name, hint] : hints) {
+    if (hint.min.size() == 1 &&
+        llvm::is_contained(signature.symbols, name)) {
+      if (std::string e =
+              set(name, {hint.min[0], hint.opt[0], hint.max[0]}, name);
+          !e.empty())
+        return e;
+      continue;
+    }
+    auto input = llvm::find_if(signature.inputs, [&](const TensorSpec &t) {
+      return t.name == name;
+    });
+    if (input == signature.inputs.end()) {
+      std::string known;
+      for (const std::string &symbol : signature.symbols)
+        known += (known.empty() ? "" : ", ") + symbol;
+      return "--shape-hints: '" + name +
+             "' is neither a symbol nor an input of the model (" +
+             (known.empty() ? std::string("it has no dynamic dims")
+                            : "its symbols: " + known) +
+             ")";
+    }
+    if (hint.min.size() != input->shape.size())
+      return "--shape-hints: input '" + name + "' has " +
+             std::to_string(input->shape.size()) + " dims, the hint " +
+             std::to_string(hint.min.size());
+    for (size_t d = 0; d < input->shape.size(); ++d) {
+      std::array<int64_t, 3> range = {hint.min[d], hint.opt[d], hint.max[d]};
+      if (input->shape[d] >= 0) {
+        if (range[0] != input->shape[d] || range[2] != input->shape[d])
+          return "--shape-hints: input '" + name + "' dim " +
+                 std::to_string(d) + " is " +
+                 std::to_string(input->shape[d]) + ", not " + text(range);
+        continue;
+      }
+      if (d >= input->dimNames.size() || input->dimNames[d].empty())
+        continue;
+      if (std::string e = set(input->dimNames[d], range, name); !e.empty())
+        return e;
+    }
+  }
+  return "";
+}
+
+bool Invocation::Impl::applyShapeHints(ModuleOp m) {
+  if (options.shapeHints.empty())
+    return true;
+  std::map<std::string, std::array<int64_t, 3>> resolved;
+  if (std::string e =
+          resolveShapeHints(options.shapeHints, *signature, resolved);
+      !e.empty())
+    return error(e);
+  // The runtime checks min and max on every call (symbols are >= 1
+  // anyway); kiln-cpu-specialize-shapes reads the ranges off the module.
+  Builder b(context.get());
+  SmallVector<NamedAttribute> ranges;
+  for (const auto &[symbol, range] : resolved) {
+    if (range[0] > 1)
+      signature->constraints.push_back(std::to_string(range[0]) +
+                                       " <= " + symbol);
+    signature->constraints.push_back(symbol + " <= " +
+                                     std::to_string(range[2]));
+    ranges.push_back(b.getNamedAttr(symbol, b.getDenseI64ArrayAttr(range)));
+    shapeHintsText += (shapeHintsText.empty() ? "" : ",") + symbol + ":" +
+                      std::to_string(range[0]) + ".." +
+                      std::to_string(range[1]) + ".." +
+                      std::to_string(range[2]);
+  }
+  m->setAttr("kiln.shape_hints", b.getDictionaryAttr(ranges));
+  return true;
+}
+
 /// The graph (optimized, weights hoisted) down to `target` on the CPU.
 bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   signature = collectSignature(m);
-  if (failed(signature))
+  if (failed(signature) || !applyShapeHints(m))
     return false;
   cpu::CpuOptions c = cpuOptions();
   auto pm = PassManager::on<ModuleOp>(context.get());

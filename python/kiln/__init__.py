@@ -73,7 +73,9 @@ ProgressCallback = Callable[[str, str, int, int], None]
 def _flags(target: str, opt_level: Optional[int], precision: Optional[str],
            kernels: Optional[str], input_shapes: Optional[Mapping[str, Sequence[int]]],
            disable_passes: Iterable[str], cpu: Optional[str],
-           flags: Iterable[str]) -> List[str]:
+           flags: Iterable[str],
+           shape_hints: Optional[Mapping[str, Sequence[Any]]] = None
+           ) -> List[str]:
     out: List[str] = []
     if target != "cpu":
         out.append(f"--target={target}")
@@ -88,6 +90,13 @@ def _flags(target: str, opt_level: Optional[int], precision: Optional[str],
     for name, shape in (input_shapes or {}).items():
         out.append("--input-shapes=" + name + ":" +
                    "x".join(str(int(d)) for d in shape))
+    for name, hint in (shape_hints or {}).items():
+        if len(hint) != 3:
+            raise ValueError(f"shape_hints[{name!r}] must be (min, opt, "
+                             f"max), not {hint!r}")
+        out.append("--shape-hints=" + name + ":" + "..".join(
+            str(int(h)) if isinstance(h, (int, np.integer)) else
+            "x".join(str(int(d)) for d in h) for h in hint))
     passes = list(disable_passes)
     if passes:
         out.append("--disable-pass=" + ",".join(passes))
@@ -201,21 +210,27 @@ def compile(model: ModelLike, *, target: str = "cpu", opt_level: Optional[int] =
             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
             disable_passes: Iterable[str] = (), cpu: Optional[str] = None,
             flags: Iterable[str] = (),
-            progress: Optional[ProgressCallback] = None) -> Artifact:
+            progress: Optional[ProgressCallback] = None,
+            shape_hints: Optional[Mapping[str, Sequence[Any]]] = None
+            ) -> Artifact:
     """Compiles ``model`` (a path, the model's bytes or an ``onnx.ModelProto``)
     to an artifact, as ``kiln-compile model.onnx -o model.kiln`` does.
 
     ``target`` is "cpu" or "cuda:sm_80|sm_89|sm_90"; ``opt_level`` the graph
     pipeline's -O level (0-3); ``precision`` "fp32", "fp16", "bf16" or "int8"
     (int8 needs ``flags=["--calibration=DIR"]``); ``kernels`` "codegen" or
-    "library"; ``input_shapes`` static shapes by input name; ``disable_passes``
+    "library"; ``input_shapes`` static shapes by input name; ``shape_hints``
+    the sizes dynamic dims take, ``{"batch": (1, 1, 8)}`` by symbol or
+    ``{"img": ([1, 3, 8, 8], [4, 3, 8, 8], [8, 3, 8, 8])}`` by input, as
+    (min, opt, max): runs outside min..max are rejected, the CPU kernels are
+    tiled for opt (``--shape-hints``); ``disable_passes``
     graph passes left out; ``cpu`` "native", "generic" or an LLVM CPU name;
     ``flags`` any other kiln-compile flag. ``progress(stage, detail, step,
     steps)`` is called as the compile goes. Raises CompileError."""
     result, diagnostics = _compile(
         model, "artifact",
         _flags(target, opt_level, precision, kernels, input_shapes,
-               disable_passes, cpu, flags), progress)
+               disable_passes, cpu, flags, shape_hints), progress)
     pipeline = result.graph_pipeline + " ; " + result.backend_pipeline
     return Artifact(result.output, diagnostics, result.messages, pipeline)
 
@@ -226,14 +241,16 @@ def ir(model: ModelLike, stage: str = "graph", *, target: str = "cpu",
        input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
        disable_passes: Iterable[str] = (), cpu: Optional[str] = None,
        flags: Iterable[str] = (),
-       progress: Optional[ProgressCallback] = None) -> Union[str, bytes]:
+       progress: Optional[ProgressCallback] = None,
+       shape_hints: Optional[Mapping[str, Sequence[Any]]] = None
+       ) -> Union[str, bytes]:
     """The model at a stage of the compiler, as ``kiln-compile --emit=STAGE``
     writes it: text for kiln, graph, linalg, llvm-dialect, llvm, ptx and asm;
     bytes for onnx, fatbin, obj, so and artifact. Same options as compile."""
     result, _ = _compile(
         model, stage,
         _flags(target, opt_level, precision, kernels, input_shapes,
-               disable_passes, cpu, flags), progress)
+               disable_passes, cpu, flags, shape_hints), progress)
     if stage in _TEXT_STAGES and "--emit-bytecode" not in flags:
         return result.output.decode()
     return result.output

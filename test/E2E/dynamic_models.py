@@ -21,7 +21,10 @@
 #     and checks each output's shape is what its declared expression gives,
 #   * checks ONNX Runtime agrees with PyTorch's own outputs (the reference
 #     is the exported model: REF_RTOL/REF_ATOL, a broken export is a
-#     failure of the test, not of Kiln).
+#     failure of the test, not of Kiln),
+#   * for the models in HINTED, compiles once more with shape_hints
+#     (--shape-hints): the same shapes must match, and a run above a
+#     symbol's max must fail with an error naming the symbol's constraint.
 #
 # The models in XFAIL use what Kiln does not support yet, those in
 # XFAIL_GAPS have only dynamic batch dims but hit gaps this test found; both
@@ -75,6 +78,18 @@ XFAIL = {}
 # test; models/README.md says why): none left.
 XFAIL_GAPS = {}
 EXPECTED_FAILURES = {**XFAIL, **XFAIL_GAPS}
+
+# --shape-hints (min, opt, max per symbol, covering the test shapes): these
+# models are compiled once more with them and must match ONNX Runtime at
+# every test shape (the static copies for opt, or for every size of a small
+# range, and the dynamic code for the others); the artifact must record
+# min and max as constraints, and a run above max must be rejected with an
+# error naming the symbol and the bound.
+HINTED = {
+    "mlp": {"batch": (1, 5, 64)},
+    "small_cnn": {"batch": (1, 2, 17)},
+    "gqa_kv_cache": {"batch": (1, 2, 3), "past": (1, 7, 32)},
+}
 
 
 class Failure(Exception):
@@ -266,6 +281,66 @@ def run_model(entry, folder, result, log):
         result["max_err"] = max(result["max_err"], worst)
 
 
+def check_hints(entry, folder, result, log):
+    """The model compiled with HINTED's --shape-hints: constraints recorded,
+    every test shape matching ONNX Runtime, a run above max rejected."""
+    name, hints = entry["name"], HINTED[entry["name"]]
+    try:
+        artifact = kiln.compile(os.path.join(folder, entry["file"]),
+                                shape_hints=hints, **COMPILE_OPTIONS)
+    except kiln.CompileError as e:
+        f = compile_failure(e, folder)
+        raise Failure("hints", f"compile with shape_hints={hints}: "
+                      f"{f.message}")
+    want_constraints = []
+    for symbol, (lo, _, hi) in hints.items():
+        if lo > 1:
+            want_constraints.append(f"{lo} <= {symbol}")
+        want_constraints.append(f"{symbol} <= {hi}")
+    got_constraints = artifact.info.get("constraints", [])
+    missing = [c for c in want_constraints if c not in got_constraints]
+    if missing:
+        raise Failure("hints", f"constraints {got_constraints} lack "
+                      f"{missing}")
+    session = kiln.InferenceSession(artifact, threads=THREADS)
+    worst = 0.0
+    for dims, tag, feeds, want in result["runs"]:
+        try:
+            got = session.run(None, feeds)
+        except (RuntimeError, ValueError) as e:
+            raise Failure("hints", f"{tag}: {e}")
+        for g, w in zip(got, want):
+            err, bad = compare(g, w, RTOL, ATOL) if g.shape == w.shape \
+                else (float("inf"), w.size)
+            worst = max(worst, err)
+            if bad:
+                raise Failure("hints", f"{tag}: {bad} of {w.size} elements "
+                              f"off (shape {g.shape} vs {w.shape}), max abs "
+                              f"error {err:.3g}")
+    # Above max for the first symbol: every input dim naming it grown.
+    symbol, (_, _, hi) = next(iter(hints.items()))
+    dims, _, feeds, _ = result["runs"][0]
+    dims = dict(dims, **{symbol: hi + 1})
+    outside = {i["name"]: np.zeros([dims[d] if isinstance(d, str) else d
+                                    for d in i["shape"]],
+                                   feeds[i["name"]].dtype)
+               for i in entry["inputs"]}
+    try:
+        session.run(None, outside)
+    except (RuntimeError, ValueError) as e:
+        text = str(e)
+        if f"'{symbol} <= {hi}'" not in text or \
+                f"{symbol}={hi + 1}" not in text:
+            raise Failure("hints", f"{symbol}={hi + 1}: rejected, but the "
+                          f"error does not name the constraint "
+                          f"'{symbol} <= {hi}': {text}")
+        log(f"PASS {name} shape hints {hints}: every shape matches (max "
+            f"abs error {worst:.3g}); {symbol}={hi + 1} rejected: {text}")
+        return
+    raise Failure("hints", f"{symbol}={hi + 1} is above the hinted max "
+                  f"{hi} but the run was not rejected")
+
+
 def static_check(entry, folder, result):
     """For an XFAIL model: does it compile and match ONNX Runtime with
     static shapes (--input-shapes at its first test shape)? Information
@@ -339,6 +414,8 @@ def main():
                   "max_err": None}
         try:
             run_model(entry, folder, result, log)
+            if name in HINTED:
+                check_hints(entry, folder, result, log)
             status = "XPASS" if expected else "pass"
         except Failure as f:
             result["failure"] = f

@@ -166,6 +166,42 @@ def test_artifact_save_and_info(mlp_path, tmp_path):
     assert (tmp_path / "m.kiln").read_bytes() == bytes(artifact)
 
 
+def test_shape_hints(tmp_path):
+    # A MatMul on a symbolic batch, hinted by symbol and by input: min and
+    # max are constraints (a run outside fails naming the symbol), every
+    # size in range matches (opt, or each size of a small range, runs the
+    # static copies, the others the dynamic code).
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.random.default_rng(1).standard_normal((8, 12)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "hinted",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 12])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(2)
+    for hints, lo, hi in [({"batch": (2, 5, 16)}, 2, 16),
+                          ({"x": ([1, 8], [2, 8], [3, 8])}, 1, 3)]:
+        artifact = kiln.compile(model, shape_hints=hints)
+        constraints = artifact.info["constraints"]
+        assert constraints == ([f"{lo} <= batch"] if lo > 1 else []) + \
+            [f"batch <= {hi}"]
+        session = kiln.InferenceSession(artifact, threads=1)
+        for n in sorted({lo, (lo + hi) // 2, hi}):
+            x = rng.standard_normal((n, 8)).astype(np.float32)
+            (y,) = session.run(None, {"x": x})
+            np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
+        with pytest.raises(ValueError, match=rf"constraint 'batch <= {hi}' "
+                                             rf"\({hi + 1} > {hi} for "
+                                             rf"batch={hi + 1}\)"):
+            session.run(None, {"x": np.zeros((hi + 1, 8), np.float32)})
+    with pytest.raises(kiln.CompileError, match="'seq' is neither a symbol "
+                                                "nor an input"):
+        kiln.compile(model, shape_hints={"seq": (1, 2, 3)})
+    with pytest.raises(ValueError, match="must be \\(min, opt, max\\)"):
+        kiln.compile(model, shape_hints={"batch": (1, 2)})
+
+
 def test_symbolic_dims(kiln_test_artifact, tmp_path):
     # test/Runtime/TestDynamicModel.c: symbols n, m; x [n, m], b [1, m];
     # y = concat(x + b, x + b + 2.5) [n, m * 2], even = x[0::2], count.

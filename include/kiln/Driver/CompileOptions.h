@@ -55,6 +55,13 @@ bool parseCalibrationMethod(const std::string &name,
 /// Whether `stage` runs the backend (lowering past the graph).
 bool isBackendStage(Stage stage);
 
+/// One --shape-hints entry (TensorRT's optimization profile): the smallest,
+/// the typical and the largest size of a symbol (one value each), or of
+/// every dim of an input (one value per dim, static dims as declared).
+struct ShapeHint {
+  std::vector<int64_t> min, opt, max;
+};
+
 struct CompileOptions {
   // --- Import ------------------------------------------------------------
   /// libonnx's checker (--no-onnx-check turns it off).
@@ -65,6 +72,11 @@ struct CompileOptions {
   int64_t resourceThreshold = 1024;
   /// Static shapes for graph inputs by name (--input-shapes=name:2x16x256).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Ranges of the dynamic dims, by symbol or input name
+  /// (--shape-hints=batch:1..1..8 or img:1x3x8x8..4x3x8x8..8x3x8x8): min
+  /// and max become artifact constraints the runtime checks; opt (and a
+  /// small max) pick the CPU kernels' tiling (kiln-cpu-specialize-shapes).
+  std::map<std::string, ShapeHint> shapeHints;
 
   // --- Target ------------------------------------------------------------
   /// "cpu", or "cuda:sm_80" / "cuda:sm_89" / "cuda:sm_90".

@@ -331,8 +331,11 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
     auto [mr, nr] = registerTile(target.features);
     // A convolution's run-time batch: a loop of static one-image ones
     // (library mode calls its kernel with the run-time batch instead).
-    if (options.kernels == "codegen")
+    // --shape-hints: static copies for the hinted sizes first.
+    if (options.kernels == "codegen") {
+      pm.addNestedPass<func::FuncOp>(createSpecializeShapesPass());
       pm.addNestedPass<func::FuncOp>(createSplitDynamicPass());
+    }
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizePass(
         mr, nr, /*halfOnly=*/options.kernels == "library", amxBf16));
     pm.addPass(createCanonicalizerPass());
@@ -468,6 +471,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createAmxCallsPass(); });
   registerPass([] { return createSplitDynamicPass(); });
+  registerPass([] { return createSpecializeShapesPass(); });
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",

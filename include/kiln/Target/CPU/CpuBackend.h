@@ -75,6 +75,11 @@ createTileAndVectorizePass(int64_t mr, int64_t nr, bool halfOnly = false,
 /// On tensors, before the tile pass: a float32 NCHW convolution whose only
 /// run-time extent is the batch as an scf.for of static one-image ones.
 std::unique_ptr<mlir::Pass> createSplitDynamicPass();
+/// On tensors, before createSplitDynamicPass: contractions and NCHW
+/// convolutions with run-time extents get static copies for the sizes the
+/// module's `kiln.shape_hints` (--shape-hints) name: opt, or every size of
+/// a range of at most 4 (scf.index_switch, the dynamic op as the default).
+std::unique_ptr<mlir::Pass> createSpecializeShapesPass();
 /// After bufferization: vector.contract to outer products/FMAs, n-D vector
 /// ops towards the 1-D ones convert-vector-to-llvm takes.
 std::unique_ptr<mlir::Pass> createLowerVectorsPass();
