@@ -23,7 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kilnbench import report, runner, study as studymod  # noqa: E402
+from kilnbench import generation, report, runner  # noqa: E402
+from kilnbench import study as studymod  # noqa: E402
 from kilnbench.progress import Progress, format_seconds  # noqa: E402
 
 ROOT = runner.ROOT
@@ -137,6 +138,34 @@ def overrides(args):
     return {k: v for k, v in o.items() if v}
 
 
+def generation_main(args):
+    """A study of [study] kind = "generation" (kilnbench/generation.py)."""
+    o = {}
+    if args.full:
+        o["models"] = {"preset": "full"}
+    if args.threads:
+        o["study"] = {"threads": args.threads}
+    if args.rounds:
+        o.setdefault("study", {})["rounds"] = args.rounds
+    if args.variants:
+        o["models"] = {**o.get("models", {}), "variants": args.variants}
+    if args.no_peers:
+        o["peers"] = {"onnxruntime": False, "onnxruntime_genai": False}
+    try:
+        st = generation.load(args.study, o)
+    except generation.StudyError as e:
+        print(f"kiln-bench: error: {e}", file=sys.stderr)
+        return 2
+    name = st["study"]["name"] + ("-full" if args.full else "")
+    out = os.path.abspath(args.out or os.path.join(args.build_dir, "bench",
+                                                   name))
+    os.makedirs(out, exist_ok=True)
+    say = (lambda s: None) if args.quiet else (
+        lambda s: print(f"kiln-bench: {s}", file=sys.stderr, flush=True))
+    say(f"generation study '{name}'; report in {out}")
+    return generation.run(st, out, args.build_dir, say)
+
+
 def sh(cmd):
     try:
         return subprocess.run(cmd, text=True, capture_output=True,
@@ -212,6 +241,8 @@ def main(argv=None):
     if not args.study:
         args.study = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                   "studies", "seed-small.toml")
+    if generation.is_generation_study(args.study):
+        return generation_main(args)
     try:
         st = studymod.load(args.study, overrides(args))
         if args.full and not args.out:
