@@ -11,7 +11,11 @@
 # then runs the seed's study with kiln-bench (tools/kiln-bench/studies/
 # seed-small.toml: the 2x2 grid of Standard/Flash variants, both kernel
 # strategies, ONNX Runtime, the pass ablation and the sweeps) and prints its
-# table; the report is in build/bench/seed-small/report.md.
+# table; the report is in build/bench/seed-small/report.md. Last, the seed's
+# real task: the same variants as decoders generating 128 tokens after a
+# 128-token prompt (studies/seed-generation-small.toml, docs/generation.md),
+# beside ONNX Runtime's step loop and onnxruntime-genai; the report is in
+# build/bench/seed-generation-small/report.md.
 #   --full   the study at full size instead (build/bench/seed-small-full/)
 # Other arguments go to kiln-compile in step 1 (e.g. -O3,
 # --disable-pass=kiln-fuse-attention).
@@ -25,7 +29,7 @@ for arg in "$@"; do
   if [[ "$arg" == --full ]]; then BENCH_ARGS+=(--full); else COMPILE_ARGS+=("$arg"); fi
 done
 set -- "${COMPILE_ARGS[@]+"${COMPILE_ARGS[@]}"}"
-"$ROOT/scripts/build.sh" kiln-compile kiln-run
+"$ROOT/scripts/build.sh" kiln-compile kiln-run kiln-generate
 "$ROOT/.venv/bin/python" "$ROOT/models/generate_demo_models.py" \
   --out "$BUILD/models" --static-shapes
 mkdir -p "$BUILD/demo"
@@ -44,4 +48,8 @@ for model in "$BUILD"/models/*.onnx; do
 done
 echo "=== the seed's study: Standard vs Flash, and what makes the difference"
 "$BUILD/bin/kiln-bench" "$ROOT/tools/kiln-bench/studies/seed-small.toml" \
+  "${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"}"
+echo "=== the seed's real task: generating text (prompt 128, generate 128)"
+"$BUILD/bin/kiln-bench" \
+  "$ROOT/tools/kiln-bench/studies/seed-generation-small.toml" \
   "${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"}"
