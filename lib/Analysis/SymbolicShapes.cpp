@@ -49,7 +49,8 @@ const llvm::StringSet<> &elementwiseLike() {
       "kiln.global_average_pool", "kiln.global_max_pool",
       "kiln.global_lp_pool", "kiln.global_average_pool_nhwc",
       "kiln.attention", "kiln.linear_attention", "kiln.quantize_linear",
-      "kiln.dequantize_linear", "kiln.fake_quant", "kiln.swiglu",
+      "kiln.dequantize_linear", "kiln.dynamic_quantize_linear",
+      "kiln.fake_quant", "kiln.swiglu",
       "kiln.silu", "kiln.gelu"};
   return names;
 }
@@ -380,9 +381,20 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
     return SymbolicDims{(*a)[transA ? 1 : 0], (*b)[transB ? 0 : 1]};
   }
 
+  if (name == "kiln.quantized_matmul") {
+    // A [..., K] times W [N, K] transposed: A's leading dims, then N.
+    auto a = operandDims(0), w = operandDims(2);
+    if (!a || !w || a->empty() || w->size() != 2)
+      return std::nullopt;
+    SymbolicDims result(a->begin(), a->end() - 1);
+    result.push_back((*w)[0]);
+    return result;
+  }
+
   if (name == "kiln.matmul" || name == "kiln.fused_matmul" ||
-      name == "kiln.quantized_matmul" || name == "kiln.matmul_integer") {
-    auto a = operandDims(0), b = operandDims(1);
+      name == "kiln.matmul_integer" || name == "kiln.qlinear_matmul") {
+    auto a = operandDims(0),
+         b = operandDims(name == "kiln.qlinear_matmul" ? 3 : 1);
     if (!a || !b)
       return std::nullopt;
     SymbolicDims ad = *a, bd = *b;

@@ -35,6 +35,13 @@
 #    kiln.quantized_matmul ops. (Transformer: one step of its coarsest
 #    activation quantizer, as its output is a float sum.)
 #
+# 3. Dynamic shapes: layers of (1) whose input has symbolic leading dims
+#    (an int8 decoder's batch and sequence), one artifact run at several
+#    shapes, a single row too, bit-exact vs numpy (the first shape with the
+#    portable kernel too); and ONNX's integer ops on [batch, seq, K]
+#    (DynamicQuantizeLinear + MatMulInteger, QLinearMatMul), bit-exact vs
+#    ONNX Runtime.
+#
 # Compiled and run in-process through the kiln package
 # (PYTHONPATH=<build>/python), 2 threads; the KILN_QGEMM_PORTABLE=1 runs in
 # a separate process, as the runtime reads it once per process.
@@ -131,30 +138,36 @@ def layer_model(case, rng):
     else:
         nodes.append(helper.make_node("Identity", [last], ["y"]))
         out_t = TensorProto.FLOAT
+    # Leading dims: [m], or the case's symbolic ones (dynamic shapes).
+    lead = case.get("dims", [m])
     graph = helper.make_graph(
         nodes, "layer",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
-        [helper.make_tensor_value_info("y", out_t, [m, n])], inits)
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, lead + [k])],
+        [helper.make_tensor_value_info("y", out_t, lead + [n])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
 
+    def reference(x):
+        # Q(x) as ONNX (x / scale, round half to even), then the integer
+        # matmul and the f32 epilogue.
+        xq = np.clip(np.rint(x / a_scale) + np.float32(a_zp), lo, hi)
+        acc = (xq.astype(np.int64) - int(a_zp)) @ (
+            w.astype(np.int64) - np.asarray(w_zp, np.int64))
+        if bias is not None:
+            acc = acc + bias
+        v = acc.astype(np.float32) * combined
+        if case.get("relu"):
+            v = np.maximum(v, np.float32(0))
+        if quantized:
+            ref = np.clip(np.rint(v / y_scale) + np.float32(y_zp), -128,
+                          127).astype(np.int8)
+        else:
+            ref = v.astype(np.float32)
+        return ref, acc
+
     x = rng.uniform(-3, 3, size=(m, k)).astype(np.float32)
-    # The reference: Q(x) as ONNX (x / scale, round half to even), then
-    # the integer matmul and the f32 epilogue.
-    xq = np.clip(np.rint(x / a_scale) + np.float32(a_zp), lo, hi)
-    acc = (xq.astype(np.int64) - int(a_zp)) @ (
-        w.astype(np.int64) - np.asarray(w_zp, np.int64))
-    if bias is not None:
-        acc = acc + bias
-    v = acc.astype(np.float32) * combined
-    if case.get("relu"):
-        v = np.maximum(v, np.float32(0))
-    if quantized:
-        ref = np.clip(np.rint(v / y_scale) + np.float32(y_zp), -128,
-                      127).astype(np.int8)
-    else:
-        ref = v.astype(np.float32)
-    return model, x, ref, acc
+    ref, acc = reference(x)
+    return model, x, ref, acc, reference
 
 
 LAYER_CASES = [
@@ -173,6 +186,133 @@ LAYER_CASES = [
     dict(name="int32_accumulator", m=4, k=500, n=48, a_scale=1.0,
          unit_scales=True, quantized_output=False),
 ]
+
+
+# Layers whose leading dims are symbolic, as an int8 decoder's batch and
+# sequence: one artifact run at several shapes (a single row too).
+DYNAMIC_LAYER_CASES = [
+    dict(name="dynamic_matmul_q_per_col", m=0, k=96, n=40,
+         dims=["batch", "seq"], shapes=[(2, 5), (1, 1), (3, 17)]),
+    dict(name="dynamic_matmul_bias_relu_float_out_u8", m=0, k=64, n=130,
+         dims=["rows"], shapes=[(7,), (1,), (33,)], bias=True, relu=True,
+         act=np.uint8, quantized_output=False),
+    dict(name="dynamic_matmul_per_tensor_asym_w", m=0, k=130, n=17,
+         dims=["batch", "seq"], shapes=[(1, 9), (4, 2)], per_col=False,
+         w_asym=True),
+]
+
+
+def check_dynamic_layers(args, rng):
+    failures = 0
+    for case in DYNAMIC_LAYER_CASES:
+        name = case["name"]
+        model, _, _, _, reference = layer_model(case, rng)
+        path = os.path.join(args.workdir, f"{name}.onnx")
+        onnx.save(model, path)
+        artifact = kiln.compile(path)
+        fused = graph_count(path, "quantized_matmul")
+        if fused != 1:
+            print(f"FAIL dynamic layer {name}: {fused} kiln.quantized_matmul "
+                  "ops, expected 1")
+            failures += 1
+            continue
+        for i, lead in enumerate(case["shapes"]):
+            x = rng.uniform(-3, 3, size=lead + (case["k"],)).astype(
+                np.float32)
+            ref, _ = reference(x)
+            # The fallback kernel on the first shape.
+            for portable in (False, True) if i == 0 else (False,):
+                got = run_model(artifact, {"x": x}, portable)
+                tag = (f"dynamic layer {name} at {lead}"
+                       f"{' (portable kernel)' if portable else ''}")
+                if got.dtype != ref.dtype or got.shape != ref.shape:
+                    print(f"FAIL {tag}: {got.dtype}{got.shape}, numpy "
+                          f"{ref.dtype}{ref.shape}")
+                    failures += 1
+                elif not np.array_equal(got, ref):
+                    diff = np.abs(got.astype(np.float64) -
+                                  ref.astype(np.float64))
+                    print(f"FAIL {tag}: not bit-exact vs numpy: "
+                          f"{int((diff > 0).sum())} of {diff.size} differ, "
+                          f"max {diff.max():.3g}")
+                    failures += 1
+                else:
+                    print(f"PASS {tag}: bit-exact vs numpy ({ref.dtype})")
+    return failures
+
+
+def integer_op_models(rng):
+    """ONNX's own integer matmuls on [batch, seq, 16] inputs: ONNX
+    Runtime's dynamic quantization (DynamicQuantizeLinear, MatMulInteger
+    with a per-column weight zero point, the f32 rescale) and QLinearMatMul
+    (per-column b_scale) between QuantizeLinear and DequantizeLinear."""
+    w = rng.integers(-100, 100, (16, 8)).astype(np.int8)
+    dims = ["batch", "seq"]
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                           dims + [16])
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                           dims + [8])
+    models = {}
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+        helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["xs", "ws"], ["s"]),
+        helper.make_node("Mul", ["accf", "s"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(
+                 np.array([3, -2, 0, 1, 5, -7, 2, 4], np.int8), "wz"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "ws")]
+    models["dynamic_matmul_integer"] = helper.make_graph(
+        nodes, "mmi", [x_info], [y_info], inits)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "as", "az"], ["xq"]),
+        helper.make_node("QLinearMatMul",
+                         ["xq", "as", "az", "w", "bs", "bz", "ys", "yz"],
+                         ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(np.array(0.03, np.float32), "as"),
+             numpy_helper.from_array(np.array(128, np.uint8), "az"),
+             numpy_helper.from_array(
+                 (np.arange(8) * 0.001 + 0.005).astype(np.float32), "bs"),
+             numpy_helper.from_array(np.zeros(8, np.int8), "bz"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "ys"),
+             numpy_helper.from_array(np.array(120, np.uint8), "yz")]
+    models["dynamic_qlinear_matmul"] = helper.make_graph(
+        nodes, "qlmm", [x_info], [y_info], inits)
+    result = {}
+    for name, graph in models.items():
+        model = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        result[name] = model
+    return result
+
+
+def check_dynamic_integer_ops(args, rng):
+    import onnxruntime as ort
+    failures = 0
+    for name, model in integer_op_models(rng).items():
+        path = os.path.join(args.workdir, f"{name}.onnx")
+        onnx.save(model, path)
+        artifact = kiln.compile(path)
+        session = ort.InferenceSession(model.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        for lead in [(2, 3), (1, 1), (3, 11)]:
+            x = (rng.standard_normal(lead + (16,)) * 2).astype(np.float32)
+            want = session.run(None, {"x": x})[0]
+            got = run_model(artifact, {"x": x})
+            tag = f"dynamic integer ops {name} at {lead}"
+            if got.shape != want.shape or not np.array_equal(got, want):
+                err = (float(np.abs(got - want).max())
+                       if got.shape == want.shape else float("nan"))
+                print(f"FAIL {tag}: {got.shape} vs onnxruntime "
+                      f"{want.shape}, max abs error {err:.3g}")
+                failures += 1
+            else:
+                print(f"PASS {tag}: bit-exact vs onnxruntime")
+    return failures
 
 
 def conv_model(case, rng):
@@ -384,7 +524,7 @@ def check_layers(args, rng):
     failures = 0
     for case in LAYER_CASES:
         name = case["name"]
-        model, x, ref, _ = layer_model(case, rng)
+        model, x, ref, _, _ = layer_model(case, rng)
         path = os.path.join(args.workdir, f"{name}.onnx")
         onnx.save(model, path)
         artifact = kiln.compile(path)
@@ -479,7 +619,8 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     rng = np.random.default_rng(7)
     failures = (check_layers(args, rng) + check_conv_layers(args, rng) +
-                check_models(args))
+                check_models(args) + check_dynamic_layers(args, rng) +
+                check_dynamic_integer_ops(args, rng))
     print(f"int8 e2e: {failures} failure(s)")
     return 1 if failures else 0
 

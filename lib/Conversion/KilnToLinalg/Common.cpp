@@ -710,6 +710,59 @@ bool supportsDynamicShapes(Operation *op) {
   // Reductions (a mean divides by the run-time count).
   if (name.starts_with("kiln.reduce_"))
     return true;
+  // Quantization parameters: per-tensor (one element), else along a dim.
+  auto perTensor = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return !type || (type.hasStaticShape() && type.getNumElements() == 1);
+  };
+  // QDQ (per element; unblocked): per-tensor parameters anywhere, per-axis
+  // ones (1-D, one per element of the axis) with the axis dim static.
+  if (name == "kiln.quantize_linear" || name == "kiln.dequantize_linear") {
+    if (perTensor(op->getOperand(1)) && perTensor(op->getOperand(2)))
+      return true;
+    int64_t axis = axisAttr("axis", 1);
+    return staticDims(op->getOperand(0), axis, axis + 1) &&
+           staticDims(op->getOperand(1), 0, INT64_MAX) &&
+           staticDims(op->getOperand(2), 0, INT64_MAX);
+  }
+  if (name == "kiln.dynamic_quantize_linear")
+    return true; // (min and max over all of x, then elementwise)
+  // The int8 GEMM (A [..., K] viewed as [M, K], W [N, K]): any leading dims
+  // of A (M, the kernel's run-time rows); K, the weight and the per-column
+  // parameters static.
+  if (name == "kiln.quantized_matmul") {
+    Value a = op->getOperand(0);
+    if (!staticDims(a, rank(a) - 1, INT64_MAX))
+      return false;
+    return llvm::all_of(op->getOperands().drop_front(), [](Value v) {
+      return staticDims(v, 0, INT64_MAX);
+    });
+  }
+  // ONNX's integer matmuls (numpy batch dims and M anywhere): static
+  // parameters, per-tensor or along a static dim (the rows of A, the
+  // columns of B).
+  if (name == "kiln.matmul_integer" || name == "kiln.qlinear_matmul") {
+    bool qlinear = name == "kiln.qlinear_matmul";
+    Value a = op->getOperand(0), b = op->getOperand(qlinear ? 3 : 1);
+    SmallVector<Value> aParams, bParams, yParams;
+    if (qlinear) {
+      aParams = {op->getOperand(1), op->getOperand(2)};
+      bParams = {op->getOperand(4), op->getOperand(5)};
+      yParams = {op->getOperand(6), op->getOperand(7)};
+    } else {
+      aParams = {op->getOperand(2)};
+      bParams = {op->getOperand(3)};
+    }
+    for (Value v : llvm::concat<Value>(aParams, bParams, yParams))
+      if (!staticDims(v, 0, INT64_MAX))
+        return false;
+    int64_t aRank = rank(a), bRank = rank(b);
+    if (!llvm::all_of(aParams, perTensor) &&
+        (aRank < 2 || !staticDims(a, aRank - 2, aRank - 1)))
+      return false;
+    return llvm::all_of(bParams, perTensor) ||
+           (bRank >= 2 && staticDims(b, bRank - 1, bRank));
+  }
   return false;
 }
 

@@ -19,6 +19,7 @@
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/KilnQuantConvOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include <cmath>
 #include <functional>
@@ -917,8 +918,19 @@ struct QuantizedMatMulLowering
     if (ShapedType::isDynamic(wType.getDimSize(1)) ||
         ShapedType::isDynamic(wType.getDimSize(0)))
       return unsupported(op, "a weight of dynamic shape");
+    if (aType.isDynamicDim(rank - 1))
+      return unsupported(op, "an A whose last (K) dim is dynamic");
 
-    // [..., K] -> [M, K].
+    // [..., K] -> [M, K]; the result's leading dims are A's (dynamic ones
+    // read from A at run time), N the weight's.
+    SmallVector<OpFoldResult> resultSizes;
+    for (int64_t i = 0; i < rank - 1; ++i)
+      resultSizes.push_back(
+          aType.isDynamicDim(i)
+              ? OpFoldResult(tensor::DimOp::create(rewriter, loc, a, i)
+                                 .getResult())
+              : OpFoldResult(rewriter.getIndexAttr(aType.getDimSize(i))));
+    resultSizes.push_back(rewriter.getIndexAttr(wType.getDimSize(0)));
     SmallVector<ReassociationIndices> rows;
     if (rank > 2) {
       ReassociationIndices lead;
@@ -948,9 +960,21 @@ struct QuantizedMatMulLowering
       return unsupported(op, "a parameter that is neither per-tensor nor "
                              "per output column");
     Value result = *out;
-    if (rank > 2)
+    if (rank > 2 && llvm::count_if(aType.getShape().drop_back(),
+                                   ShapedType::isDynamic) > 1) {
+      // Two dynamic dims in one group: a reshape by a shape tensor, as in
+      // buildNumpyMatmul (MLIR's strided-metadata expansion of such an
+      // expand_shape crashes; the result is contiguous).
+      SmallVector<Value> values;
+      for (OpFoldResult size : resultSizes)
+        values.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, size));
+      Value shape = tensor::FromElementsOp::create(rewriter, loc, values);
       result =
-          tensor::ExpandShapeOp::create(rewriter, loc, resultType, result, rows);
+          tensor::ReshapeOp::create(rewriter, loc, resultType, result, shape);
+    } else if (rank > 2) {
+      result = tensor::ExpandShapeOp::create(rewriter, loc, resultType, result,
+                                             rows, resultSizes);
+    }
     rewriter.replaceOp(op, result);
     return success();
   }
