@@ -1094,7 +1094,10 @@ Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = dimOf(b, loc, x, axis);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value last = arith::SubIOp::create(b, loc, ub, one);
+  Value last = type.isDynamicDim(axis)
+                   ? Value(arith::SubIOp::create(b, loc, ub, one))
+                   : Value(arith::ConstantIndexOp::create(
+                         b, loc, type.getDimSize(axis) - 1));
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, one, ValueRange{acc, init},
       [&](OpBuilder &fb, Location l, Value t, ValueRange iterArgs) {
