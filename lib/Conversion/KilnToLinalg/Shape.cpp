@@ -1064,7 +1064,6 @@ Value cumSumAlong(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   int64_t rank = type.getRank();
   Type elementType = type.getElementType();
   bool isFloat = isa<FloatType>(elementType);
-  int64_t n = type.getDimSize(axis);
   SmallVector<int64_t> sliceShape(type.getShape());
   sliceShape[axis] = 1;
   auto sliceType = RankedTensorType::get(sliceShape, elementType);
