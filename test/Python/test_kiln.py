@@ -167,14 +167,15 @@ def test_artifact_save_and_info(mlp_path, tmp_path):
 
 
 def test_shape_hints(tmp_path):
-    # A MatMul on a symbolic batch, hinted by symbol and by input: min and
-    # max are constraints (a run outside fails naming the symbol), every
-    # size in range matches (opt, or each size of a small range, runs the
-    # static copies, the others the dynamic code).
+    # A MatMul and a Relu on a symbolic batch, hinted by symbol and by
+    # input: min and max are constraints (a run outside fails naming the
+    # symbol), every size in range matches (opt, or each size of a small
+    # range, runs the matmul's static copies, the others its dynamic code).
     from onnx import TensorProto, helper, numpy_helper
     w = np.random.default_rng(1).standard_normal((8, 12)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "hinted",
+        [helper.make_node("MatMul", ["x", "w"], ["h"]),
+         helper.make_node("Relu", ["h"], ["y"])], "hinted",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 12])],
         [numpy_helper.from_array(w, "w")])
@@ -190,7 +191,8 @@ def test_shape_hints(tmp_path):
         for n in sorted({lo, (lo + hi) // 2, hi}):
             x = rng.standard_normal((n, 8)).astype(np.float32)
             (y,) = session.run(None, {"x": x})
-            np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(y, np.maximum(x @ w, 0), rtol=1e-5,
+                                       atol=1e-5)
         with pytest.raises(ValueError, match=rf"constraint 'batch <= {hi}' "
                                              rf"\({hi + 1} > {hi} for "
                                              rf"batch={hi + 1}\)"):

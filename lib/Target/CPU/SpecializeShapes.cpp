@@ -20,6 +20,9 @@
 //     static copy for opt (the extents all equal to their opt), the
 //     dynamic op for every other size.
 //
+// An op whose result is returned as it is keeps its dynamic code alone (the
+// switch's result would be copied into the output buffer).
+//
 // A static copy is what a static compile at that size holds (tensor.cast of
 // the operands to static types, the init's producer, a fill or a bias
 // broadcast, cloned with static sizes so that the tile pass still fuses it
@@ -408,9 +411,15 @@ struct SpecializeShapesPass
     if (hints.empty())
       return;
     SmallVector<linalg::LinalgOp> ops;
+    // An op whose result is a model output is left alone: the switch's
+    // result would be copied into the output buffer, which the op writes
+    // in place (measured: the transformer block's last matmul).
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isTiledOp(op) &&
-          ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+          ShapedType::isDynamicShape(op.getStaticLoopRanges()) &&
+          llvm::none_of(op->getUsers(), [](Operation *user) {
+            return isa<func::ReturnOp>(user);
+          }))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -21,7 +21,7 @@
 //  CHECK-NEXT:     %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EMPTY]] : tensor<?x512xf32>)
 //       CHECK:     %[[MM:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<?x256xf32>, tensor<256x512xf32>) outs(%[[F]] : tensor<?x512xf32>)
 //       CHECK:     scf.yield %[[MM]]
-//       CHECK:   return %[[R]]
+//       CHECK:   linalg.generic {{.*}} ins(%[[R]] : tensor<?x512xf32>)
 // The copy for opt is tiled as a static M = 16 is: thread blocks of all 16
 // rows (only the columns are split), each two whole 8-row register tiles
 // (no remainder switch); the default keeps the dynamic tiling (32-row
@@ -45,7 +45,12 @@ func.func @matmul_opt(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (
   %e = tensor.empty(%m) : tensor<?x512xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x512xf32>) -> tensor<?x512xf32>
   %r = linalg.matmul ins(%a, %b : tensor<?x256xf32>, tensor<256x512xf32>) outs(%f : tensor<?x512xf32>) -> tensor<?x512xf32>
-  return %r : tensor<?x512xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<?x512xf32>) outs(%r : tensor<?x512xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %max = arith.maximumf %in, %zero : f32
+    linalg.yield %max : f32
+  } -> tensor<?x512xf32>
+  return %relu : tensor<?x512xf32>
 }
 }
 
@@ -71,7 +76,12 @@ func.func @matmul_opt3(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> 
   %e = tensor.empty(%m) : tensor<?x512xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x512xf32>) -> tensor<?x512xf32>
   %r = linalg.matmul ins(%a, %b : tensor<?x256xf32>, tensor<256x512xf32>) outs(%f : tensor<?x512xf32>) -> tensor<?x512xf32>
-  return %r : tensor<?x512xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<?x512xf32>) outs(%r : tensor<?x512xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %max = arith.maximumf %in, %zero : f32
+    linalg.yield %max : f32
+  } -> tensor<?x512xf32>
+  return %relu : tensor<?x512xf32>
 }
 }
 
@@ -118,7 +128,13 @@ func.func @conv_small_range(%x: tensor<?x8x20x20xf32> {kiln.shape = affine_map<(
     linalg.yield %in : f32
   } -> tensor<?x16x18x18xf32>
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x8x20x20xf32>, tensor<16x8x3x3xf32>) outs(%init : tensor<?x16x18x18xf32>) -> tensor<?x16x18x18xf32>
-  return %r : tensor<?x16x18x18xf32>
+  %zero = arith.constant 0.0 : f32
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r : tensor<?x16x18x18xf32>) outs(%r : tensor<?x16x18x18xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %max = arith.maximumf %in, %zero : f32
+    linalg.yield %max : f32
+  } -> tensor<?x16x18x18xf32>
+  return %relu : tensor<?x16x18x18xf32>
 }
 }
 
@@ -154,7 +170,12 @@ func.func @scores_two_symbols(%q: tensor<?x?x16xf32> {kiln.shape = affine_map<()
   %e = tensor.empty(%bh, %s, %t) : tensor<?x?x?xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
   %r = linalg.batch_matmul ins(%q, %k : tensor<?x?x16xf32>, tensor<?x16x?xf32>) outs(%f : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
-  return %r : tensor<?x?x?xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r : tensor<?x?x?xf32>) outs(%r : tensor<?x?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %x = arith.mulf %in, %in : f32
+    linalg.yield %x : f32
+  } -> tensor<?x?x?xf32>
+  return %scaled : tensor<?x?x?xf32>
 }
 }
 
@@ -167,6 +188,26 @@ func.func @scores_two_symbols(%q: tensor<?x?x16xf32> {kiln.shape = affine_map<()
 //       CHECK:   linalg.matmul
 module attributes {kiln.symbols = ["m", "n"], kiln.shape_hints = {n = array<i64: 1, 4, 8>}} {
 func.func @unhinted(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0, s1] -> (s0, 256)>}, %b: tensor<256x512xf32>) -> tensor<?x512xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x256xf32>
+  %e = tensor.empty(%m) : tensor<?x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x512xf32>) -> tensor<?x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x256xf32>, tensor<256x512xf32>) outs(%f : tensor<?x512xf32>) -> tensor<?x512xf32>
+  return %r : tensor<?x512xf32>
+}
+}
+
+// -----
+
+// An op whose result is a model output keeps its dynamic code: it writes
+// into the output buffer, where a switch's result would be copied.
+// CHECK-LABEL: func.func @returned
+//   CHECK-NOT:   scf.index_switch
+//       CHECK:   linalg.matmul {{.*}} -> tensor<?x512xf32>
+//  CHECK-NEXT:   return
+module attributes {kiln.symbols = ["m"], kiln.shape_hints = {m = array<i64: 1, 4, 8>}} {
+func.func @returned(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (s0, 256)>}, %b: tensor<256x512xf32>) -> tensor<?x512xf32> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %m = tensor.dim %a, %c0 : tensor<?x256xf32>
