@@ -55,6 +55,21 @@ const llvm::StringSet<> &elementwiseLike() {
   return names;
 }
 
+/// The ops of elementwiseLike() whose tensor operands all align elementwise
+/// (ONNX multidirectional broadcasting). The lowering never broadcasts a
+/// dynamic dim, so two different sizes aligned in one of these must be
+/// equal at run time: a constraint the runtime checks.
+const llvm::StringSet<> &broadcasting() {
+  static const llvm::StringSet<> names = {
+      "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
+      "kiln.max", "kiln.min", "kiln.sum", "kiln.mean", "kiln.equal",
+      "kiln.less", "kiln.less_or_equal", "kiln.greater",
+      "kiln.greater_or_equal", "kiln.and", "kiln.or", "kiln.xor",
+      "kiln.bitwise_and", "kiln.bitwise_or", "kiln.bitwise_xor",
+      "kiln.bit_shift", "kiln.where", "kiln.prelu"};
+  return names;
+}
+
 /// Convolutions and pools: the batch (dim 0) comes from X; dynamic spatial
 /// dims are not expressed yet.
 const llvm::StringSet<> &windowOps() {
@@ -187,18 +202,20 @@ SmallVector<int64_t> SymbolicShapes::inputSymbols(unsigned argument) const {
 }
 
 void SymbolicShapes::addConstraint(AffineExpr lhs, AffineExpr rhs,
-                                   Operation *op) {
+                                   Operation *op, bool equal) {
   // The runtime checks constraints before a run: an iteration number is
   // not known then (the slice is assumed within its dim, as ONNX clamps).
   if (usesLoopSymbol(lhs) || usesLoopSymbol(rhs))
     return;
   std::optional<int64_t> l = constantOf(lhs), r = constantOf(rhs);
-  if ((l && r && *l <= *r) || lhs == rhs)
+  if ((l && r && (equal ? *l == *r : *l <= *r)) || lhs == rhs)
     return;
   for (const ShapeConstraint &c : constraintList)
-    if (c.lhs == lhs && c.rhs == rhs)
+    if (c.equal == equal &&
+        ((c.lhs == lhs && c.rhs == rhs) ||
+         (equal && c.lhs == rhs && c.rhs == lhs)))
       return;
-  constraintList.push_back({lhs, rhs, op});
+  constraintList.push_back({lhs, rhs, op, equal});
 }
 
 std::optional<SymbolicDims> SymbolicShapes::shapeOf(Value value) const {
@@ -352,6 +369,12 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
         chosen = constant(context, resultType.getDimSize(d));
       if (!chosen)
         return std::nullopt;
+      if (broadcasting().contains(name))
+        for (const SymbolicDims &dims : operands) {
+          int64_t at = d - (rank - int64_t(dims.size()));
+          if (at >= 0 && !constantOf(dims[at]))
+            addConstraint(*chosen, dims[at], op, /*equal=*/true);
+        }
       result.push_back(*chosen);
     }
     return result;
@@ -1149,7 +1172,8 @@ struct TestSymbolicShapesPass
     module->setAttr("kiln.symbols", b.getArrayAttr(symbols));
     SmallVector<Attribute> constraints;
     for (const ShapeConstraint &c : shapes.constraints())
-      constraints.push_back(b.getStringAttr(shapes.print(c.lhs) + " <= " +
+      constraints.push_back(b.getStringAttr(shapes.print(c.lhs) +
+                                            (c.equal ? " == " : " <= ") +
                                             shapes.print(c.rhs) + " (" +
                                             c.op->getName().getStringRef() +
                                             ")"));

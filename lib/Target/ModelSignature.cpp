@@ -127,7 +127,8 @@ FailureOr<ModelSignature> collectSignature(ModuleOp module) {
     for (const ShapeSymbol &symbol : shapes->symbols())
       signature.symbols.push_back(symbol.name);
     for (const ShapeConstraint &c : shapes->constraints())
-      signature.constraints.push_back(shapes->print(c.lhs) + " <= " +
+      signature.constraints.push_back(shapes->print(c.lhs) +
+                                      (c.equal ? " == " : " <= ") +
                                       shapes->print(c.rhs));
   }
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {

@@ -262,11 +262,15 @@ bool ShapeExpr::evaluate(const int64_t *values, size_t numValues, int64_t &out,
 bool parseShapeConstraint(const std::string &text,
                           const std::vector<std::string> &symbols,
                           ShapeConstraint &out, std::string &error) {
-  size_t at = text.find("<=");
-  if (at == std::string::npos || text.find("<=", at + 2) != std::string::npos) {
-    error = "expected one 'lhs <= rhs'";
+  size_t le = text.find("<="), eq = text.find("==");
+  size_t at = le == std::string::npos ? eq : le;
+  if (at == std::string::npos || (le != std::string::npos &&
+                                  eq != std::string::npos) ||
+      text.find(text.substr(at, 2), at + 2) != std::string::npos) {
+    error = "expected one 'lhs <= rhs' or 'lhs == rhs'";
     return false;
   }
+  out.equal = at == eq;
   std::string err;
   if (!parseShapeExpr(text.substr(0, at), symbols, out.lhs, err)) {
     error = "left side: " + err;
@@ -286,8 +290,8 @@ bool ShapeConstraint::check(const int64_t *values, size_t numValues,
   if (!lhs.evaluate(values, numValues, l, error) ||
       !rhs.evaluate(values, numValues, r, error))
     return false;
-  if (l > r) {
-    error = std::to_string(l) + " > " + std::to_string(r);
+  if (equal ? l != r : l > r) {
+    error = std::to_string(l) + (equal ? " != " : " > ") + std::to_string(r);
     return false;
   }
   return true;

@@ -1176,6 +1176,28 @@ TEST(RuntimeProfile, ConcurrentRunsAllCount) {
 
 namespace {
 
+TEST(RuntimeShapeExpr, Constraints) {
+  const std::vector<std::string> symbols = {"past", "seq", "total"};
+  const int64_t good[] = {3, 1, 4}, bad[] = {3, 1, 10};
+  std::string err;
+  ShapeConstraint eq, le;
+  ASSERT_TRUE(parseShapeConstraint("past + seq == total", symbols, eq, err))
+      << err;
+  EXPECT_TRUE(eq.equal);
+  EXPECT_TRUE(eq.check(good, 3, err)) << err;
+  EXPECT_FALSE(eq.check(bad, 3, err));
+  EXPECT_EQ(err, "4 != 10");
+  ASSERT_TRUE(parseShapeConstraint("past + seq <= total", symbols, le, err))
+      << err;
+  EXPECT_FALSE(le.equal);
+  EXPECT_TRUE(le.check(bad, 3, err)) << err;
+  ShapeConstraint x;
+  EXPECT_FALSE(parseShapeConstraint("past <= seq == total", symbols, x, err));
+  EXPECT_FALSE(parseShapeConstraint("past == seq == total", symbols, x, err));
+  EXPECT_FALSE(parseShapeConstraint("past < seq", symbols, x, err));
+  EXPECT_EQ(err, "expected one 'lhs <= rhs' or 'lhs == rhs'");
+}
+
 TEST(RuntimeShapeExpr, ParsesAndEvaluates) {
   const std::vector<std::string> symbols = {"n", "m", "h.w"};
   const int64_t values[] = {7, 3, 10};

@@ -59,6 +59,7 @@ using SymbolicDims = llvm::SmallVector<mlir::AffineExpr, 4>;
 struct ShapeConstraint {
   mlir::AffineExpr lhs, rhs;
   mlir::Operation *op;
+  bool equal = false; ///< lhs == rhs (else lhs <= rhs)
 };
 
 class SymbolicShapes {
@@ -115,7 +116,7 @@ private:
                                           unsigned result);
   void trackValues(mlir::Operation *op);
   void addConstraint(mlir::AffineExpr lhs, mlir::AffineExpr rhs,
-                     mlir::Operation *op);
+                     mlir::Operation *op, bool equal = false);
   std::optional<SymbolicDims> known(mlir::Value value) const;
   std::optional<SymbolicDims> knownValues(mlir::Value value) const;
 

@@ -47,12 +47,14 @@ struct ShapeExpr {
 /// by the sequence length); the runtime checks it on every call.
 struct ShapeConstraint {
   ShapeExpr lhs, rhs;
+  bool equal = false; ///< "lhs == rhs" rather than "lhs <= rhs"
   std::string text;
   /// False with `error` set when it does not hold (or cannot be evaluated).
   bool check(const int64_t *values, size_t numValues, std::string &error) const;
 };
 
-/// Parses "lhs <= rhs" (two expressions as parseShapeExpr takes them).
+/// Parses "lhs <= rhs" or "lhs == rhs" (two expressions as parseShapeExpr
+/// takes them).
 bool parseShapeConstraint(const std::string &text,
                           const std::vector<std::string> &symbols,
                           ShapeConstraint &out, std::string &error);
