@@ -7,7 +7,9 @@
 //    computes, through the evaluators of FoldElementwise.cpp,
 //    FoldDataMovement.cpp, FoldLinearAlgebra.cpp and FoldReduction.cpp.
 //    Results above size-limit bytes (beyond the single-use constants they
-//    replace) are left computed (statistic skipped-by-size).
+//    replace) are left computed (statistic skipped-by-size), except those
+//    only used as weights (up to weight-size-limit bytes): see
+//    feedsOnlyWeights.
 //  - FoldBatchNormInto{Conv,Gemm}: an inference BatchNormalization whose
 //    input is a single-use Conv or Gemm with constant weights becomes that
 //    Conv/Gemm with scaled weights and a new bias.
@@ -79,6 +81,7 @@ std::string getResourceName(Operation *op, StringRef suffix) {
 /// State shared by the patterns of one pass run.
 struct FoldState {
   int64_t sizeLimit;
+  int64_t weightSizeLimit;
   /// Live ops whose fold was refused by the size limit, not tried again.
   llvm::DenseSet<Operation *> skippedBySize;
   /// Live ops on constants that no evaluator folds (an op without one, an
@@ -123,6 +126,57 @@ struct StatisticsListener : RewriterBase::Listener {
 //===----------------------------------------------------------------------===//
 // Evaluation of ops on constants
 //===----------------------------------------------------------------------===//
+
+/// How many ops deep feedsOnlyWeights and isComputedFromConstants look.
+constexpr int kWeightChainDepth = 6;
+
+/// Whether `use` is the weight operand of a contraction: B of MatMul, Gemm
+/// and fused_matmul, W of Conv and fused_conv.
+bool isWeightOperand(OpOperand &use) {
+  return use.getOperandNumber() == 1 &&
+         isa<MatMulOp, GemmOp, FusedMatMulOp, ConvOp, FusedConvOp>(
+             use.getOwner());
+}
+
+/// Whether `value` is a constant, or computed by kiln ops from constants
+/// only (looking `depth` ops up).
+bool isComputedFromConstants(Value value, int depth) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (def->hasTrait<OpTrait::ConstantLike>() || isa<NoneOp>(def))
+    return true;
+  if (depth == 0 || !isa<KilnDialect>(def->getDialect()) ||
+      def->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return isComputedFromConstants(operand, depth - 1);
+  });
+}
+
+/// Whether every use of `value` is a weight operand, directly or through
+/// ops computed from constants only (Tile -> Mul -> Gemm's B): then folding
+/// it is the way to not compute the weight in every run, whatever its size
+/// (the chain's later ops fold in turn).
+bool feedsOnlyWeights(Value value, int depth) {
+  if (value.use_empty())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    if (isWeightOperand(use))
+      continue;
+    Operation *user = use.getOwner();
+    if (depth == 0 || !isa<KilnDialect>(user->getDialect()) ||
+        user->getNumResults() != 1 || user->getNumRegions() != 0 ||
+        !llvm::all_of(user->getOperands(),
+                      [&](Value operand) {
+                        return isComputedFromConstants(operand,
+                                                       kWeightChainDepth);
+                      }) ||
+        !feedsOnlyWeights(user->getResult(0), depth - 1))
+      return false;
+  }
+  return true;
+}
 
 struct EvaluateOnConstants : RewritePattern {
   EvaluateOnConstants(MLIRContext *context, FoldState &state)
@@ -174,6 +228,10 @@ struct EvaluateOnConstants : RewritePattern {
     // with the op (used by it alone) free their bytes, so a Transpose,
     // Reshape or Cast of a single-use weight is folded whatever its size.
     int64_t limit = std::max(state.sizeLimit, getBytesFreedBy(op));
+    if (state.weightSizeLimit > limit && op->getNumResults() == 1 &&
+        !keepsLargeConstantAlive(op, state.sizeLimit) &&
+        feedsOnlyWeights(op->getResult(0), kWeightChainDepth))
+      limit = state.weightSizeLimit;
     EvalContext ctx{limit};
     std::optional<SmallVector<ConstTensor>> results = evaluate(op, operands, ctx);
     if (!results) {
@@ -202,6 +260,20 @@ struct EvaluateOnConstants : RewritePattern {
     }
     rewriter.replaceOp(op, constants);
     return success();
+  }
+
+  /// Whether an operand of `op` is a constant above `sizeLimit` bytes that
+  /// other ops use too: folding `op` would store it twice (a Transpose of a
+  /// tied embedding, which the Gather reads as it is).
+  static bool keepsLargeConstantAlive(Operation *op, int64_t sizeLimit) {
+    for (Value operand : op->getOperands()) {
+      auto constant = operand.getDefiningOp<ConstantOp>();
+      if (constant && getAttrBytes(constant.getValue()) > sizeLimit &&
+          llvm::any_of(constant->getUsers(),
+                       [&](Operation *user) { return user != op; }))
+        return true;
+    }
+    return false;
   }
 
   /// The bytes of the distinct constants among `op`'s operands whose only
@@ -450,7 +522,7 @@ struct ConstantFoldPass : kiln::impl::KilnConstantFoldBase<ConstantFoldPass> {
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    FoldState state{sizeLimit};
+    FoldState state{sizeLimit, weightSizeLimit};
     RewritePatternSet patterns(context);
     patterns.add<EvaluateOnConstants>(context, state);
     if (foldBatchNorm)

@@ -34,7 +34,14 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "mlir::func::FuncOp"> {
     before it. A folded result larger than `size-limit` bytes is not
     created, so folding never blows up the artifact; a result no larger
     than the constants that die with the folded op (a Transpose, Reshape or
-    Cast of a single-use weight) is always created.
+    Cast of a single-use weight) is always created. A result that is only
+    ever a weight (the B of MatMul, Gemm or fused_matmul, the W of Conv or
+    fused_conv), directly or through more ops on constants (Tile, Expand and
+    Mul of initializers: how older exporters write weights), is created up
+    to `weight-size-limit` bytes: left computed, it would be computed again
+    in every run, and it is as large as a weight stored as an initializer.
+    Not when the op keeps a large constant alive (a Transpose of an
+    embedding that a Gather also reads): that would store it twice.
 
     Statistics (kiln::Statistic): ops-folded, batch-norms-folded,
     constant-bytes-created, skipped-by-size.
@@ -43,6 +50,9 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "mlir::func::FuncOp"> {
   let options = [
     Option<"sizeLimit", "size-limit", "int64_t", /*default=*/"1 << 22",
            "Largest folded constant in bytes (4 MiB by default), unless it replaces single-use constants at least as large; larger results stay computed">,
+    Option<"weightSizeLimit", "weight-size-limit", "int64_t",
+           /*default=*/"int64_t(1) << 31",
+           "Largest folded constant in bytes (2 GiB by default) when it is only used as a matmul or convolution weight, directly or through other ops on constants">,
     Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
            "Fold inference-mode BatchNormalization into the preceding Conv/Gemm">,
   ];

@@ -44,6 +44,57 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// The value of `b` when it is a splat float constant: a weight that an
+/// exporter wrote as ConstantOfShape, or an Expand of one value.
+std::optional<double> splatWeight(Value b) {
+  DenseElementsAttr attr = constantElements(b);
+  if (!attr || !attr.isSplat() || !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// Whether `lhs` times the 2-D kiln value `b` takes buildSplatRhsMatmul: `b`
+/// a float splat constant, static shapes, `lhs` of rank 2 or more.
+bool isSplatRhsMatmul(Value lhs, Value b, RankedTensorType resultType) {
+  auto lhsType = tensorType(lhs);
+  return splatWeight(b) && tensorType(b).getRank() == 2 &&
+         lhsType.getRank() >= 2 && lhsType.hasStaticShape() &&
+         resultType.hasStaticShape() &&
+         isa<FloatType>(resultType.getElementType());
+}
+
+/// `lhs` [..., M, K] times a K x N matrix whose every element is `value`:
+/// each row of the product is value * sum_k lhs[..., m, k] in all N
+/// columns. A reduction over K and a broadcast over N, in `accType`,
+/// instead of a GEMM that reads a K x N splat filled in every run (66% of
+/// an AlexNet-style model's time went to transposing such a weight, whose
+/// Gemm had transB).
+Value buildSplatRhsMatmul(OpBuilder &b, Location loc, Value lhs, double value,
+                          int64_t n, Type accType) {
+  auto lhsType = tensorType(lhs);
+  int64_t rank = lhsType.getRank();
+  MLIRContext *context = b.getContext();
+  SmallVector<bool> reduced(rank, false);
+  reduced.back() = true;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
+  Value sums =
+      reduceDims(b, loc, lhs, {identity}, lhsType.getShape(), reduced, accType,
+                 scalarConstant(b, loc, accType, 0),
+                 [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                   return arith::AddFOp::create(
+                       nb, nl, extendScalar(nb, nl, args[0], accType), args[1]);
+                 });
+  SmallVector<int64_t> shape(lhsType.getShape());
+  shape.back() = n;
+  return buildParallel(
+      b, loc, sums, {identity.getMajorSubMap(rank - 1)},
+      RankedTensorType::get(shape, accType),
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        return arith::MulFOp::create(nb, nl, args[0],
+                                     scalarConstant(nb, nl, accType, value));
+      });
+}
+
 /// numpy matmul (ONNX MatMul) of `lhs` and `rhs` into a tensor of
 /// `resultShape` with element type `accType` (the inputs are extended by the
 /// named ops). 2-D x 2-D is one linalg.matmul; an N-D lhs against a 2-D rhs
@@ -202,9 +253,15 @@ struct MatMulLowering : OpConversionPattern<kiln::MatMulOp> {
       return unsupported(op, "matmul of " + std::to_string(
                                  elementType.getIntOrFloatBitWidth()) +
                                  "-bit integers (ONNX MatMul takes 32/64-bit)");
-    Value product =
-        buildNumpyMatmul(rewriter, loc, adaptor.getA(), adaptor.getB(),
-                         resultType.getShape(), computeType(elementType));
+    Value product;
+    if (isSplatRhsMatmul(adaptor.getA(), op.getB(), resultType))
+      product = buildSplatRhsMatmul(
+          rewriter, loc, adaptor.getA(), *splatWeight(op.getB()),
+          resultType.getShape().back(), computeType(elementType));
+    else
+      product =
+          buildNumpyMatmul(rewriter, loc, adaptor.getA(), adaptor.getB(),
+                           resultType.getShape(), computeType(elementType));
     rewriter.replaceOp(op, truncateTensor(rewriter, loc, product, elementType));
     return success();
   }
@@ -245,9 +302,16 @@ struct GemmLowering : OpConversionPattern<kiln::GemmOp> {
     Value a = adaptor.getA(), b = adaptor.getB();
     if (op.getTransA())
       a = transpose(a);
-    if (op.getTransB())
-      b = transpose(b);
-    Value product = buildMatmul(rewriter, loc, a, b, accType);
+    Value product;
+    if (isSplatRhsMatmul(a, op.getB(), resultType)) {
+      // Transposed or not, the same splat.
+      product = buildSplatRhsMatmul(rewriter, loc, a, *splatWeight(op.getB()),
+                                    resultType.getDimSize(1), accType);
+    } else {
+      if (op.getTransB())
+        b = transpose(b);
+      product = buildMatmul(rewriter, loc, a, b, accType);
+    }
     if (!hasC && alpha == 1.0) {
       rewriter.replaceOp(op,
                          truncateTensor(rewriter, loc, product, elementType));
@@ -483,7 +547,14 @@ struct FusedMatMulLowering : OpConversionPattern<kiln::FusedMatMulOp> {
     auto resultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
     Value b = adaptor.getB();
-    if (op.getTransB()) {
+    Type ct = computeType(resultType.getElementType());
+    Value product;
+    if (isSplatRhsMatmul(adaptor.getA(), op.getB(), resultType)) {
+      // Transposed or not, the same splat.
+      product = buildSplatRhsMatmul(rewriter, loc, adaptor.getA(),
+                                    *splatWeight(op.getB()),
+                                    resultType.getShape().back(), ct);
+    } else if (op.getTransB()) {
       auto type = tensorType(b);
       int64_t rank = type.getRank();
       if (rank < 2)
@@ -500,9 +571,9 @@ struct FusedMatMulLowering : OpConversionPattern<kiln::FusedMatMulOp> {
                                       perm)
               .getResult()[0];
     }
-    Type ct = computeType(resultType.getElementType());
-    Value product = buildNumpyMatmul(rewriter, loc, adaptor.getA(), b,
-                                     resultType.getShape(), ct);
+    if (!product)
+      product = buildNumpyMatmul(rewriter, loc, adaptor.getA(), b,
+                                 resultType.getShape(), ct);
     Value bias = isNone(adaptor.getBias()) ? Value() : adaptor.getBias();
     Value residual =
         isNone(adaptor.getResidual()) ? Value() : adaptor.getResidual();
