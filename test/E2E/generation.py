@@ -18,7 +18,10 @@
 #     loop feeding present -> past) must give the reference ids too: the
 #     models and the reference are checked against a third implementation;
 #   * prompts of different lengths served together (left-padded, masked)
-#     give the same ids as each served alone;
+#     give the same ids as each served alone, in a static batch and with
+#     in-flight batching (kiln-generate --serve: requests of different
+#     prompt and output lengths arriving all at once and as a Poisson
+#     stream, admitted and retired between decode steps, --check-alone);
 #   * sampling is reproducible from its seed and differs across seeds;
 #   * bad input is a clear error: an empty prompt, an id outside the vocab,
 #     a prompt + new tokens over max_length, a model that is not a decoder;
@@ -167,6 +170,37 @@ def main():
         check(together["tokens"] == alone, f"{v}: prompts of {len(short)} "
               f"and {len(long_)} tokens batched give the ids each gives "
               "alone")
+
+        # In-flight batching: every request gets the ids it gets alone.
+        if not v.endswith("int8"):
+            for rate in ("0", "200"):
+                serve_json = os.path.join(args.workdir,
+                                          f"{name}.serve{rate}.json")
+                proc = subprocess.run(
+                    [tool("kiln-generate"), path, "--serve", "10",
+                     "--rate", rate, "--prompt-len", "20", "--new-tokens",
+                     "12", "--max-batch", "4", "--check-alone", "--warmup",
+                     "0", "--repeat", "1", "--threads", "2", "--json",
+                     serve_json], capture_output=True, text=True)
+                ok = proc.returncode == 0
+                if ok:
+                    with open(serve_json) as f:
+                        served = json.load(f)
+                    ok = served["alone"] == {"checked": 10, "equal": 10} \
+                        and served["mean_decode_batch"]["p50"] > 1.0 \
+                        if rate == "0" else served["alone"]["equal"] == 10
+                check(ok, f"{v}: 10 requests served in flight (rate "
+                      f"{rate}/s, max batch 4) give the ids each gives alone"
+                      + ("" if proc.returncode == 0 else
+                         f" ({proc.stderr.strip()})"))
+                valid = subprocess.run(
+                    [sys.executable, os.path.join(ROOT, "scripts",
+                                                  "validate_json.py"),
+                     os.path.join(ROOT, "docs", "schemas",
+                                  "kiln.serve-result.v1.schema.json"),
+                     serve_json], capture_output=True, text=True)
+                check(valid.returncode == 0, f"{v}: --serve --json conforms "
+                      "to kiln.serve-result v1")
 
     # Sampling and errors on one model.
     first = next((r for r in rows), None)

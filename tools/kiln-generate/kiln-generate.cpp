@@ -48,6 +48,16 @@ Decoding:
                        of probability >= P
   --seed S             prompt ids and sampling (default 0)
   --max-length N       refuse prompt + new tokens beyond N
+Serving (in-flight batching, docs/generation.md "Serving"):
+  --serve N            N requests instead of one static batch: prompt
+                       lengths uniform in [L/2, L] of --prompt-len L, new
+                       tokens uniform in [M/2, M] of --new-tokens M (seeded)
+  --rate R             Poisson arrivals at R requests/s (default 0: all at
+                       t = 0, an offline run)
+  --max-batch B        sequences decoded together (default 8)
+  --max-tokens T       tokens per step (default 4096)
+  --check-alone        also generate each request alone and require the
+                       same ids (exit status 1 otherwise)
 Measuring:
   --threads N          threads of the model's parallel loops (0: all cores)
   --warmup N           untimed generations first (default 1)
@@ -78,7 +88,9 @@ int fail(const std::string &message) {
 struct Options {
   std::string model, promptPath, expectedPath, saveIds, jsonPath;
   int64_t promptLen = 0, batch = 1, threads = 0, warmup = 1, repeat = 3;
-  bool printIds = false;
+  bool printIds = false, checkAlone = false;
+  int64_t serve = 0, maxBatch = 8, maxTokens = 4096;
+  double rate = 0;
   kiln_generate_options gen;
   std::vector<int64_t> stops;
 };
@@ -161,6 +173,17 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.saveIds = v;
     } else if (a == "--json" && needs()) {
       o.jsonPath = v;
+    } else if (a == "--serve" && needs() && parseInt(v, 1, n)) {
+      o.serve = n;
+    } else if (a == "--rate" && needs() && parseFloat(v, f)) {
+      o.rate = f;
+    } else if (a == "--max-batch" && needs() && parseInt(v, 1, n) &&
+               n <= INT32_MAX) {
+      o.maxBatch = n;
+    } else if (a == "--max-tokens" && needs() && parseInt(v, 1, n)) {
+      o.maxTokens = n;
+    } else if (a == "--check-alone") {
+      o.checkAlone = true;
     } else if (a == "--print-ids") {
       o.printIds = true;
     } else if (!a.empty() && a[0] != '-' && o.model.empty()) {
@@ -173,6 +196,8 @@ int parseArgs(int argc, char **argv, Options &o) {
   }
   if (o.model.empty())
     return fail("no model given; see --help");
+  if (o.serve && o.promptLen == 0)
+    return fail("--serve needs --prompt-len");
   if (o.promptPath.empty() == (o.promptLen == 0))
     return fail("give exactly one of --prompt FILE.npy and --prompt-len N");
   o.gen.stop_ids = o.stops.data();
@@ -212,6 +237,163 @@ struct Stat {
     return buf;
   }
 };
+
+// --serve: N requests through kiln_serve, their metrics.
+int serveMain(const Options &o, kiln_model *model, kiln_session *session) {
+  int64_t vocab = -1;
+  for (size_t i = 0; i < kiln_model_num_outputs(model); ++i) {
+    kiln_tensor_info info;
+    kiln_model_output_info(model, i, &info);
+    if (std::string(info.name) == "logits" && info.rank == 3)
+      vocab = info.dims[2];
+  }
+  if (vocab < 1)
+    return fail("the model has no output 'logits' [batch, seq, vocab] with "
+                "a static vocab");
+  uint64_t state = o.gen.seed * 0x9e3779b97f4a7c15ull + 7;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return lo + int64_t(next() % uint64_t(hi - lo + 1));
+  };
+  std::vector<std::vector<int64_t>> prompts(size_t(o.serve));
+  std::vector<kiln_request> requests(size_t(o.serve));
+  double arrival = 0;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    int64_t len = uniform((o.promptLen + 1) / 2, o.promptLen);
+    for (int64_t i = 0; i < len; ++i)
+      prompts[r].push_back(int64_t(next() % uint64_t(vocab)));
+    if (o.rate > 0 && r > 0) // exponential gaps: a Poisson stream
+      arrival += -std::log(1.0 - double(next() >> 11) * 0x1.0p-53) /
+                 o.rate * 1e3;
+    requests[r] = {prompts[r].data(), prompts[r].size(),
+                   int32_t(uniform((o.gen.max_new_tokens + 1) / 2,
+                                   o.gen.max_new_tokens)),
+                   arrival};
+  }
+  kiln_serve_options so;
+  kiln_serve_options_init(&so);
+  so.max_batch = int32_t(o.maxBatch);
+  so.max_tokens = o.maxTokens;
+  so.stop_ids = o.gen.stop_ids;
+  so.num_stop_ids = o.gen.num_stop_ids;
+  so.pad_id = o.gen.pad_id;
+
+  Stat ttft, tpot, e2e, throughput, batchSize;
+  size_t mismatches = 0;
+  std::vector<std::vector<int64_t>> last;
+  double elapsed = 0;
+  size_t totalTokens = 0;
+  for (int64_t run = 0; run < o.warmup + o.repeat; ++run) {
+    kiln_serving *s = nullptr;
+    if (kiln_serve(session, requests.data(), requests.size(), &so, &s) !=
+        KILN_OK)
+      return fail(kiln_last_error());
+    last.assign(requests.size(), {});
+    totalTokens = 0;
+    std::vector<double> runTtft, runTpot, runE2e;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      size_t n = kiln_serving_num_tokens(s, r);
+      const double *ms = kiln_serving_token_ms(s, r);
+      const int64_t *t = kiln_serving_tokens(s, r);
+      last[r].assign(t, t + n);
+      totalTokens += n;
+      runTtft.push_back(ms[0] - requests[r].arrival_ms);
+      runE2e.push_back(ms[n - 1] - requests[r].arrival_ms);
+      if (n > 1)
+        runTpot.push_back((ms[n - 1] - ms[0]) / double(n - 1));
+    }
+    elapsed = kiln_serving_elapsed_ms(s);
+    size_t steps = kiln_serving_num_steps(s);
+    double sum = 0;
+    for (size_t k = 0; k < steps; ++k)
+      sum += kiln_serving_step_batch(s)[k];
+    kiln_serving_free(s);
+    if (run < o.warmup)
+      continue;
+    ttft.values.insert(ttft.values.end(), runTtft.begin(), runTtft.end());
+    tpot.values.insert(tpot.values.end(), runTpot.begin(), runTpot.end());
+    e2e.values.insert(e2e.values.end(), runE2e.begin(), runE2e.end());
+    throughput.values.push_back(double(totalTokens) / elapsed * 1e3);
+    if (steps)
+      batchSize.values.push_back(sum / double(steps));
+  }
+  if (o.checkAlone) {
+    for (size_t r = 0; r < requests.size(); ++r) {
+      kiln_generate_options g = o.gen;
+      g.max_new_tokens = requests[r].max_new_tokens;
+      g.temperature = 0;
+      kiln_generation *alone = nullptr;
+      const int64_t *p = prompts[r].data();
+      size_t len = prompts[r].size();
+      if (kiln_generate(session, &p, &len, 1, &g, &alone) != KILN_OK)
+        return fail(kiln_last_error());
+      const int64_t *t = kiln_generation_tokens(alone, 0);
+      std::vector<int64_t> ids(t, t + kiln_generation_num_tokens(alone, 0));
+      kiln_generation_free(alone);
+      if (ids != last[r])
+        ++mismatches;
+    }
+  }
+  char rateText[64];
+  std::snprintf(rateText, sizeof rateText, "%g", o.rate);
+  std::string arrivals = o.rate > 0 ? std::string("Poisson arrivals at ") +
+                                          rateText + " requests/s"
+                                    : "all at t = 0 (offline)";
+  std::printf("model: %s\n", o.model.c_str());
+  std::printf("serving: %lld requests, prompts %lld..%lld tokens, %d..%d new "
+              "tokens, %s, max batch %lld, max tokens %lld\n",
+              (long long)o.serve, (long long)(o.promptLen + 1) / 2,
+              (long long)o.promptLen, (o.gen.max_new_tokens + 1) / 2,
+              o.gen.max_new_tokens,
+              arrivals.c_str(),
+              (long long)o.maxBatch, (long long)o.maxTokens);
+  std::printf("threads: %d; %lld warmup, %lld timed runs\n",
+              kiln_session_num_threads(session), (long long)o.warmup,
+              (long long)o.repeat);
+  std::printf("throughput: %.1f output tokens/s, %.2f requests/s (p50; %zu "
+              "tokens in %.1f ms, mean decode batch %.2f)\n",
+              percentile(throughput.values, 50),
+              double(o.serve) / elapsed * 1e3, totalTokens, elapsed,
+              percentile(batchSize.values, 50));
+  std::printf("TTFT: %s\n", ttft.text("ms").c_str());
+  std::printf("TPOT: %s\n", tpot.text("ms").c_str());
+  std::printf("E2E: %s\n", e2e.text("ms").c_str());
+  if (o.checkAlone)
+    std::printf("alone: %zu of %lld requests give the ids they give alone%s\n",
+                size_t(o.serve) - mismatches, (long long)o.serve,
+                mismatches ? "" : " (all)");
+  if (!o.jsonPath.empty()) {
+    std::ofstream f(o.jsonPath);
+    f << "{\"schema\": \"kiln.serve-result\", \"version\": 1,\n"
+      << " \"model\": " << kiln::json::quote(o.model)
+      << ", \"threads\": " << kiln_session_num_threads(session)
+      << ",\n \"requests\": " << o.serve << ", \"rate\": " << o.rate
+      << ", \"max_batch\": " << o.maxBatch
+      << ", \"max_tokens\": " << o.maxTokens << ", \"warmup\": "
+      << o.warmup << ", \"repeat\": " << o.repeat
+      << ",\n \"output_tokens\": " << totalTokens
+      << ", \"elapsed_ms\": " << elapsed
+      << ",\n \"output_tokens_per_s\": " << throughput.json()
+      << ",\n \"mean_decode_batch\": " << batchSize.json()
+      << ",\n \"ttft_ms\": " << ttft.json() << ",\n \"tpot_ms\": "
+      << tpot.json() << ",\n \"e2e_ms\": " << e2e.json()
+      << ",\n \"alone\": ";
+    if (o.checkAlone)
+      f << "{\"checked\": " << o.serve
+        << ", \"equal\": " << size_t(o.serve) - mismatches << "}";
+    else
+      f << "null";
+    f << "}\n";
+    if (!f)
+      return fail("cannot write " + o.jsonPath);
+  }
+  return mismatches ? 1 : 0;
+}
 
 } // namespace
 
@@ -351,6 +533,8 @@ int main(int argc, char **argv) {
     outputRate.values.push_back(double(total) / end * 1e3);
   }
 
+  if (o.serve)
+    return serveMain(o, model, session);
   kiln_session_stats stats;
   kiln_session_get_stats(session, &stats);
   std::printf("model: %s\n", o.model.c_str());

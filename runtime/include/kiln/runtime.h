@@ -335,6 +335,55 @@ uint64_t kiln_generation_peak_state_bytes(const kiln_generation *g);
 size_t kiln_generation_prompt_length(const kiln_generation *g);
 size_t kiln_generation_vocab(const kiln_generation *g);
 
+/* ---- Serving: in-flight batching ----------------------------------------*
+ *
+ * Requests that arrive over time share the decoder's batch: between decode
+ * steps the scheduler admits the requests that have arrived (their prefill
+ * runs together, left-padded, from an empty state) into the running batch,
+ * up to max_batch sequences and max_tokens tokens per step (a prefill's
+ * padded prompt tokens plus one per decoding sequence), and retires the
+ * sequences that are done, each at its own max_new_tokens or stop id.
+ * Merging left-pads the KV caches to a common length under a mask of 0
+ * (the model needs an attention_mask input for that to be exact); a
+ * recurrent state (no growing axis) is stacked. Greedy decoding: each
+ * request gets the ids it would get alone. The batch must be dynamic. */
+
+typedef struct kiln_request {
+  const int64_t *prompt;
+  size_t prompt_length;   /* >= 1 */
+  int32_t max_new_tokens; /* >= 1 */
+  double arrival_ms;      /* from the call's start (0: at once) */
+} kiln_request;
+
+typedef struct kiln_serve_options {
+  int32_t max_batch;  /* sequences decoded together (default 8) */
+  int64_t max_tokens; /* tokens per step (default 4096) */
+  const int64_t *stop_ids;
+  size_t num_stop_ids;
+  int64_t pad_id;
+} kiln_serve_options;
+
+void kiln_serve_options_init(kiln_serve_options *options);
+
+typedef struct kiln_serving kiln_serving;
+
+/* Serves `count` requests until every one is done; waits (sleeps) for
+ * arrivals in the future. Free the result with kiln_serving_free. */
+kiln_status kiln_serve(kiln_session *session, const kiln_request *requests,
+                       size_t count, const kiln_serve_options *options,
+                       kiln_serving **result);
+void kiln_serving_free(kiln_serving *serving);
+/* Request i's new tokens and the time (ms from the start) each was chosen:
+ * token_ms[0] - arrival_ms is its time to first token. */
+size_t kiln_serving_num_tokens(const kiln_serving *s, size_t request);
+const int64_t *kiln_serving_tokens(const kiln_serving *s, size_t request);
+const double *kiln_serving_token_ms(const kiln_serving *s, size_t request);
+/* The decode steps run and the sequences each decoded. */
+size_t kiln_serving_num_steps(const kiln_serving *s);
+const int32_t *kiln_serving_step_batch(const kiln_serving *s);
+/* From the start to the last token. */
+double kiln_serving_elapsed_ms(const kiln_serving *s);
+
 #ifdef __cplusplus
 }
 #endif
