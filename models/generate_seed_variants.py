@@ -213,6 +213,7 @@ class Builder:
         self.dynamic = dynamic
         self.nodes, self.inits = [], []
         self.counts = {}
+        self.opset = OPSET
         self.scope = ""
         self.qdq_cache = {}
         self.weight_cache = {}
@@ -339,8 +340,12 @@ class Builder:
     def rms_norm(self, x, wname, scope):
         saved, self.scope = self.scope, scope
         h = self.cast(x, TensorProto.FLOAT) if self.precision == "fp16" else x
-        var = self.op("ReduceMean", [self.op(
-            "Pow", [h, self.const(2.0, np.float32)])], axes=[-1], keepdims=1)
+        square = self.op("Pow", [h, self.const(2.0, np.float32)])
+        if self.opset >= 18:  # axes became an input
+            var = self.op("ReduceMean", [square, self.const([-1])],
+                          keepdims=1)
+        else:
+            var = self.op("ReduceMean", [square], axes=[-1], keepdims=1)
         std = self.op("Sqrt", [self.op(
             "Add", [var, self.const(self.cfg["eps"], np.float32)])])
         inv = self.op("Div", [self.const(1.0, np.float32), std])
@@ -355,11 +360,13 @@ class Builder:
         return out
 
 
-def cache_inputs(cfg, precision, attention):
+def cache_inputs(cfg, precision, attention, static=False):
     """The decoder form's state: (input name, output name, ONNX dtype,
     dims) per tensor, in graph order. Softmax: the KV cache as optimum
     exports it (`past_key_values.{i}.key` -> `present.{i}.key`, [batch,
-    kv_heads, past, head_dim], the working precision). Linear: the
+    kv_heads, past, head_dim], the working precision); with `static`, ONNX
+    Runtime GenAI's shared buffer: past and present [batch, kv_heads,
+    max_sequence_length, head_dim], one buffer written in place. Linear: the
     recurrent state S = sum phi(k) v^T [batch, kv_heads, hd, hd] and the
     normaliser z = sum phi(k) [batch, kv_heads, hd], float32 (the core runs
     in float32 at every precision)."""
@@ -370,6 +377,11 @@ def cache_inputs(cfg, precision, attention):
             dtype = (TensorProto.FLOAT16 if precision == "fp16" else
                      TensorProto.FLOAT)
             for part in ("key", "value"):
+                if static:
+                    dims = ["batch_size", kv, STATIC_DIM, hd]
+                    out.append((f"past_key_values.{i}.{part}",
+                                f"present.{i}.{part}", dtype, dims, dims))
+                    continue
                 out.append((f"past_key_values.{i}.{part}",
                             f"present.{i}.{part}", dtype,
                             ["batch_size", kv, "past_sequence_length", hd],
@@ -386,22 +398,42 @@ def cache_inputs(cfg, precision, attention):
 
 # optimum's names of the decoder form's dims.
 PRESENT_DIM = "past_sequence_length + sequence_length"
+# The static cache's length (the runtime allocates it once per generation).
+STATIC_DIM = "max_sequence_length"
+# TensorScatter (the static cache's in-place write) is opset 24; ONNX
+# Runtime 1.31 reads IR <= 13.
+STATIC_OPSET = 24
+STATIC_IR_VERSION = 10
 
 
 def build_model(cfg, precision, attention, weights, qparams=None,
                 act_type="uint8", dynamic=False, linear_form="cumsum",
-                name="model", qdq_outputs=True, decoder=False):
+                name="model", qdq_outputs=True, decoder=False,
+                static=False):
     """The forward pass over a whole sequence; with `decoder`, the
     decoder form with state (optimum's convention, models/README.md): inputs
     input_ids [batch, seq], attention_mask [batch, past + seq] and the
     cache/state of cache_inputs(); outputs logits and the new state. One
-    graph serves the prompt (past 0) and each decode step (seq 1)."""
+    graph serves the prompt (past 0) and each decode step (seq 1).
+
+    With `static` (softmax only), the static cache of ONNX Runtime GenAI's
+    shared buffer: attention_mask [batch, max_len] (1 for the real tokens
+    written so far, 0 for left padding and the columns not written yet),
+    cache_position int64 [batch] (the column of the step's first token,
+    the same for every sequence of a left-padded batch), and each layer's
+    new K/V rows written by TensorScatter(past, new, cache_position, axis
+    2) into present [batch, kv_heads, max_len, head_dim]; attention reads
+    present over all max_len keys under the mask."""
     if decoder and attention == "linear" and linear_form != "cumsum":
         raise ValueError("the decoder form of linear attention is the "
                          "cumsum (recurrent) form")
+    if static and (not decoder or attention != "softmax"):
+        raise ValueError("the static cache is a softmax decoder form")
     dynamic = dynamic or decoder
     b = Builder(cfg, precision, weights, qparams, act_type, dynamic,
                 qdq_outputs)
+    if static:
+        b.opset = STATIC_OPSET
     d, heads, kv = cfg["d_model"], cfg["heads"], cfg["kv_heads"]
     hd, rep = d // heads, heads // kv
     fp16 = precision == "fp16"
@@ -425,13 +457,17 @@ def build_model(cfg, precision, attention, weights, qparams=None,
         # .tril(past) & attention_mask[:, None, None, :].
         mask = "attention_mask"
         total = b.dim_of(mask, 1)
-        past = b.op("Sub", [total, b.dim_s])
+        if static:
+            # The queries start at column cache_position[0] of max_len.
+            past = b.op("Gather", ["cache_position", b.const(0)], axis=0)
+        else:
+            past = b.op("Sub", [total, b.dim_s])
         if attention == "softmax":
             ones = b.op("ConstantOfShape", [
                 b.op("Concat", [b.dim_s, total], axis=0)],
                 value=numpy_helper.from_array(np.ones(1, np.float32)))
-            causal = b.op("Trilu", [ones, b.op("Squeeze", [
-                past, b.const([0])])], upper=0)
+            causal = b.op("Trilu", [ones, past if static else b.op(
+                "Squeeze", [past, b.const([0])])], upper=0)
             pad = b.cast(b.op("Unsqueeze", [mask, b.const([1, 2])]),
                          TensorProto.BOOL)
             keep = b.op("And", [b.cast(causal, TensorProto.BOOL), pad])
@@ -466,8 +502,13 @@ def build_model(cfg, precision, attention, weights, qparams=None,
             return b.op("Reshape", [t, b.shape("B", heads, length, hd)])
 
         def cached(t, part):
-            """Concat(past, new) along the sequence: the present cache."""
-            b.op("Concat", [f"past_key_values.{i}.{part}", t], axis=2)
+            """Concat(past, new) along the sequence: the present cache;
+            static: the new rows written into past at cache_position."""
+            if static:
+                b.op("TensorScatter", [f"past_key_values.{i}.{part}", t,
+                                       "cache_position"], axis=2)
+            else:
+                b.op("Concat", [f"past_key_values.{i}.{part}", t], axis=2)
             return b.named(f"present.{i}.{part}")
 
         q = heads_of(q, heads)
@@ -580,20 +621,25 @@ def build_model(cfg, precision, attention, weights, qparams=None,
         bdim, sdim = "batch_size", "sequence_length"
         inputs = [helper.make_tensor_value_info(ids, TensorProto.INT64,
                                                 [bdim, sdim]),
-                  helper.make_tensor_value_info(mask, TensorProto.INT64,
-                                                [bdim, PRESENT_DIM])]
+                  helper.make_tensor_value_info(
+                      mask, TensorProto.INT64,
+                      [bdim, STATIC_DIM if static else PRESENT_DIM])]
+        if static:
+            inputs.append(helper.make_tensor_value_info(
+                "cache_position", TensorProto.INT64, [bdim]))
         outputs = [helper.make_tensor_value_info(
             "logits", TensorProto.FLOAT, [bdim, sdim, cfg["vocab"]])]
         for past, present, dtype, pdims, odims in cache_inputs(
-                cfg, precision, attention):
+                cfg, precision, attention, static):
             inputs.append(helper.make_tensor_value_info(past, dtype, pdims))
             outputs.append(helper.make_tensor_value_info(present, dtype,
                                                          odims))
     graph = helper.make_graph(b.nodes, name, inputs, outputs, b.inits)
     model = helper.make_model(
         graph, producer_name="kiln-seed-variants",
-        opset_imports=[helper.make_opsetid("", OPSET)],
-        ir_version=IR_VERSION)
+        opset_imports=[helper.make_opsetid(
+            "", STATIC_OPSET if static else OPSET)],
+        ir_version=STATIC_IR_VERSION if static else IR_VERSION)
     onnx.checker.check_model(model)
     return model
 
@@ -670,30 +716,33 @@ def parse_list(value, allowed, what):
 
 
 def write_decoder(args, cfg, weights, attention, precision, qparams,
-                  qdq_outputs):
-    """Writes the decoder form of one variant, its reference generation
-    (greedy ids of seed_reference.greedy_generate for a seeded prompt) and
-    returns its manifest entry."""
+                  qdq_outputs, static=False):
+    """Writes the decoder form of one variant (`static`: the static-cache
+    form, decoder-static), its reference generation (greedy ids of
+    seed_reference.greedy_generate for a seeded prompt) and returns its
+    manifest entry."""
     start = time.time()
-    name = f"{attention}_{precision}_decoder"
+    form = "decoder-static" if static else "decoder"
+    name = f"{attention}_{precision}_" + form.replace("-", "_")
     model = build_model(cfg, precision, attention, weights, qparams,
                         args.act_type, True, "cumsum", name, qdq_outputs,
-                        decoder=True)
+                        decoder=True, static=static)
     path = os.path.join(args.out, f"{name}.onnx")
     onnx.save(model, path)
     state = [{"input": past, "output": present,
               "dtype": "float16" if dtype == TensorProto.FLOAT16 else
               "float32", "dims": pdims}
              for past, present, dtype, pdims, _ in cache_inputs(
-                 cfg, precision, attention)]
+                 cfg, precision, attention, static)]
     entry = {
-        "name": name, "form": "decoder",
+        "name": name, "form": form,
         "role": ROLES[(attention, precision)], "attention": attention,
         "precision": precision, "file": f"{name}.onnx",
         "nodes": len(model.graph.node),
         "weight_bytes": int(sum(numpy_helper.to_array(t).nbytes
                                 for t in model.graph.initializer)),
-        "state": state, "baseline": f"{attention}_fp32_decoder",
+        "state": state,
+        "baseline": f"{attention}_fp32_" + form.replace("-", "_"),
     }
     if precision == "int8":
         entry["act_type"] = args.act_type
@@ -712,7 +761,7 @@ def write_decoder(args, cfg, weights, attention, precision, qparams,
                                   args.act_type, qdq_outputs)
         np.save(os.path.join(gen, "ids.npy"), ids)
         entry["generation"]["reference"] = f"{name}/generation/ids.npy"
-    print(f"{name} ({entry['role']}, decoder): {entry['nodes']} nodes, "
+    print(f"{name} ({entry['role']}, {form}): {entry['nodes']} nodes, "
           f"{entry['weight_bytes'] / 2**20:.1f} MiB -> {path} "
           f"({time.time() - start:.1f} s)")
     return entry
@@ -749,8 +798,11 @@ def main(argv=None):
     parser.add_argument("--form", default="full",
                         help="full (one forward pass over a sequence), "
                         "decoder (optimum's decoder with a KV cache or a "
-                        "linear-attention state, for generation) or both, "
-                        "comma-separated")
+                        "linear-attention state, for generation), "
+                        "decoder-static (softmax only: ONNX Runtime "
+                        "GenAI's static cache [batch, kv_heads, max_len, "
+                        "head_dim] written in place by TensorScatter, "
+                        "opset 24), comma-separated")
     parser.add_argument("--prompt-len", type=int, default=32,
                         help="decoder form: the reference generation's "
                         "prompt length")
@@ -781,7 +833,8 @@ def main(argv=None):
                             "attention")
     precisions = parse_list(args.precision, ["fp32", "fp16", "int8"],
                             "precision")
-    forms = parse_list(args.form, ["full", "decoder"], "form")
+    forms = parse_list(args.form, ["full", "decoder", "decoder-static"],
+                       "form")
     if "decoder" in forms and args.linear_form != "cumsum":
         parser.error("--form decoder needs --linear-form cumsum")
     os.makedirs(args.out, exist_ok=True)
@@ -826,6 +879,10 @@ def main(argv=None):
                 manifest["variants"].append(write_decoder(
                     args, cfg, weights, attention, precision, qparams,
                     qdq_outputs))
+            if "decoder-static" in forms and attention == "softmax":
+                manifest["variants"].append(write_decoder(
+                    args, cfg, weights, attention, precision, qparams,
+                    qdq_outputs, static=True))
             if "full" not in forms:
                 continue
             name = f"{attention}_{precision}"

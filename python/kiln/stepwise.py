@@ -21,7 +21,14 @@ The decoder's signature (docs/generation.md):
 
 Before the prompt a state input is zeros, with every symbolic dim other
 than the batch 0 (an empty KV cache; a recurrent state keeps its static
-size)."""
+size).
+
+A decoder with the input ``cache_position`` int64 [batch] has a static
+cache (ONNX Runtime GenAI's shared buffer, ``--form decoder-static``):
+every symbolic dim of its state other than the batch is the cache length
+``max_length`` (prompt + new tokens), ``attention_mask`` is [batch,
+max_length] (1 for the real tokens so far), ``cache_position`` the column of
+the step's first token, and each step's present is the next step's past."""
 
 import time
 from typing import Any, Dict, List, Optional, Sequence
@@ -55,10 +62,12 @@ class Signature:
             raise ValueError("not a decoder: no output 'logits'")
         self.has_mask = "attention_mask" in by_name
         self.has_positions = "position_ids" in by_name
+        self.static = "cache_position" in by_name
         self.batch_dim = by_name["input_ids"].shape[0]
         self.state = []  # (input NodeArg, output name)
         for i in inputs:
-            if i.name in ("input_ids", "attention_mask", "position_ids"):
+            if i.name in ("input_ids", "attention_mask", "position_ids",
+                          "cache_position"):
                 continue
             if not i.name.startswith("past"):
                 raise ValueError(f"input '{i.name}' is neither a token "
@@ -69,11 +78,14 @@ class Signature:
                                  f"'{out}'")
             self.state.append((i, out))
 
-    def empty_state(self, batch: int) -> Dict[str, np.ndarray]:
+    def empty_state(self, batch: int,
+                    length: int = 0) -> Dict[str, np.ndarray]:
+        """Zeros; `length` for the symbolic dims other than the batch (0:
+        an empty growing cache; a static cache's length)."""
         feeds = {}
         for arg, _ in self.state:
             dims = [batch if (d == self.batch_dim and k == 0) else
-                    (d if isinstance(d, int) else 0)
+                    (d if isinstance(d, int) else length)
                     for k, d in enumerate(arg.shape)]
             dtype = _DTYPES.get(arg.type)
             if dtype is None:
@@ -107,7 +119,9 @@ def generate(session: Any, prompts: Sequence[Sequence[int]],
     sig = Signature(session.get_inputs(), session.get_outputs())
     ids, mask = left_pad(prompts, pad_id)
     batch = ids.shape[0]
-    state = sig.empty_state(batch)
+    written = ids.shape[1]  # static cache: the columns written so far
+    capacity = written + max_new_tokens
+    state = sig.empty_state(batch, capacity if sig.static else 0)
     names = ["logits"] + [out for _, out in sig.state]
     stops = set(int(s) for s in stop_ids)
     tokens: List[List[int]] = [[] for _ in range(batch)]
@@ -117,7 +131,12 @@ def generate(session: Any, prompts: Sequence[Sequence[int]],
     step_ids = ids
     for _ in range(max_new_tokens):
         feeds = {"input_ids": step_ids}
-        if sig.has_mask:
+        if sig.static:
+            feeds["cache_position"] = np.full(
+                batch, written - step_ids.shape[1], np.int64)
+            feeds["attention_mask"] = np.pad(
+                mask, ((0, 0), (0, capacity - mask.shape[1])))
+        elif sig.has_mask:
             feeds["attention_mask"] = mask
         if sig.has_positions:
             pos = np.maximum(np.cumsum(mask, axis=1) - 1, 0)
@@ -135,6 +154,7 @@ def generate(session: Any, prompts: Sequence[Sequence[int]],
         if done.all():
             break
         step_ids = nxt[:, None]
+        written += 1
         mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], axis=1)
     return {"tokens": tokens, "ttft": times[0] if times else None,
             "token_times": times}
