@@ -11,7 +11,20 @@
 # is SmolLM2-135M's (30 layers, d 576, 9 query / 3 KV heads of 64, FFN 1536,
 # vocab 49152); --layers 2 gives the small one the tests use.
 #
-# Two graphs, static shapes:
+# Three graphs:
+#   --mode generation: Hugging Face optimum's decoder with a KV cache, every
+#                   axis that changes dynamic (docs/generation.md): input_ids
+#                   [batch_size, sequence_length], attention_mask
+#                   [batch_size, past_sequence_length + sequence_length],
+#                   position_ids [batch_size, sequence_length] (the rotary
+#                   tables gathered at them), past_key_values.<i>.key/value
+#                   [batch_size, kv_heads, past_sequence_length, head_dim]
+#                   -> logits, present.<i>.key/value; the causal mask from
+#                   the positions (key position = cumsum(mask) - 1 <= query
+#                   position, under the attention mask), as optimum exports
+#                   it, with --genai DIR a genai_config.json for
+#                   onnxruntime-genai beside a link to the model
+#   static shapes:
 #   --mode prefill: input_ids [1, seq] -> logits [1, seq, vocab]
 #   --mode decode:  input_ids [1, 1], past_key_<i>/past_value_<i>
 #                   [1, kv_heads, past, head_dim] -> logits [1, 1, vocab],
@@ -148,12 +161,122 @@ class Decoder(nn.Module):
         return (logits, *presents) if past else logits
 
 
+MAX_POSITIONS = 8192
+
+
+class GenerationDecoder(nn.Module):
+    """The decoder in optimum's form: positions and the attention mask are
+    inputs, the cache grows by Concat."""
+
+    def __init__(self, decoder):
+        super().__init__()
+        self.decoder = decoder
+        hd = decoder.head_dim
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        angles = torch.outer(torch.arange(MAX_POSITIONS).float(), inv)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos_table", angles.cos())
+        self.register_buffer("sin_table", angles.sin())
+
+    def forward(self, ids, attention_mask, position_ids, *past):
+        cos = self.cos_table[position_ids].unsqueeze(1)  # [b, 1, t, hd]
+        sin = self.sin_table[position_ids].unsqueeze(1)
+        keys = torch.cumsum(attention_mask, dim=1) - 1   # [b, T]
+        keep = (keys[:, None, None, :] <= position_ids[:, None, :, None]) & \
+            (attention_mask[:, None, None, :] > 0)
+        mask = torch.where(keep, torch.zeros(()),
+                           torch.full((), torch.finfo(torch.float32).min))
+        d = self.decoder
+        x = d.embed(ids)
+        presents = []
+        for i, block in enumerate(d.blocks):
+            x, present = block(x, cos, sin, mask, past[2 * i],
+                               past[2 * i + 1])
+            presents.extend(present)
+        return (d.lm_head(d.norm(x)), *presents)
+
+
+def genai_config(folder, model_path, args):
+    """onnxruntime-genai's config for the generation graph (a Llama)."""
+    import json
+    os.makedirs(folder, exist_ok=True)
+    link = os.path.join(folder, "model.onnx")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.abspath(model_path), link)
+    for side in (model_path + ".data",):
+        if os.path.exists(side):
+            target = os.path.join(folder, os.path.basename(side))
+            if not os.path.lexists(target):
+                os.symlink(os.path.abspath(side), target)
+    config = {
+        "model": {
+            "type": "llama", "bos_token_id": 0,
+            "eos_token_id": args.vocab - 1, "pad_token_id": 0,
+            "vocab_size": args.vocab, "context_length": MAX_POSITIONS,
+            "decoder": {
+                "filename": "model.onnx",
+                "head_size": args.dim // args.heads,
+                "hidden_size": args.dim, "num_attention_heads": args.heads,
+                "num_key_value_heads": args.kv_heads,
+                "num_hidden_layers": args.layers,
+                "session_options": {"intra_op_num_threads": 2,
+                                    "provider_options": []},
+                "inputs": {"input_ids": "input_ids",
+                           "attention_mask": "attention_mask",
+                           "position_ids": "position_ids",
+                           "past_key_names": "past_key_values.%d.key",
+                           "past_value_names": "past_key_values.%d.value"},
+                "outputs": {"logits": "logits",
+                            "present_key_names": "present.%d.key",
+                            "present_value_names": "present.%d.value"}}},
+        "search": {"max_length": MAX_POSITIONS, "do_sample": False,
+                   "num_beams": 1, "past_present_share_buffer": False}}
+    with open(os.path.join(folder, "genai_config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+
+
+def export_generation(model, args):
+    wrapper = GenerationDecoder(model).eval()
+    gen = torch.Generator().manual_seed(SEED + 1)
+    head_dim = args.dim // args.heads
+    ids = torch.randint(0, args.vocab, (1, 3), generator=gen)
+    mask = torch.ones(1, 5, dtype=torch.int64)
+    positions = torch.tensor([[2, 3, 4]])
+    inputs = [ids, mask, positions]
+    names = ["input_ids", "attention_mask", "position_ids"]
+    outputs = ["logits"]
+    axes = {"input_ids": {0: "batch_size", 1: "sequence_length"},
+            "attention_mask": {0: "batch_size",
+                               1: "past_sequence_length + sequence_length"},
+            "position_ids": {0: "batch_size", 1: "sequence_length"},
+            "logits": {0: "batch_size", 1: "sequence_length"}}
+    for i in range(args.layers):
+        for kind in ("key", "value"):
+            inputs.append(torch.randn(1, args.kv_heads, 2, head_dim,
+                                      generator=gen))
+            names.append(f"past_key_values.{i}.{kind}")
+            outputs.append(f"present.{i}.{kind}")
+            axes[names[-1]] = {0: "batch_size", 2: "past_sequence_length"}
+            axes[outputs[-1]] = {
+                0: "batch_size",
+                2: "past_sequence_length + sequence_length"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(wrapper, tuple(inputs), args.output,
+                          opset_version=OPSET, input_names=names,
+                          output_names=outputs, dynamic_axes=axes,
+                          do_constant_folding=args.torch_folding)
+    if args.genai:
+        genai_config(args.genai, args.output, args)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="Export a Llama-style decoder with a tied LM head")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--layers", type=int, default=30)
-    parser.add_argument("--mode", choices=["prefill", "decode"],
+    parser.add_argument("--mode", choices=["prefill", "decode", "generation"],
                         default="prefill")
     parser.add_argument("--seq", type=int, default=32,
                         help="tokens of the prefill")
@@ -165,6 +288,9 @@ def main():
     parser.add_argument("--kv-heads", type=int, default=3)
     parser.add_argument("--ffn", type=int, default=1536)
     parser.add_argument("--data", help="folder for inputs and torch outputs")
+    parser.add_argument("--genai", help="--mode generation: a folder for "
+                        "onnxruntime-genai (genai_config.json, a link to "
+                        "the model)")
     parser.add_argument("--torch-folding", action="store_true",
                         help="let the exporter fold constants (it then "
                         "stores E^T as a second initializer)")
@@ -173,6 +299,9 @@ def main():
     torch.manual_seed(SEED)
     model = Decoder(args.layers, args.vocab, args.dim, args.heads,
                     args.kv_heads, args.ffn).eval()
+    if args.mode == "generation":
+        export_generation(model, args)
+        return
     gen = torch.Generator().manual_seed(SEED + 1)
     head_dim = args.dim // args.heads
     if args.mode == "prefill":

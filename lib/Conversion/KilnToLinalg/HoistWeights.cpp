@@ -129,8 +129,9 @@ bool readsTransposed(OpOperand &use) {
   return false;
 }
 
-/// Whether `use` is a Gather of whole rows (axis 0) of a 2-D constant with a
-/// static result: it can read the rows as the columns of the transpose.
+/// Whether `use` is a Gather of whole rows (axis 0) of a 2-D constant: it
+/// can read the rows as the columns of the transpose (the indices' dims may
+/// be symbolic: a decoder's [batch, seq] token ids).
 bool gathersRows(OpOperand &use) {
   auto gather = dyn_cast<kiln::GatherOp>(use.getOwner());
   if (!gather || use.getOperandNumber() != 0)
@@ -138,7 +139,8 @@ bool gathersRows(OpOperand &use) {
   auto type = dyn_cast<RankedTensorType>(use.get().getType());
   auto result = dyn_cast<RankedTensorType>(gather.getType());
   int64_t axis = static_cast<int64_t>(gather.getAxis());
-  return type && type.getRank() == 2 && result && result.hasStaticShape() &&
+  return type && type.getRank() == 2 && result &&
+         !result.isDynamicDim(result.getRank() - 1) &&
          (axis == 0 || axis == -2);
 }
 

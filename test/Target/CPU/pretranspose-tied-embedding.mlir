@@ -67,3 +67,26 @@ func.func @main(%ids: tensor<1x2xi64> {kiln.name = "ids"}) -> tensor<1x2x4xf32> 
   %logits = kiln.matmul %x, %et : (tensor<1x2x3xf32>, tensor<3x4xf32>) -> tensor<1x2x4xf32>
   return %logits : tensor<1x2x4xf32>
 }
+
+// -----
+
+// The decoder as exported for generation: token ids [batch, seq] with
+// symbolic dims (a real torch.onnx export of a Llama with a tied head spent
+// 91% of a decode step transposing E before this held for dynamic dims).
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %arg1: tensor<3x4xf32> {kiln.weight = "embed.T"
+// CHECK: kiln.gather %arg1, %arg0 {axis = 1 : i64} : (tensor<3x4xf32>, tensor<?x?xi64>) -> tensor<3x?x?xf32>
+// CHECK: kiln.transpose %{{.+}} {perm = array<i64: 1, 2, 0>} : (tensor<3x?x?xf32>) -> tensor<?x?x3xf32>
+// CHECK-NOT: kiln.transpose %arg1
+// CHECK: kiln.matmul %{{.+}}, %arg1 : (tensor<?x?x3xf32>, tensor<3x4xf32>) -> tensor<?x?x4xf32>
+// LINALG-LABEL: func.func @main(
+// LINALG: %[[E:.+]] = arith.constant dense_resource<weight.T> : tensor<3x4xf32>
+// LINALG-NOT: linalg.transpose ins(%[[E]]
+// LINALG: linalg.matmul ins(%{{.+}}, %[[E]] : tensor<?x3xf32>, tensor<3x4xf32>)
+func.func @main(%ids: tensor<?x?xi64> {kiln.name = "ids", kiln.dims = ["batch", "seq"]}) -> tensor<?x?x4xf32> {
+  %e = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]> : tensor<4x3xf32> loc("embed")
+  %x = kiln.gather %e, %ids : (tensor<4x3xf32>, tensor<?x?xi64>) -> tensor<?x?x3xf32>
+  %et = kiln.transpose %e {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %logits = kiln.matmul %x, %et : (tensor<?x?x3xf32>, tensor<3x4xf32>) -> tensor<?x?x4xf32>
+  return %logits : tensor<?x?x4xf32>
+}
