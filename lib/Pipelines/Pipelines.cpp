@@ -132,6 +132,10 @@ static void buildPipeline(OpPassManager &pm,
   b.add(createKilnFuseLinearAttention());
   b.add(createKilnFuseNormalization());
   b.add(createKilnFuseActivations());
+  // GQA that kiln-fuse-attention left (dynamic shapes): its matmuls read the
+  // KV heads instead of repeat_kv's copies. Before the layout pass, which
+  // folds the transpose of K into the matmul.
+  b.add(createKilnFoldRepeatKV());
   KilnOptimizeLayoutOptions layout;
   layout.preferNHWC = options.preferNHWC || options.optLevel >= 3;
   layout.matmulWeightLayout = options.matmulWeightLayout;
@@ -151,6 +155,9 @@ static void buildPipeline(OpPassManager &pm,
   b.cleanup();
   if (options.decomposeFused) {
     b.add(createKilnDecomposeFused());
+    // kiln.attention decomposes into repeat_kv (Unsqueeze/Expand/Reshape):
+    // fold it as above.
+    b.add(createKilnFoldRepeatKV());
     // A channels-last convolution decomposes into Transpose, Conv (NCHW),
     // Transpose: between two convolutions the pair meets again through the
     // epilogue (Relu, the residual Add) and cancels, and the weights'

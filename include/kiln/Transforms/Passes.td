@@ -141,6 +141,25 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFoldRepeatKV : Pass<"kiln-fold-repeat-kv", "mlir::func::FuncOp"> {
+  let summary = "Grouped-query attention's matmuls over the KV heads, without repeat_kv";
+  let description = [{
+    Rewrites `MatMul(q [B, H, S, D], Transpose(repeat_kv(k)))` and
+    `MatMul(p [B, H, S, T], repeat_kv(v))`, where repeat_kv is
+    `Reshape(Expand(Unsqueeze(x [B, KV, T, D], 2)))` with query head h
+    reading KV head h / rep (H = KV·rep), into a matmul over the KV heads:
+    q reshaped to [B, KV, rep·S, D] times Kᵀ [B, KV, D, T] (or p times V),
+    reshaped back to [B, H, S, ·]. K and V are no longer copied once per
+    query head. The transpose may come before or after the repetition, the
+    matmul may be a `kiln.fused_matmul` without a residual, and B, S and T
+    may be symbolic (the new shapes are constants with 0 and -1). See
+    docs/passes/kiln-fold-repeat-kv.md.
+
+    Statistics: `matmuls-grouped`, `repeats-erased`.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseRotaryEmbedding
     : Pass<"kiln-fuse-rotary-embedding", "mlir::func::FuncOp"> {
   let summary = "x·cos + rotate_half(x)·sin into kiln.rotary_embedding";
