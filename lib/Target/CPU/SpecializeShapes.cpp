@@ -339,14 +339,17 @@ bool isTiledOp(linalg::LinalgOp op) {
   return op.getNumLoops() >= 3 && linalg::isaContractionOpInterface(op);
 }
 
-/// The all-parallel op that writes `op`'s init for `op` alone without
-/// reading it (a zero fill, a bias broadcast): copied with each static
-/// copy, so that the tile pass fuses it as it does for static shapes.
+/// The all-parallel op that writes `op`'s init without reading it (a zero
+/// fill, a bias broadcast): cloned into each static copy, so that the tile
+/// pass fuses it as it does for static shapes. (It may have other users:
+/// CSE merges the zero fills of two matmuls of the same shape, e.g. the K
+/// and V projections; a cast of the shared fill left it a kernel of its own
+/// in front of the static copy.)
 linalg::LinalgOp initProducer(linalg::LinalgOp op) {
   auto producer =
       op.getDpsInitOperand(0)->get().getDefiningOp<linalg::LinalgOp>();
   if (!producer || !producer.hasPureTensorSemantics() ||
-      !producer->hasOneUse() || producer.getNumDpsInits() != 1 ||
+      producer.getNumDpsInits() != 1 ||
       producer->getNumResults() != 1 ||
       producer.getNumLoops() != producer.getNumParallelLoops() ||
       !producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
@@ -453,7 +456,7 @@ struct SpecializeShapesPass
           if (!dim || dim.getPosition() != i)
             continue;
           Value tensor = operand.get();
-          // (The init's producer moves: its own init has the same dims.)
+          // (The init's producer may move: its own init has the same dims.)
           if (producer && op.isDpsInit(&operand))
             tensor = producer.getDpsInitOperand(0)->get();
           if (std::optional<SizeRange> range = hints.dimOf(tensor, r))
@@ -538,16 +541,42 @@ struct SpecializeShapesPass
       }
       rewriter.createBlock(&switchOp.getDefaultRegion());
       auto yield = scf::YieldOp::create(rewriter, loc, op->getResult(0));
-      // The dynamic init too, when nothing else uses it: a static copy
-      // allocates nothing for it.
-      OpOperand *init = producer ? producer.getDpsInitOperand(0)
-                                 : op.getDpsInitOperand(0);
-      if (auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
-          empty && empty->hasOneUse())
-        rewriter.moveOpBefore(empty, yield);
-      if (producer)
+      // The dynamic init and its producer go with the op: moved when nothing
+      // else uses them (a static copy computes and allocates nothing for
+      // them), else copied. A destination shared with an op outside the
+      // switch (the K and V projections' merged fill and tensor.empty)
+      // was bufferized in place for both: the second matmul overwrote the
+      // first one's result.
+      rewriter.setInsertionPoint(yield);
+      // (Right before its user, which is in the default branch by then.)
+      auto privateEmpty = [&](OpOperand *use) {
+        auto empty = use->get().getDefiningOp<tensor::EmptyOp>();
+        if (!empty)
+          return;
+        if (empty->hasOneUse()) {
+          rewriter.moveOpBefore(empty, use->getOwner());
+          return;
+        }
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(use->getOwner());
+        Operation *copy = rewriter.clone(*empty);
+        rewriter.modifyOpInPlace(use->getOwner(),
+                                 [&] { use->set(copy->getResult(0)); });
+      };
+      if (producer && producer->hasOneUse()) {
         rewriter.moveOpBefore(producer.getOperation(), yield);
-      rewriter.moveOpBefore(op.getOperation(), yield);
+        privateEmpty(producer.getDpsInitOperand(0));
+        rewriter.moveOpBefore(op.getOperation(), yield);
+      } else if (producer) {
+        Operation *copy = rewriter.clone(*producer.getOperation());
+        OpOperand *init = op.getDpsInitOperand(0);
+        rewriter.modifyOpInPlace(op, [&] { init->set(copy->getResult(0)); });
+        privateEmpty(&cast<linalg::LinalgOp>(copy).getDpsInitsMutable()[0]);
+        rewriter.moveOpBefore(op.getOperation(), yield);
+      } else {
+        rewriter.moveOpBefore(op.getOperation(), yield);
+        privateEmpty(op.getDpsInitOperand(0));
+      }
       rewriter.replaceAllUsesExcept(op->getResult(0), switchOp.getResult(0),
                                     yield);
     }

@@ -217,3 +217,50 @@ func.func @returned(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (s0
   return %r : tensor<?x512xf32>
 }
 }
+
+// -----
+
+// Two matmuls of one shape share their zero fill (CSE merges them, as for
+// attention's K and V projections): each static copy gets its own fill,
+// which the tile pass fuses, and so does each dynamic default, with its own
+// tensor.empty: a destination shared across the switches was bufferized in
+// place for both matmuls (the second overwrote the first one's result).
+// CHECK-LABEL: func.func @shared_fill
+//  CHECK-SAME:   (%[[A:.+]]: tensor<?x256xf32> {{.*}}, %[[WK:.+]]: tensor<256x64xf32>, %[[WV:.+]]: tensor<256x64xf32>)
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[K:.+]] = scf.index_switch
+//  CHECK-NEXT:   case 4 {
+//  CHECK-NEXT:     tensor.empty() : tensor<4x64xf32>
+//  CHECK-NEXT:     linalg.fill {{.*}} -> tensor<4x64xf32>
+//       CHECK:   default {
+//  CHECK-NEXT:     %[[EK:.+]] = tensor.empty(%{{.+}}) : tensor<?x64xf32>
+//  CHECK-NEXT:     %[[FK:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EK]] : tensor<?x64xf32>)
+//  CHECK-NEXT:     linalg.matmul ins(%[[A]], %[[WK]] : {{.*}}) outs(%[[FK]] : tensor<?x64xf32>)
+//       CHECK:   %[[V:.+]] = scf.index_switch
+//  CHECK-NEXT:   case 4 {
+//  CHECK-NEXT:     tensor.empty() : tensor<4x64xf32>
+//  CHECK-NEXT:     linalg.fill {{.*}} -> tensor<4x64xf32>
+//       CHECK:   default {
+//  CHECK-NEXT:     %[[EV:.+]] = tensor.empty(%{{.+}}) : tensor<?x64xf32>
+//  CHECK-NEXT:     %[[FV:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EV]] : tensor<?x64xf32>)
+//  CHECK-NEXT:     linalg.matmul ins(%[[A]], %[[WV]] : {{.*}}) outs(%[[FV]] : tensor<?x64xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[K]], %[[V]] : tensor<?x64xf32>, tensor<?x64xf32>)
+// TILED-LABEL: func.func @shared_fill
+//   TILED-NOT:   linalg.fill
+module attributes {kiln.symbols = ["m"], kiln.shape_hints = {m = array<i64: 1, 4, 64>}} {
+func.func @shared_fill(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (s0, 256)>}, %wk: tensor<256x64xf32>, %wv: tensor<256x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x256xf32>
+  %e = tensor.empty(%m) : tensor<?x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %k = linalg.matmul ins(%a, %wk : tensor<?x256xf32>, tensor<256x64xf32>) outs(%f : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %v = linalg.matmul ins(%a, %wv : tensor<?x256xf32>, tensor<256x64xf32>) outs(%f : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%k, %v : tensor<?x64xf32>, tensor<?x64xf32>) outs(%k : tensor<?x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %sum : tensor<?x64xf32>
+}
+}
