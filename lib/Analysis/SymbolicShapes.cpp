@@ -28,9 +28,9 @@ constexpr int64_t kMaxTrackedElements = 64;
 
 /// Ops whose result follows their operands elementwise, with ONNX
 /// (right-aligned) broadcasting, or whose result keeps the dims of their
-/// first operand (normalizations, softmax, casts, attention's output): a
-/// dynamic result dim is the first operand dim aligned with it that is not
-/// a constant.
+/// first operand (normalizations, softmax, casts, attention's output, the
+/// cache TensorScatter writes into): a dynamic result dim is the first
+/// operand dim aligned with it that is not a constant.
 const llvm::StringSet<> &elementwiseLike() {
   static const llvm::StringSet<> names = {
       "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
@@ -50,7 +50,7 @@ const llvm::StringSet<> &elementwiseLike() {
       "kiln.global_lp_pool", "kiln.global_average_pool_nhwc",
       "kiln.attention", "kiln.linear_attention", "kiln.quantize_linear",
       "kiln.dequantize_linear", "kiln.dynamic_quantize_linear",
-      "kiln.fake_quant", "kiln.swiglu",
+      "kiln.fake_quant", "kiln.swiglu", "kiln.tensor_scatter",
       "kiln.silu", "kiln.gelu"};
   return names;
 }

@@ -45,8 +45,8 @@ std::optional<KernelCategory> categoryOfKilnOp(llvm::StringRef name) {
       .Cases({"reshape", "flatten", "squeeze", "unsqueeze", "transpose",
               "expand", "tile", "concat", "split", "slice", "gather",
               "gather_elements", "gather_nd", "scatter_elements",
-              "scatter_nd", "pad", "depth_to_space", "space_to_depth",
-              "reverse_sequence", "identity", "dropout"},
+              "scatter_nd", "tensor_scatter", "pad", "depth_to_space",
+              "space_to_depth", "reverse_sequence", "identity", "dropout"},
              KernelCategory::Copy)
       .Cases({"constant_of_shape", "range", "eye_like", "one_hot", "shape",
               "size", "non_zero"},

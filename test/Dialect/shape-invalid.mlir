@@ -412,3 +412,41 @@ func.func @top_k_too_large(%x: tensor<2x4xf32>) {
   %y:2 = kiln.top_k %x, %k : (tensor<2x4xf32>, tensor<1xi64>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
   return
 }
+
+// -----
+
+func.func @tensor_scatter_update_shape(%p: tensor<2x2x8x4xf32>, %u: tensor<2x3x1x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{update and past_cache outside the axis: dimension 1 is 2 in one and 3 in the other}}
+  %y = kiln.tensor_scatter %p, %u, %i {axis = 2 : i64} : (tensor<2x2x8x4xf32>, tensor<2x3x1x4xf32>, tensor<2xi64>) -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_scatter_batch_axis(%p: tensor<2x8xf32>, %u: tensor<1x8xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis is the batch dim 0}}
+  %y = kiln.tensor_scatter %p, %u, %none {axis = 0 : i64} : (tensor<2x8xf32>, tensor<1x8xf32>, none) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_scatter_mode(%p: tensor<2x8xf32>, %u: tensor<2x1xf32>) {
+  %none = kiln.none
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{mode "ring" is not one of linear, circular}}
+  %y = kiln.tensor_scatter %p, %u, %none {axis = 1 : i64, mode = "ring"} : (tensor<2x8xf32>, tensor<2x1xf32>, none) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_scatter_indices(%p: tensor<2x8xf32>, %u: tensor<2x1xf32>, %i: tensor<3xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{write_indices and the batch: dimension 0 is 3 in one and 2 in the other}}
+  %y = kiln.tensor_scatter %p, %u, %i {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x1xf32>, tensor<3xi64>) -> tensor<2x8xf32>
+  return
+}

@@ -732,6 +732,47 @@ LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *ctx, std::optional<Loca
   return success();
 }
 
+LogicalResult TensorScatterOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, Adaptor raw,
+    SmallVectorImpl<Type> &results) {
+  Adaptor adaptor = withDefaults<TensorScatterOp>(ctx, raw);
+  RankedTensorType past = typeOf(adaptor.getPastCache());
+  RankedTensorType update = typeOf(adaptor.getUpdate());
+  StringRef mode = adaptor.getMode();
+  if (mode != "linear" && mode != "circular")
+    return emitOptionalError(loc, "mode \"", mode,
+                             "\" is not one of linear, circular");
+  if (past.getRank() < 2)
+    return emitOptionalError(loc, "past_cache needs rank >= 2, got ", past);
+  FailureOr<int64_t> axis = normalizeAxis(
+      loc, static_cast<int64_t>(adaptor.getAxis()), past.getRank());
+  if (failed(axis))
+    return failure();
+  if (*axis == 0)
+    return emitOptionalError(loc, "axis is the batch dim 0");
+  if (update.getElementType() != past.getElementType())
+    return emitOptionalError(loc, "update has element type ",
+                             update.getElementType(), ", past_cache has ",
+                             past.getElementType());
+  SmallVector<int64_t> expected(past.getShape());
+  expected[*axis] = update.getDimSize(*axis);
+  if (failed(checkSameShape(loc, expected, update.getShape(),
+                            "update and past_cache outside the axis")))
+    return failure();
+  if (!isNone(adaptor.getWriteIndices())) {
+    RankedTensorType indices = typeOf(adaptor.getWriteIndices());
+    if (indices.getRank() != 1)
+      return emitOptionalError(loc, "write_indices must be [batch], got ",
+                               indices);
+    if (failed(checkSameShape(loc, indices.getShape(),
+                              past.getShape().take_front(1),
+                              "write_indices and the batch")))
+      return failure();
+  }
+  results.push_back(past);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Generators
 //===----------------------------------------------------------------------===//

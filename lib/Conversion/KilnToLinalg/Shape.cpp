@@ -861,6 +861,107 @@ struct ScatterNDLowering : OpConversionPattern<kiln::ScatterNDOp> {
   }
 };
 
+/// TensorScatter: a loop over the batch entries carrying the cache, each
+/// iteration a tensor.insert_slice of the entry's update rows at its write
+/// index (circular: one row at a time, at the index modulo the cache
+/// length). The loop's init is the past cache itself, so bufferization
+/// writes the rows into its buffer: in place when nothing reads the old
+/// cache afterwards (a decoder's static cache, whose present then shares
+/// past's buffer), into a copy otherwise. A linear write that does not fit
+/// (index < 0 or index + rows > cache length, which ONNX leaves undefined)
+/// writes nothing rather than outside the buffer.
+struct TensorScatterLowering : OpConversionPattern<kiln::TensorScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::TensorScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value past = adaptor.getPastCache(), update = adaptor.getUpdate();
+    auto pastType = cast<RankedTensorType>(past.getType());
+    int64_t rank = pastType.getRank();
+    int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+    bool circular = op.getMode() == "circular";
+    Value indices = adaptor.getWriteIndices();
+    if (isa<NoneType>(indices.getType()))
+      indices = Value();
+    Location loc = op.getLoc();
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value batch = tensor::DimOp::create(rewriter, loc, past, 0);
+    Value cacheLength = tensor::DimOp::create(rewriter, loc, past, axis);
+    Value rows = tensor::DimOp::create(rewriter, loc, update, axis);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, batch, one, ValueRange{past},
+        [&](OpBuilder &b, Location l, Value entry, ValueRange carried) {
+          Value cache = carried.front();
+          Value start = zero;
+          if (indices)
+            start = arith::IndexCastOp::create(
+                b, l, b.getIndexType(),
+                tensor::ExtractOp::create(b, l, indices, ValueRange{entry}));
+          // The entry's rows [1, d1, ..., rows, ...] of the update.
+          SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+          SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+          offsets[0] = entry;
+          sizes.push_back(b.getIndexAttr(1));
+          for (int64_t d = 1; d < rank; ++d)
+            sizes.push_back(tensor::getMixedSize(b, l, update, d));
+          if (!circular) {
+            Value slice = tensor::ExtractSliceOp::create(b, l, update, offsets,
+                                                         sizes, strides);
+            Value end = arith::AddIOp::create(b, l, start, rows);
+            Value fits = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, start,
+                                      zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, end,
+                                      cacheLength));
+            auto written = scf::IfOp::create(
+                b, l, fits,
+                [&](OpBuilder &tb, Location tl) {
+                  SmallVector<OpFoldResult> at(offsets);
+                  at[axis] = start;
+                  Value inserted = tensor::InsertSliceOp::create(
+                      tb, tl, slice, cache, at, sizes, strides);
+                  scf::YieldOp::create(tb, tl, inserted);
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(eb, el, cache);
+                });
+            scf::YieldOp::create(b, l, written.getResult(0));
+            return;
+          }
+          // Circular: row r goes to (start + r) mod length (no row when the
+          // cache is empty).
+          Value nonEmpty = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::sgt, cacheLength, zero);
+          Value count = arith::SelectOp::create(b, l, nonEmpty, rows, zero);
+          auto inner = scf::ForOp::create(
+              b, l, zero, count, one, ValueRange{cache},
+              [&](OpBuilder &ib, Location il, Value row, ValueRange c) {
+                SmallVector<OpFoldResult> from(offsets), rowSizes(sizes);
+                from[axis] = row;
+                rowSizes[axis] = ib.getIndexAttr(1);
+                Value slice = tensor::ExtractSliceOp::create(
+                    ib, il, update, from, rowSizes, strides);
+                Value pos = arith::RemSIOp::create(
+                    ib, il, arith::AddIOp::create(ib, il, start, row),
+                    cacheLength);
+                pos = arith::RemSIOp::create(
+                    ib, il, arith::AddIOp::create(ib, il, pos, cacheLength),
+                    cacheLength);
+                SmallVector<OpFoldResult> at(offsets);
+                at[axis] = pos;
+                Value inserted = tensor::InsertSliceOp::create(
+                    ib, il, slice, c.front(), at, rowSizes, strides);
+                scf::YieldOp::create(ib, il, inserted);
+              });
+          scf::YieldOp::create(b, l, inner.getResult(0));
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Generators
 //===----------------------------------------------------------------------===//
@@ -1486,6 +1587,7 @@ void kiln::populateShapeToLinalgPatterns(const TypeConverter &converter,
                ExpandLowering, TileLowering, ConcatLowering, SplitLowering,
                SliceLowering, GatherLowering, GatherElementsLowering,
                GatherNDLowering, ScatterElementsLowering, ScatterNDLowering,
+               TensorScatterLowering,
                ConstantOfShapeLowering, RangeLowering, EyeLikeLowering,
                OneHotLowering, TriluLowering, CumSumLowering,
                ReverseSequenceLowering, DepthToSpaceLowering,

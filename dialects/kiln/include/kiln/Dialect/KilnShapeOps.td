@@ -320,6 +320,32 @@ def Kiln_ScatterNDOp : Kiln_OnnxOp<"scatter_nd"> {
   let results = (outs Kiln_Tensor:$output);
 }
 
+def Kiln_TensorScatterOp : Kiln_OnnxOp<"tensor_scatter"> {
+  let summary = "ONNX TensorScatter: a KV cache's in-place update";
+  let description = [{
+    The cache `present` is `past_cache` with `update` written along `axis`
+    (the sequence dim, not 0) starting at `write_indices[b]` for each
+    batch entry `b` (0 when absent); `update` differs from `past_cache`
+    only in the size of that dim. `mode` is `linear` (positions past the
+    end are the model's error: the lowering writes nothing for a batch
+    entry whose rows would not fit) or `circular` (positions modulo the
+    dim). The result has the type of `past_cache`; the CPU lowering writes
+    into its buffer, so a decoder's `present` can share `past`'s
+    (docs/generation.md, "The static cache").
+
+    ```mlir
+    %y = kiln.tensor_scatter %past, %new, %pos {axis = 2 : i64, mode = "linear"}
+        : (tensor<?x2x128x32xf32>, tensor<?x2x?x32xf32>, tensor<?xi64>)
+          -> tensor<?x2x128x32xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$past_cache, Kiln_Tensor:$update,
+                   Kiln_OptI64Tensor:$write_indices,
+                   DefaultValuedAttr<I64Attr, "-2">:$axis,
+                   DefaultValuedStrAttr<StrAttr, "linear">:$mode);
+  let results = (outs Kiln_Tensor:$present_cache);
+}
+
 //===----------------------------------------------------------------------===//
 // Generators
 //===----------------------------------------------------------------------===//
