@@ -359,6 +359,14 @@ void Invocation::Impl::describeArtifact(ArtifactSpec &spec, ModuleOp m,
     spec.inputs.push_back({t.name, t.dtype, t.shape, t.dimNames});
   for (const TensorSpec &t : signature->outputs)
     spec.outputs.push_back({t.name, t.dtype, t.shape, t.dimNames});
+  // Outputs the code writes in their input's buffer (kiln-cpu-elide-
+  // aliased-copies): [output, input] name pairs.
+  if (auto aliases = m->getAttrOfType<ArrayAttr>("kiln.aliases"))
+    for (Attribute pair : aliases) {
+      auto names = cast<ArrayAttr>(pair);
+      spec.aliases.emplace_back(cast<StringAttr>(names[0]).str(),
+                                cast<StringAttr>(names[1]).str());
+    }
   for (const WeightSpec &w : signature->weights)
     spec.weights.push_back(
         {w.name, w.dtype, w.shape, w.bytes.data(), uint64_t(w.bytes.size())});

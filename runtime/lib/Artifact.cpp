@@ -409,6 +409,54 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
       (inputs ? out.inputs : out.outputs).push_back(std::move(t));
     }
   }
+  // "aliases" (optional): outputs written in an input's buffer.
+  out.outputAliases.assign(out.outputs.size(), -1);
+  if (const json::Value *aliases = root.find("aliases")) {
+    if (!aliases->isArray()) {
+      c.fail("\"aliases\" must be an array of {\"output\", \"input\"}");
+      return bad();
+    }
+    std::vector<bool> inputTaken(out.inputs.size(), false);
+    for (const json::Value &v : aliases->getArray()) {
+      std::string output, input;
+      if (!v.isObject()) {
+        c.fail("\"aliases\" entries must be {\"output\", \"input\"}");
+        return bad();
+      }
+      if (!c.string(v, "alias", "output", output) ||
+          !c.string(v, "alias", "input", input))
+        return bad();
+      auto find = [](const std::vector<TensorDesc> &list,
+                     const std::string &name) {
+        for (size_t i = 0; i < list.size(); ++i)
+          if (list[i].name == name)
+            return int64_t(i);
+        return int64_t(-1);
+      };
+      int64_t o = find(out.outputs, output), i = find(out.inputs, input);
+      std::string what =
+          "alias of output '" + output + "' and input '" + input + "': ";
+      if (o < 0 || i < 0) {
+        c.fail(what + "no such " + (o < 0 ? "output" : "input"));
+        return bad();
+      }
+      if (out.outputAliases[size_t(o)] >= 0 || inputTaken[size_t(i)]) {
+        c.fail(what + "each output and input may alias only once");
+        return bad();
+      }
+      const TensorDesc &ot = out.outputs[size_t(o)], &it = out.inputs[size_t(i)];
+      bool same = ot.dtype == it.dtype && ot.shape == it.shape &&
+                  ot.dimExprs.size() == it.dimExprs.size();
+      for (size_t d = 0; same && d < ot.dimExprs.size(); ++d)
+        same = ot.dimName(d) == it.dimName(d);
+      if (!same) {
+        c.fail(what + "their dtypes or shapes differ");
+        return bad();
+      }
+      out.outputAliases[size_t(o)] = i;
+      inputTaken[size_t(i)] = true;
+    }
+  }
   // Every symbol gets its value from an input dim.
   for (size_t sym = 0; sym < out.symbols.size(); ++sym) {
     bool used = false;

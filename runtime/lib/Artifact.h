@@ -62,6 +62,10 @@ struct ArtifactHeader {
   /// The header's "constraints" over the symbols, checked on every run.
   std::vector<ShapeConstraint> constraints;
   std::vector<TensorDesc> inputs, outputs;
+  /// The header's "aliases": per output, the index of the input whose
+  /// buffer it is written in (-1: none). The caller passes one buffer for
+  /// both.
+  std::vector<int64_t> outputAliases;
   std::vector<WeightDesc> weights;
   std::vector<KernelDesc> kernels; ///< index = the hooks' kernel id
   uint64_t codeOffset = 0, codeSize = 0;

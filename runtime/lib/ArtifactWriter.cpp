@@ -176,6 +176,24 @@ std::string validate(const ArtifactSpec &spec) {
     if (!e.empty())
       return e;
   }
+  for (const auto &[output, input] : spec.aliases) {
+    auto named = [](const std::vector<ArtifactTensor> &list,
+                    const std::string &name) -> const ArtifactTensor * {
+      for (const ArtifactTensor &t : list)
+        if (t.name == name)
+          return &t;
+      return nullptr;
+    };
+    const ArtifactTensor *o = named(spec.outputs, output);
+    const ArtifactTensor *in = named(spec.inputs, input);
+    if (!o || !in)
+      return "alias of output '" + output + "' and input '" + input +
+             "': no such " + (o ? "input" : "output");
+    if (o->dtype != in->dtype || o->shape != in->shape ||
+        o->dimNames != in->dimNames)
+      return "alias of output '" + output + "' and input '" + input +
+             "': their dtypes or shapes differ";
+  }
   for (const std::string &text : spec.constraints) {
     ShapeConstraint c;
     std::string err;
@@ -368,6 +386,14 @@ std::string renderArtifactHeader(const ArtifactSpec &spec,
   }
   h += "  \"inputs\": " + tensorsJson(spec.inputs) + ",\n";
   h += "  \"outputs\": " + tensorsJson(spec.outputs) + ",\n";
+  if (!spec.aliases.empty()) {
+    h += "  \"aliases\": [";
+    for (size_t i = 0; i < spec.aliases.size(); ++i)
+      h += std::string(i ? ", " : "") + "{\"output\": " +
+           json::quote(spec.aliases[i].first) +
+           ", \"input\": " + json::quote(spec.aliases[i].second) + "}";
+    h += "],\n";
+  }
   h += "  \"weights\": " + weights + ",\n";
   if (!spec.kernelsJson.empty())
     h += "  \"kernels\": " + spec.kernelsJson + ",\n";

@@ -685,6 +685,12 @@ extern "C" const char *kiln_model_output_dim_name(const kiln_model *m,
                                                   size_t index, int32_t axis) {
   return dimName(m, index, axis, true);
 }
+extern "C" int64_t kiln_model_output_alias(const kiln_model *m,
+                                           size_t index) {
+  if (!m || index >= m->header.outputAliases.size())
+    return -1;
+  return m->header.outputAliases[index];
+}
 extern "C" const char *kiln_model_metadata_json(const kiln_model *m) {
   return m ? m->header.json.c_str() : "";
 }
@@ -1191,6 +1197,15 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
                     outputBytes(i), h, dynamic ? &shapes.symbols : nullptr);
     if (st != KILN_OK)
       return st;
+    // The code writes an aliased output in its input's buffer: given, it
+    // must be that buffer (the caller's state updated in place).
+    int64_t alias = i < h.outputAliases.size() ? h.outputAliases[i] : -1;
+    if (alias >= 0 && outputs[i].data != inputs[size_t(alias)].data)
+      return setError(KILN_ERROR_TENSOR_MISMATCH,
+                      "output '" + h.outputs[i].name + "' aliases input '" +
+                          h.inputs[size_t(alias)].name +
+                          "' (the artifact's \"aliases\"): give it the "
+                          "input's buffer, or NULL to have it allocated");
   }
 
   SessionScope scope(session->counters);
@@ -1232,6 +1247,15 @@ extern "C" kiln_status kiln_session_run(kiln_session *session,
       t.rank = int32_t(rank);
       t.dims = dims;
       allocated.push_back(i);
+      // An aliased output allocated here starts as a copy of its input,
+      // which the code then updates in place: the caller's input is only
+      // read, as without aliasing.
+      int64_t alias = i < h.outputAliases.size() ? h.outputAliases[i] : -1;
+      if (alias >= 0) {
+        if (outputBytes(i))
+          std::memcpy(t.data, inputs[size_t(alias)].data, outputBytes(i));
+        buffers[size_t(alias)] = t.data;
+      }
     }
     buffers.push_back(t.data);
   }

@@ -641,6 +641,46 @@ void expectHeaderError(const std::string &name, const std::string &text,
   expectLoadError(path, want, fragment);
 }
 
+// "aliases": outputs written in an input's buffer (docs/artifact.md).
+TEST(RuntimeBadArtifact, BadAliases) {
+  const std::string okWeights =
+      R"([{"name": "w", "dtype": "float32", "shape": [2], "offset": 0, "size": 8}])";
+  auto aliased = [&](const std::string &inputs, const std::string &aliases) {
+    std::string h = header(inputs, okWeights);
+    h.replace(h.find("\"weights\""), 9, "\"aliases\": " + aliases +
+                                               ", \"weights\"");
+    return h;
+  };
+  const std::string x = R"([{"name": "x", "dtype": "float32", "shape": [2]}])";
+  // Well-formed: passes every header check (fails at dlopen).
+  expectHeaderError("alias-ok.kiln",
+                    aliased(x, R"([{"output": "y", "input": "x"}])"),
+                    KILN_ERROR_CODE, "cannot load it");
+  expectHeaderError("alias-name.kiln",
+                    aliased(x, R"([{"output": "y", "input": "z"}])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "alias of output 'y' and input 'z': no such input");
+  expectHeaderError(
+      "alias-shape.kiln",
+      aliased(R"([{"name": "x", "dtype": "float32", "shape": [3]}])",
+              R"([{"output": "y", "input": "x"}])"),
+      KILN_ERROR_BAD_HEADER, "their dtypes or shapes differ");
+  expectHeaderError(
+      "alias-dtype.kiln",
+      aliased(R"([{"name": "x", "dtype": "float16", "shape": [2]}])",
+              R"([{"output": "y", "input": "x"}])"),
+      KILN_ERROR_BAD_HEADER, "their dtypes or shapes differ");
+  expectHeaderError(
+      "alias-twice.kiln",
+      aliased(R"([{"name": "x", "dtype": "float32", "shape": [2]},
+                  {"name": "x2", "dtype": "float32", "shape": [2]}])",
+              R"([{"output": "y", "input": "x"}, {"output": "y", "input": "x2"}])"),
+      KILN_ERROR_BAD_HEADER, "each output and input may alias only once");
+  expectHeaderError("alias-kind.kiln", aliased(x, R"(["y"])"),
+                    KILN_ERROR_BAD_HEADER,
+                    "\"aliases\" entries must be {\"output\", \"input\"}");
+}
+
 TEST(RuntimeBadArtifact, BadHeader) {
   const std::string okInputs =
       R"([{"name": "x", "dtype": "float32", "shape": [2]}])";

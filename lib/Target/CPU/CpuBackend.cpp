@@ -13,6 +13,8 @@
 #include "kiln/Target/CPU/CpuBackend.h"
 #include "kiln/Target/Host/HostCodegen.h"
 
+#include "InPlaceOutputs.h"
+
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -341,6 +343,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // A static KV cache: the inputs written in place become writable.
+  pm.addPass(createMarkInPlaceOutputsPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -354,6 +358,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createElideAliasedCopiesPass());
   pm.addPass(host::createDynamicEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocations in loops (kiln.loop, kiln.scan) may call a helper with
@@ -469,6 +474,8 @@ void registerCpuBackendPasses() {
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
+  registerPass([] { return createMarkInPlaceOutputsPass(); });
+  registerPass([] { return createElideAliasedCopiesPass(); });
   registerPass([] { return createAmxCallsPass(); });
   registerPass([] { return createSplitDynamicPass(); });
   registerPass([] { return createSpecializeShapesPass(); });

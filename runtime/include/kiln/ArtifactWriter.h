@@ -107,6 +107,11 @@ struct ArtifactSpec {
   std::vector<std::string> constraints;
   std::vector<ArtifactTensor> inputs;
   std::vector<ArtifactTensor> outputs;
+  /// (output, input) names: the code writes the output in the input's
+  /// buffer, and the caller passes the same buffer for both (a static KV
+  /// cache updated in place; docs/artifact.md, "aliases"). Each name once;
+  /// the two have the same dtype and shape.
+  std::vector<std::pair<std::string, std::string>> aliases;
   std::vector<ArtifactWeight> weights;
   /// The kernel table of the profiling hooks as a JSON array
   /// ([{"id", "name", "category", "onnx_nodes"}], docs/artifact.md); empty:

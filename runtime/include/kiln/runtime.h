@@ -90,6 +90,13 @@ const char *kiln_model_input_dim_name(const kiln_model *model, size_t index,
                                       int32_t axis);
 const char *kiln_model_output_dim_name(const kiln_model *model, size_t index,
                                        int32_t axis);
+/* The input whose buffer output `index` is written in (the artifact's
+ * "aliases", docs/artifact.md: a static KV cache updated in place), or -1
+ * (also for a bad index). kiln_session_run then takes as that output either
+ * the input's own buffer (updated in place, nothing copied) or NULL (it
+ * allocates the output as a copy of the input, which stays as it was); any
+ * other buffer is an error. */
+int64_t kiln_model_output_alias(const kiln_model *model, size_t index);
 /* The artifact's header JSON (valid while the model lives). */
 const char *kiln_model_metadata_json(const kiln_model *model);
 /* The content hash recorded in (and verified against) the artifact. */

@@ -22,7 +22,8 @@ OPSET = 18
 rng = np.random.default_rng(7)
 
 
-def make_model(name, node_specs, inputs, outputs, initializers):
+def make_model(name, node_specs, inputs, outputs, initializers,
+               opset=OPSET):
     nodes = [helper.make_node(op, ins, outs, **attrs)
              for op, ins, outs, attrs in node_specs]
     graph = helper.make_graph(
@@ -31,8 +32,8 @@ def make_model(name, node_specs, inputs, outputs, initializers):
          for n, a in inputs],
         [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
         [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8 if opset <= 18 else 10
     # Static output shapes from ONNX's shape inference.
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)
 
@@ -45,7 +46,11 @@ def run_ort(model, feeds):
     return session.run(None, feeds)
 
 
-def run_kiln(kiln_compile, workdir, name, model, inputs, expected):
+def run_kiln(kiln_compile, workdir, name, model, inputs, expected,
+             aliases=None):
+    """`aliases` {output index: input index}: outputs the code writes in
+    their input's buffer (the artifact's "aliases"): one buffer for both,
+    holding the input."""
     path = os.path.join(workdir, name + ".onnx")
     onnx.save(model, path)
     so = os.path.join(workdir, name + ".so")
@@ -57,8 +62,12 @@ def run_kiln(kiln_compile, workdir, name, model, inputs, expected):
     lib.kiln_abi_set_num_threads(ctypes.c_int32(1))
     ins = [np.ascontiguousarray(a) for _, a in inputs]
     outs = [np.empty_like(e) for e in expected]
+    slots = [a.ctypes.data for a in ins]
+    for o, i in (aliases or {}).items():
+        outs[o] = ins[i].copy()
+        slots[i] = outs[o].ctypes.data
     buffers = (ctypes.c_void_p * (len(ins) + len(outs)))(
-        *[a.ctypes.data for a in ins + outs])
+        *(slots + [a.ctypes.data for a in outs]))
     lib.kiln_entry(buffers)
     return outs, None
 
@@ -66,8 +75,10 @@ def run_kiln(kiln_compile, workdir, name, model, inputs, expected):
 CASES = []
 
 
-def case(name, node_specs, inputs, outputs, initializers=(), exact=True):
-    CASES.append((name, node_specs, inputs, outputs, list(initializers), exact))
+def case(name, node_specs, inputs, outputs, initializers=(), exact=True,
+         opset=OPSET, aliases=None):
+    CASES.append((name, node_specs, inputs, outputs, list(initializers), exact,
+                  opset, aliases))
 
 
 F, I64, I32, U8, F16 = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
@@ -130,6 +141,34 @@ case("scatter_nd_add_duplicates",
      [("x", rng.standard_normal((8, 3)).astype(np.float32)),
       ("u", rng.standard_normal((4, 3)).astype(np.float32))], [("y", F)],
      [("i", np.array([[1], [1], [-2], [1]], np.int64))])
+# TensorScatter (opset 24): run-time write positions. A decoder's state
+# input (past...) that nothing reads afterwards is written in place (its
+# present... output aliases it: one buffer for both); one read after the
+# write, or an input and output not named as a state pair, is copied.
+cache = rng.standard_normal((3, 2, 8, 4)).astype(np.float32)
+rows = rng.standard_normal((3, 2, 2, 4)).astype(np.float32)
+case("tensor_scatter_in_place",
+     [("TensorScatter", ["past_key_values.0.key", "u", "w"],
+       ["present.0.key"], {"axis": 2})],
+     [("past_key_values.0.key", cache), ("u", rows),
+      ("w", np.array([0, 5, 3], np.int64))],
+     [("present.0.key", F)], opset=24, aliases={0: 0})
+case("tensor_scatter_read_after",
+     [("TensorScatter", ["p", "u", "w"], ["y"], {"axis": -2}),
+      ("Add", ["y", "p"], ["z"], {})],
+     [("p", cache), ("u", rows), ("w", np.array([6, 1, 2], np.int64))],
+     [("y", F), ("z", F)], opset=24)
+case("tensor_scatter_circular_f16",
+     [("TensorScatter", ["past_state", "u", "w"], ["present_state"],
+       {"axis": 1, "mode": "circular"})],
+     [("past_state", rng.standard_normal((2, 5, 3)).astype(np.float16)),
+      ("u", rng.standard_normal((2, 3, 3)).astype(np.float16)),
+      ("w", np.array([4, 1], np.int64))], [("present_state", F16)],
+     opset=24, aliases={0: 0})
+case("tensor_scatter_not_a_state_pair",
+     [("TensorScatter", ["p", "u", "w"], ["y"], {"axis": 2})],
+     [("p", cache), ("u", rows), ("w", np.array([2, 0, 6], np.int64))],
+     [("y", F)], opset=24)
 case("scatter_elements_max_u8",
      [("ScatterElements", ["x", "i", "u"], ["y"], {"axis": 1, "reduction": "max"})],
      [("x", rng.integers(0, 255, (3, 5)).astype(np.uint8)),
@@ -185,11 +224,13 @@ def main():
     kiln_compile, workdir = sys.argv[1], sys.argv[2]
     os.makedirs(workdir, exist_ok=True)
     failures = 0
-    for name, node_specs, inputs, outputs, initializers, exact in CASES:
-        model = make_model(name, node_specs, inputs, outputs, initializers)
+    for (name, node_specs, inputs, outputs, initializers, exact, opset,
+         aliases) in CASES:
+        model = make_model(name, node_specs, inputs, outputs, initializers,
+                           opset)
         expected = run_ort(model, dict(inputs))
         actual, error = run_kiln(kiln_compile, workdir, name, model, inputs,
-                                 expected)
+                                 expected, aliases)
         if error:
             print(f"{name}: FAILED to compile: {error[0]}")
             failures += 1
