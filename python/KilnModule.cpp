@@ -324,6 +324,9 @@ public:
     result["vocab"] = kiln_generation_vocab(g);
     result["state_bytes"] = kiln_generation_state_bytes(g);
     result["peak_state_bytes"] = kiln_generation_peak_state_bytes(g);
+    const uint64_t *copied = kiln_generation_step_copied_bytes(g);
+    result["step_copied_bytes"] = std::vector<uint64_t>(
+        copied, copied + kiln_generation_num_steps(g));
     return result;
   }
 

@@ -458,9 +458,12 @@ class InferenceSession:
         Returns a dict: ``tokens`` (the new ids per prompt, ending at a stop
         id), ``step_ms`` (when each step's tokens were chosen, from the
         start: ``step_ms[0]`` is the time to first token), ``state_bytes``
-        and ``peak_state_bytes`` (the KV cache or state), ``prompt_length``
-        (after padding) and ``vocab``. A model that is not such a decoder,
-        an empty prompt or an id outside the vocab raises ValueError."""
+        and ``peak_state_bytes`` (the KV cache or state),
+        ``step_copied_bytes`` (per step, the state bytes carried into a new
+        buffer: a Concat-grown cache's size, 0 for a static cache written in
+        place), ``prompt_length`` (after padding) and ``vocab``. A model
+        that is not such a decoder, an empty prompt or an id outside the
+        vocab raises ValueError."""
         return self._session.generate(
             [[int(t) for t in p] for p in prompts], int(max_new_tokens),
             [int(t) for t in stop_ids], float(temperature), int(top_k),

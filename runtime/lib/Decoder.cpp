@@ -83,6 +83,14 @@ kiln_status readSignature(const kiln_model *model, Signature &sig) {
     kiln_tensor_info info;
     kiln_model_input_info(model, i, &info);
     std::string name = info.name;
+    if (name == "cache_position") {
+      if (info.dtype != KILN_DTYPE_INT64 || info.rank != 1)
+        return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                               "generation: input 'cache_position' must be "
+                               "int64 [batch]");
+      sig.cachePosition = i;
+      continue;
+    }
     bool tokenInput = name == "input_ids" || name == "attention_mask" ||
                       name == "position_ids";
     if (tokenInput) {
@@ -97,6 +105,7 @@ kiln_status readSignature(const kiln_model *model, Signature &sig) {
           sig.staticBatch = info.dims[0];
       } else if (name == "attention_mask") {
         sig.mask = i;
+        sig.staticMaskLength = info.dims[1];
       } else {
         sig.positions = i;
       }
@@ -124,12 +133,18 @@ kiln_status readSignature(const kiln_model *model, Signature &sig) {
       return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
                              "generation: state input '" + name +
                                  "' has an unknown dtype");
-    sig.state.push_back({i, it->second, info, {}});
+    sig.state.push_back({i, it->second, info, {},
+                         kiln_model_output_alias(model, it->second) ==
+                             int64_t(i)});
   }
   if (sig.ids == SIZE_MAX)
     return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
                            "generation: the model has no input 'input_ids' "
                            "(not a decoder)");
+  if (sig.cachePosition != SIZE_MAX && sig.mask == SIZE_MAX)
+    return setRuntimeError(KILN_ERROR_TENSOR_MISMATCH,
+                           "generation: a static cache (input "
+                           "'cache_position') needs an 'attention_mask'");
   for (Signature::State &s : sig.state)
     for (int32_t axis = 0; axis < s.info.rank; ++axis)
       s.batchAxis.push_back(

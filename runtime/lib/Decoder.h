@@ -42,11 +42,18 @@ std::string present(const std::string &past);
 struct Signature {
   size_t numInputs = 0, numOutputs = 0;
   size_t ids = SIZE_MAX, mask = SIZE_MAX, positions = SIZE_MAX;
+  /// cache_position int64 [batch]: a static cache (ONNX Runtime GenAI's
+  /// shared buffer), whose symbolic non-batch dims are the cache length.
+  size_t cachePosition = SIZE_MAX;
+  int64_t staticMaskLength = -1; // attention_mask's dim 1 when static
   size_t logits = SIZE_MAX;
   struct State {
     size_t input, output;
     kiln_tensor_info info;
     std::vector<bool> batchAxis; // the axes sized by the batch
+    /// The model writes the output in the input's buffer
+    /// (kiln_model_output_alias): one buffer serves every step.
+    bool inPlace = false;
   };
   std::vector<State> state;
   int32_t logitsDtype = 0;

@@ -29,6 +29,7 @@ using kiln::setRuntimeError;
 struct kiln_generation {
   std::vector<std::vector<int64_t>> tokens;
   std::vector<uint64_t> stepNs;
+  std::vector<uint64_t> stepCopiedBytes; // state carried to a new buffer
   uint64_t stateBytes = 0;
   uint64_t peakStateBytes = 0;
   size_t promptLength = 0;
@@ -101,6 +102,21 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
             std::to_string(o.max_new_tokens) +
             " new tokens exceeds max_length " + std::to_string(o.max_length));
 
+  // A static cache has one length for the whole generation.
+  int64_t cacheLength = 0;
+  if (sig.cachePosition != SIZE_MAX) {
+    cacheLength = sig.staticMaskLength >= 0 ? sig.staticMaskLength
+                  : o.max_length > 0        ? o.max_length
+                                     : int64_t(longest) + o.max_new_tokens;
+    if (int64_t(longest) + int64_t(o.max_new_tokens) > cacheLength)
+      return setRuntimeError(
+          KILN_ERROR_INVALID_ARGUMENT,
+          "generation: a prompt of " + std::to_string(longest) +
+              " tokens + " + std::to_string(o.max_new_tokens) +
+              " new tokens exceeds the static cache's length " +
+              std::to_string(cacheLength));
+  }
+
   auto out = std::make_unique<kiln_generation>();
   out->tokens.resize(batch);
   out->promptLength = longest;
@@ -122,7 +138,8 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
   }
 
   // The state before the prompt: static dims as they are, the batch, and
-  // every other symbolic dim 0 (an empty cache). Zero-filled.
+  // every other symbolic dim 0 (an empty cache; a static cache's length).
+  // Zero-filled.
   std::vector<std::vector<int64_t>> stateDims(sig.state.size());
   std::vector<std::unique_ptr<unsigned char[]>> initial(sig.state.size());
   std::vector<Owned> state(sig.state.size());
@@ -132,7 +149,7 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
     const Signature::State &s = sig.state[k];
     for (int32_t axis = 0; axis < s.info.rank; ++axis)
       stateDims[k].push_back(s.batchAxis[size_t(axis)] ? int64_t(batch)
-                             : s.info.dims[axis] < 0 ? 0
+                             : s.info.dims[axis] < 0 ? cacheLength
                                                       : s.info.dims[axis]);
     uint64_t bytes = elementsOf(stateDims[k].data(), s.info.rank) *
                      kiln_dtype_size(s.info.dtype);
@@ -155,15 +172,17 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
   Random random{o.seed};
   std::vector<float> row;
   size_t seq = longest;
-  int64_t idsDims[2], maskDims[2], posDims[2];
-  std::vector<int64_t> positions;
+  int64_t idsDims[2], maskDims[2], posDims[2], cacheDims[1];
+  std::vector<int64_t> positions, cachePosition;
   for (int32_t step = 0; step < o.max_new_tokens; ++step) {
     size_t total = maskRows[0].size();
-    mask.resize(batch * total);
+    // A static cache's mask covers the whole cache (0 past the tokens).
+    size_t width = cacheLength ? size_t(cacheLength) : total;
+    mask.assign(batch * width, 0);
     positions.assign(batch * seq, 0);
     for (size_t b = 0; b < batch; ++b) {
       std::copy(maskRows[b].begin(), maskRows[b].end(),
-                mask.begin() + ptrdiff_t(b * total));
+                mask.begin() + ptrdiff_t(b * width));
       // A token's index among its sequence's real tokens (optimum's
       // position_ids = cumsum(mask) - 1, 0 under padding).
       int64_t seen = 0;
@@ -175,7 +194,7 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
     }
     idsDims[0] = maskDims[0] = posDims[0] = int64_t(batch);
     idsDims[1] = posDims[1] = int64_t(seq);
-    maskDims[1] = int64_t(total);
+    maskDims[1] = int64_t(width);
     std::vector<kiln_tensor> inputs(sig.numInputs);
     inputs[sig.ids] = {ids.data(), KILN_DTYPE_INT64, 2, idsDims};
     if (sig.mask != SIZE_MAX)
@@ -183,15 +202,28 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
     if (sig.positions != SIZE_MAX)
       inputs[sig.positions] = {positions.data(), KILN_DTYPE_INT64, 2,
                                posDims};
+    if (sig.cachePosition != SIZE_MAX) {
+      cachePosition.assign(batch, int64_t(total - seq));
+      cacheDims[0] = int64_t(batch);
+      inputs[sig.cachePosition] = {cachePosition.data(), KILN_DTYPE_INT64, 1,
+                                   cacheDims};
+    }
     for (size_t k = 0; k < sig.state.size(); ++k)
       inputs[sig.state[k].input] = stateInputs[k];
 
     std::vector<kiln_tensor> outputs(sig.numOutputs, kiln_tensor{});
+    // A state written in place: its buffer is the output too.
+    for (size_t k = 0; k < sig.state.size(); ++k)
+      if (sig.state[k].inPlace)
+        outputs[sig.state[k].output] = stateInputs[k];
     kiln_status st = kiln_session_run(session, inputs.data(), inputs.size(),
                                       outputs.data(), outputs.size());
     std::vector<Owned> owned(sig.numOutputs);
     for (size_t i = 0; i < outputs.size(); ++i)
       owned[i].t = outputs[i];
+    for (const Signature::State &s : sig.state)
+      if (s.inPlace)
+        owned[s.output].t = {}; // the loop's buffer, not the runtime's
     if (st != KILN_OK)
       return setRuntimeError(st, "generation: step " + std::to_string(step) +
                                      ": " + kiln_last_error());
@@ -219,15 +251,24 @@ extern "C" kiln_status kiln_generate(kiln_session *session,
       allDone = allDone && done[b];
     }
 
-    // present -> past: the outputs become the next step's inputs.
-    uint64_t bytes = 0;
+    // present -> past: the outputs become the next step's inputs. A state
+    // in a new buffer had its past copied into it (by the model: Concat);
+    // one written in place copied nothing.
+    uint64_t bytes = 0, copied = 0;
     for (size_t k = 0; k < sig.state.size(); ++k) {
+      const kiln_tensor &past = stateInputs[k];
+      if (sig.state[k].inPlace) {
+        bytes += elementsOf(past.dims, past.rank) * kiln_dtype_size(past.dtype);
+        continue;
+      }
+      copied += elementsOf(past.dims, past.rank) * kiln_dtype_size(past.dtype);
       state[k] = std::move(owned[sig.state[k].output]);
       const kiln_tensor &t = state[k].t;
       bytes += elementsOf(t.dims, t.rank) * kiln_dtype_size(t.dtype);
       stateInputs[k] = t;
       initial[k].reset();
     }
+    out->stepCopiedBytes.push_back(copied);
     out->stateBytes = bytes;
     out->peakStateBytes = std::max(out->peakStateBytes, bytes);
     if (allDone)
@@ -268,6 +309,18 @@ extern "C" uint64_t kiln_generation_state_bytes(const kiln_generation *g) {
 
 extern "C" uint64_t kiln_generation_peak_state_bytes(const kiln_generation *g) {
   return g ? g->peakStateBytes : 0;
+}
+
+extern "C" const uint64_t *
+kiln_generation_step_copied_bytes(const kiln_generation *g) {
+  return g ? g->stepCopiedBytes.data() : nullptr;
+}
+
+extern "C" uint64_t kiln_generation_copied_bytes(const kiln_generation *g) {
+  if (!g || g->stepCopiedBytes.size() < 2)
+    return 0;
+  return *std::max_element(g->stepCopiedBytes.begin() + 1,
+                           g->stepCopiedBytes.end());
 }
 
 extern "C" size_t kiln_generation_prompt_length(const kiln_generation *g) {

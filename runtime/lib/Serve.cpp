@@ -182,6 +182,11 @@ extern "C" kiln_status kiln_serve(kiln_session *session,
                            "serving: the model's batch is static (" +
                                std::to_string(sig.staticBatch) +
                                "); in-flight batching needs a dynamic one");
+  if (sig.cachePosition != SIZE_MAX)
+    return setRuntimeError(
+        KILN_ERROR_TENSOR_MISMATCH,
+        "serving: a static cache (input 'cache_position') is not served yet "
+        "(the scheduler grows each request's cache); kiln_generate runs it");
   // The growing axis of each state input: its one symbolic dim that is not
   // the batch (none for a recurrent state).
   std::vector<int32_t> seqAxis(sig.state.size(), -1);

@@ -25,7 +25,15 @@
 #   * sampling is reproducible from its seed and differs across seeds;
 #   * bad input is a clear error: an empty prompt, an id outside the vocab,
 #     a prompt + new tokens over max_length, a model that is not a decoder;
-#   * kiln-generate's --json conforms to its schema.
+#   * kiln-generate's --json conforms to its schema;
+#   * the static-cache decoders (--form decoder-static, variants
+#     softmax_fp32_static and softmax_fp16_static: ONNX Runtime GenAI's
+#     shared buffer, TensorScatter at cache_position) compile with every
+#     present aliasing its past (the artifact's "aliases"), give the
+#     reference ids exactly, and copy 0 bytes of cache per decode step,
+#     where the Concat decoders copy their whole past every step (the
+#     counts are checked against the cache's size); kiln_session_run with
+#     runtime-allocated outputs leaves the caller's cache as it was.
 #
 #   generation.py --workdir DIR [--variants softmax_fp32,...] [--new N]
 #
@@ -49,7 +57,8 @@ from kiln import stepwise
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 VARIANTS = ["softmax_fp32", "softmax_fp16", "softmax_int8", "linear_fp32",
-            "linear_fp16", "linear_int8"]
+            "linear_fp16", "linear_int8", "softmax_fp32_static",
+            "softmax_fp16_static"]
 PROMPT, NEW = 24, 64
 INT8_AGREEMENT = 0.75
 failures = []
@@ -59,6 +68,11 @@ def check(ok, what):
     print(("ok    " if ok else "FAIL  ") + what, flush=True)
     if not ok:
         failures.append(what)
+
+
+def _dtype(onnx_type):
+    return {"tensor(float)": np.float32,
+            "tensor(float16)": np.float16}[onnx_type]
 
 
 def tool(name):
@@ -81,9 +95,11 @@ def main():
     models = os.path.join(args.workdir, "models")
     precisions = sorted({v.split("_")[1] for v in variants})
     attentions = sorted({v.split("_")[0] for v in variants})
+    forms = ["decoder"] + (["decoder-static"] if any(
+        v.endswith("_static") for v in variants) else [])
     subprocess.run([sys.executable, os.path.join(ROOT, "models",
                                                  "generate_seed_variants.py"),
-                    "--out", models, "--form", "decoder",
+                    "--out", models, "--form", ",".join(forms),
                     "--attention", ",".join(attentions),
                     "--precision", ",".join(precisions),
                     "--prompt-len", str(PROMPT), "--new-tokens",
@@ -91,7 +107,9 @@ def main():
 
     rows = []
     for v in variants:
-        name = f"{v}_decoder"
+        static = v.endswith("_static")
+        name = (v[:-len("_static")] + "_decoder_static" if static else
+                f"{v}_decoder")
         onnx_path = os.path.join(models, f"{name}.onnx")
         prompt = np.load(os.path.join(models, name, "generation",
                                       "prompt.npy"))
@@ -109,11 +127,38 @@ def main():
         artifact.save(path)
         session = kiln.InferenceSession(path, threads=2)
         symbols = session.symbols
-        check("past_sequence_length" in symbols or v.startswith("linear"),
+        check(("max_sequence_length" if static else "past_sequence_length")
+              in symbols or v.startswith("linear"),
               f"{v}: the cache length is a symbol ({', '.join(symbols)})")
+        state = [i for i in session.get_inputs()
+                 if i.name.startswith("past")]
+        aliases = {a["output"]: a["input"] for a in
+                   session.get_modelmeta().get("aliases", [])}
+        if static:
+            check(len(state) > 0 and all(
+                aliases.get(stepwise.present_name(i.name)) == i.name
+                for i in state), f"{v}: every present aliases its past "
+                f"({len(aliases)} of {len(state)})")
+        else:
+            check(not aliases, f"{v}: no output aliases an input")
 
-        got = np.array(session.generate(prompt, max_new_tokens=args.new)
-                       ["tokens"])
+        generated = session.generate(prompt, max_new_tokens=args.new)
+        got = np.array(generated["tokens"])
+        # Bytes of cache each decode step copied: none in place; the whole
+        # past (prompt + step - 1 rows of every layer's K and V) by Concat.
+        copied = generated["step_copied_bytes"]
+        if static:
+            check(len(copied) == args.new and not any(copied),
+                  f"{v}: 0 bytes of cache copied per decode step (the "
+                  f"cache is written in place: {max(copied)} max)")
+        elif v.startswith("softmax"):
+            row = sum(int(np.prod([d for d in i.shape if isinstance(d, int)]))
+                      * np.dtype(_dtype(i.type)).itemsize for i in state)
+            want = [0] + [row * prompt.shape[0] * (prompt.shape[1] + s - 1)
+                          for s in range(1, len(copied))]
+            check(list(copied) == want, f"{v}: each decode step copies its "
+                  f"whole past by Concat ({copied[-1]} bytes at the last "
+                  f"step = the cache's size)")
         agree = float((got == ref).mean())
         if v.endswith("int8"):
             check(agree >= INT8_AGREEMENT, f"{v}: {agree:.3f} of "
@@ -125,6 +170,24 @@ def main():
 
         ort_session = ort.InferenceSession(
             onnx_path, providers=["CPUExecutionProvider"])
+        if static:
+            # One step through kiln_session_run with outputs it allocates:
+            # present equals ONNX Runtime's, the caller's past is untouched.
+            feeds = {"input_ids": prompt[:, :5],
+                     "attention_mask": np.pad(np.ones((1, 5), np.int64),
+                                              ((0, 0), (0, 3))),
+                     "cache_position": np.zeros(1, np.int64)}
+            for i in state:
+                feeds[i.name] = np.full((1, i.shape[1], 8, i.shape[3]), 0.5,
+                                        _dtype(i.type))
+            before = {k: a.copy() for k, a in feeds.items()}
+            mine = session.run(None, feeds)
+            theirs = ort_session.run(None, feeds)
+            check(all(np.array_equal(feeds[k], before[k]) for k in feeds)
+                  and all(np.allclose(a, b, atol=1e-2) for a, b in
+                          zip(mine[1:], theirs[1:])),
+                  f"{v}: a run with runtime-allocated outputs writes the "
+                  "cache into them, the caller's past unchanged")
         ort_ids = np.array(stepwise.generate(
             ort_session, [list(p) for p in prompt], args.new)["tokens"])
         ort_agree = float((ort_ids == ref).mean())
@@ -172,7 +235,15 @@ def main():
               "alone")
 
         # In-flight batching: every request gets the ids it gets alone.
-        if not v.endswith("int8"):
+        # The scheduler grows each request's cache: a static one is refused.
+        if static:
+            proc = subprocess.run(
+                [tool("kiln-generate"), path, "--serve", "2", "--prompt-len",
+                 "8", "--warmup", "0", "--repeat", "1"], capture_output=True, text=True)
+            check(proc.returncode != 0 and "a static cache" in proc.stderr,
+                  f"{v}: serving refuses a static cache: "
+                  f"{proc.stderr.strip()}")
+        elif not v.endswith("int8"):
             for rate in ("0", "200"):
                 serve_json = os.path.join(args.workdir,
                                           f"{name}.serve{rate}.json")

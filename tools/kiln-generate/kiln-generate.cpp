@@ -484,7 +484,7 @@ int main(int argc, char **argv) {
   }
 
   Stat ttft, tpot, itl, e2e, promptRate, outputRate;
-  uint64_t stateBytes = 0, peakStateBytes = 0;
+  uint64_t stateBytes = 0, peakStateBytes = 0, copiedBytes = 0;
   size_t tokensPerRun = 0, promptLength = 0;
   std::vector<std::vector<int64_t>> last;
   size_t mismatches = 0, compared = 0;
@@ -506,6 +506,7 @@ int main(int argc, char **argv) {
     promptLength = kiln_generation_prompt_length(g);
     stateBytes = kiln_generation_state_bytes(g);
     peakStateBytes = kiln_generation_peak_state_bytes(g);
+    copiedBytes = kiln_generation_copied_bytes(g);
     kiln_generation_free(g);
     if (!o.expectedPath.empty()) {
       const int64_t *want = static_cast<const int64_t *>(expected.data());
@@ -560,6 +561,9 @@ int main(int argc, char **argv) {
               (unsigned long long)stateBytes,
               (unsigned long long)peakStateBytes,
               (unsigned long long)stats.peak_bytes);
+  std::printf("state copied per decode step: %llu bytes%s\n",
+              (unsigned long long)copiedBytes,
+              copiedBytes ? " (the most of any step)" : " (in place)");
   if (o.printIds)
     for (size_t b = 0; b < batch; ++b) {
       std::printf("ids[%zu]:", b);
@@ -605,7 +609,8 @@ int main(int argc, char **argv) {
       << " \"output_tokens_per_s\": " << outputRate.json() << ",\n"
       << " \"state_bytes\": " << stateBytes
       << ", \"peak_state_bytes\": " << peakStateBytes
-      << ", \"session_peak_bytes\": " << stats.peak_bytes << ",\n"
+      << ", \"session_peak_bytes\": " << stats.peak_bytes
+      << ", \"state_copied_bytes\": " << copiedBytes << ",\n"
       << " \"expected\": ";
     if (o.expectedPath.empty())
       f << "null";

@@ -292,7 +292,13 @@ kiln_status kiln_session_profile_events(const kiln_session *session,
  * zeros) and each decode step (one token per sequence, the previous step's
  * present outputs as its past inputs: they are handed over, not copied).
  * Prompts of different lengths are left-padded with pad_id under a mask of
- * 0 (position ids count a sequence's real tokens only). */
+ * 0 (position ids count a sequence's real tokens only).
+ *
+ * A decoder with the input cache_position int64 [batch] has a static cache
+ * (ONNX Runtime GenAI's shared buffer): its state's symbolic dims other
+ * than the batch are the cache length (max_length, or prompt + new tokens
+ * when 0), attention_mask is [batch, cache length] (1 for the real tokens
+ * written so far), cache_position the column of the step's first token. */
 
 typedef struct kiln_generate_options {
   int32_t max_new_tokens; /* tokens to generate per sequence (default 64) */
@@ -338,6 +344,13 @@ const uint64_t *kiln_generation_step_ns(const kiln_generation *g);
  * step, and the most it held at once. */
 uint64_t kiln_generation_state_bytes(const kiln_generation *g);
 uint64_t kiln_generation_peak_state_bytes(const kiln_generation *g);
+/* Bytes of state each step copied: the past carried into a new present
+ * buffer (a cache grown by Concat copies it all, every step), 0 for a state
+ * the model writes in place in its input's buffer (kiln_model_output_alias:
+ * the loop then keeps one buffer per state for the whole generation).
+ * num_steps entries; copied_bytes is the most of any decode step. */
+const uint64_t *kiln_generation_step_copied_bytes(const kiln_generation *g);
+uint64_t kiln_generation_copied_bytes(const kiln_generation *g);
 /* The prompt length after padding and the vocab size. */
 size_t kiln_generation_prompt_length(const kiln_generation *g);
 size_t kiln_generation_vocab(const kiln_generation *g);
