@@ -29,7 +29,10 @@
 // into the register tiles), so kiln-cpu-tile-and-vectorize picks its thread
 // blocks, row pieces and im2col strategy, and kiln-cpu-split-dynamic leaves
 // its convolution whole, as for static shapes: at opt the dynamic artifact
-// runs the static code.
+// runs the static code. The default keeps a destination of its own (the
+// fill and tensor.empty moved in, or copied when CSE shares them with
+// another op): one shared across switches was bufferized in place for
+// both ops.
 //
 // A loop extent's range is computed from its tensor.dim, traced back through
 // the lowering's size arithmetic (affine.apply, arith, tensor.empty sizes,
