@@ -14,7 +14,13 @@
 # (models/generate_demo_models.py, dims batch and seq symbolic) and, when
 # given, any ONNX file with symbolic dims (--model path:name=N,...).
 #
+# --hints adds a third artifact per row: the dynamic one compiled with
+# --shape-hints giving each symbol 1..<the row's value>..<the largest value
+# of the model's rows> (opt = the shape run), timed in the same rounds
+# (its ratio: hinted / static).
+#
 #   scripts/bench_dynamic.py [--threads 2] [--rounds 5] [--iterations 20]
+#                            [--hints]
 #                            [--markdown docs/results/dynamic-shapes-cpu.md]
 #
 #===----------------------------------------------------------------------===#
@@ -22,6 +28,7 @@
 import argparse
 import datetime
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -84,6 +91,9 @@ def main():
                         help="path:sym=N,...;sym=N,... (more models)")
     parser.add_argument("--only", default="",
                         help="comma-separated demo models (default all)")
+    parser.add_argument("--hints", action="store_true",
+                        help="also an artifact compiled with --shape-hints "
+                             "(opt = the row's shape)")
     parser.add_argument("--markdown", help="write the table here too")
     args = parser.parse_args()
 
@@ -91,6 +101,7 @@ def main():
     import kiln
     from bench_cpu import cpu_name  # (this folder)
 
+    load_start = os.getloadavg()
     work = tempfile.mkdtemp(prefix="kiln-bench-dynamic-")
     demo = [m for m in DEMO if not args.only or m in args.only.split(",")]
     models = []
@@ -109,44 +120,70 @@ def main():
         dynamic = kiln.compile(path)
         compile_dynamic = time.time() - start
         dyn_session = kiln.InferenceSession(dynamic, threads=args.threads)
+        largest = {}
+        for values in shape_sets:
+            for k, v in values.items():
+                largest[k] = max(largest.get(k, 1), v)
         for values in shape_sets:
             start = time.time()
             static = kiln.compile(
                 path, input_shapes=static_shapes(dyn_session, values))
             compile_static = time.time() - start
             stat_session = kiln.InferenceSession(static, threads=args.threads)
+            sessions = [("dynamic", dyn_session), ("static", stat_session)]
+            if args.hints:
+                hints = {k: (1, v, largest[k]) for k, v in values.items()}
+                hinted = kiln.compile(path, shape_hints=hints)
+                sessions.append(("hinted", kiln.InferenceSession(
+                    hinted, threads=args.threads)))
             feeds = random_feeds(dyn_session, values, seed=1)
-            out_dyn = dyn_session.run(None, feeds)
             out_stat = stat_session.run(None, feeds)
-            err = max(float(np.max(np.abs(a.astype(np.float64) - b)))
-                      for a, b in zip(out_dyn, out_stat))
-            medians = {"dynamic": [], "static": []}
+            err = 0.0
+            for label, session in sessions:
+                if label != "static":
+                    err = max([err] + [
+                        float(np.max(np.abs(a.astype(np.float64) - b)))
+                        for a, b in zip(session.run(None, feeds), out_stat)])
+            medians = {label: [] for label, _ in sessions}
             for _ in range(args.rounds):
-                for label, session in (("dynamic", dyn_session),
-                                       ("static", stat_session)):
+                for label, session in sessions:
                     r = session.benchmark(feeds, warmup=args.warmup,
                                           iterations=args.iterations)
                     medians[label].append(r["time_ms"]["median"])
             d = statistics.median(medians["dynamic"])
             s = statistics.median(medians["static"])
+            h = statistics.median(medians["hinted"]) if args.hints else None
             shape = ", ".join(f"{k}={v}" for k, v in values.items())
             rows.append((name, shape, d, s, d / s, err, compile_dynamic,
-                         compile_static))
+                         compile_static, h))
+            hinted_text = (f"  hinted {h:9.3f} ms ratio {h / s:5.2f}"
+                           if h is not None else "")
             print(f"{name:20s} {shape:18s} dynamic {d:9.3f} ms  static "
-                  f"{s:9.3f} ms  ratio {d / s:5.2f}  max|diff| {err:.1e}  "
+                  f"{s:9.3f} ms  ratio {d / s:5.2f}{hinted_text}  "
+                  f"max|diff| {err:.1e}  "
                   f"compile {compile_dynamic:.1f}/{compile_static:.1f} s",
                   flush=True)
     ratios = [r[4] for r in rows]
     geomean = float(np.exp(np.mean(np.log(ratios)))) if ratios else float("nan")
     print(f"geometric mean dynamic/static: {geomean:.2f}")
+    hinted_ratios = [r[8] / r[3] for r in rows if r[8] is not None]
+    hinted_geomean = (float(np.exp(np.mean(np.log(hinted_ratios))))
+                      if hinted_ratios else None)
+    if hinted_geomean is not None:
+        print(f"geometric mean hinted/static: {hinted_geomean:.2f}")
+
+    load_end = os.getloadavg()
+    load = (f"load average (1 min) {load_start[0]:.1f} at the start, "
+            f"{load_end[0]:.1f} at the end")
+    print(load)
 
     if args.markdown:
-        command = "scripts/bench_dynamic.py " + " ".join(sys.argv[1:])
+        command = "scripts/bench_dynamic.py " + shlex.join(sys.argv[1:])
         lines = [
             "# Dynamic vs static artifacts on the CPU",
             "",
             f"{datetime.date.today().isoformat()}, {cpu_name()}, "
-            f"{os.cpu_count()} cores, {args.threads} threads; "
+            f"{os.cpu_count()} cores, {args.threads} threads, {load}; "
             f"`{command.strip()}`.",
             "",
             "Each model compiled once with its dims symbolic (no shape flags) "
@@ -154,15 +191,34 @@ def main():
             "the same inputs, interleaved, "
             f"{args.rounds} rounds x {args.iterations} runs (median of the "
             "per-round medians). Ratio: dynamic / static (goal <= 1.15).",
-            "",
-            "| model | shape | dynamic ms | static ms | ratio | max abs diff "
-            "| compile s (dyn/static) |",
-            "|---|---|---:|---:|---:|---:|---:|",
         ]
-        for name, shape, d, s, ratio, err, cd, cs in rows:
+        if args.hints:
+            lines += [
+                "",
+                "Hinted: the dynamic model compiled with `--shape-hints` "
+                "giving each symbol 1..(the row's value)..(the model's "
+                "largest row value), timed in the same rounds; its ratio is "
+                "hinted / static. Max abs diff: the largest difference of "
+                "the dynamic and hinted outputs from the static ones.",
+            ]
+        header = "| model | shape | dynamic ms | static ms | ratio "
+        rule = "|---|---|---:|---:|---:"
+        if args.hints:
+            header += "| hinted ms | hinted ratio "
+            rule += "|---:|---:"
+        lines += ["", header + "| max abs diff | compile s (dyn/static) |",
+                  rule + "|---:|---:|"]
+        for name, shape, d, s, ratio, err, cd, cs, h in rows:
+            hinted_cells = (f"{h:.3f} | {h / s:.2f} | " if args.hints
+                            else "")
             lines.append(f"| {name} | {shape} | {d:.3f} | {s:.3f} | "
-                         f"{ratio:.2f} | {err:.1e} | {cd:.1f} / {cs:.1f} |")
-        lines += ["", f"Geometric mean of the ratios: {geomean:.2f}.", ""]
+                         f"{ratio:.2f} | {hinted_cells}{err:.1e} | "
+                         f"{cd:.1f} / {cs:.1f} |")
+        lines += ["", f"Geometric mean of the ratios: {geomean:.2f}."]
+        if hinted_geomean is not None:
+            lines.append(f"Geometric mean of the hinted ratios: "
+                         f"{hinted_geomean:.2f}.")
+        lines.append("")
         with open(args.markdown, "w") as f:
             f.write("\n".join(lines))
     return 0
