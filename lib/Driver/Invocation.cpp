@@ -34,6 +34,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -161,6 +162,10 @@ struct Invocation::Impl {
   std::string shapeHintsText;
   std::string code, fatbin;
   bool outputReady = false;
+  /// With --mlir-timing, the scope the CPU backend's stages are timed in
+  /// (its pass pipeline, translation to LLVM IR, LLVM's optimizations,
+  /// object emission, the link); an inactive scope otherwise.
+  TimingScope backendTiming;
 
   void record(mlir::Diagnostic &diag) {
     kiln::Diagnostic d;
@@ -220,9 +225,9 @@ struct Invocation::Impl {
   void setPipelineOptions(GraphPipelineOptions &p) const;
   bool runGraphPipeline(Stage target);
   bool compileMachineCode(ModuleOp m, const cpu::CpuOptions &cpuOptions,
-                          Stage target, StringRef what,
-                          host::TargetInfo &info, std::string &object,
-                          bool &done);
+                          Stage target, StringRef what, host::TargetInfo &info,
+                          std::vector<std::string> &objects, bool &done,
+                          bool split);
   bool compileCpu(ModuleOp m, Stage target, bool quiet);
   bool applyShapeHints(ModuleOp m);
   bool compileCuda(ModuleOp m, Stage target);
@@ -281,13 +286,15 @@ bool Invocation::Impl::printModule(ModuleOp m) {
 }
 
 /// The LLVM-dialect module as machine code for `cpuOptions`' CPU: LLVM IR,
-/// LLVM's optimizations, then an object file. For Stage::LLVMIR, Asm and
-/// Obj the output is set here (`done`).
+/// LLVM's optimizations, then object files (one, or, with `split` and a
+/// large module, one per partition: host::emitObjects). For Stage::LLVMIR,
+/// Asm and Obj the output is set here (`done`).
 bool Invocation::Impl::compileMachineCode(ModuleOp m,
                                           const cpu::CpuOptions &cpuOptions,
                                           Stage target, StringRef what,
                                           host::TargetInfo &info,
-                                          std::string &object, bool &done) {
+                                          std::vector<std::string> &objects,
+                                          bool &done, bool split) {
   done = false;
   std::string message;
   if (!host::resolveTarget(cpuOptions.cpu, info, message))
@@ -298,13 +305,29 @@ bool Invocation::Impl::compileMachineCode(ModuleOp m,
     return error(message);
   notify("code generation", what.str());
   llvm::LLVMContext llvmContext;
+  TimingScope translating = backendTiming.nest("Translation to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       host::translateToLLVMIR(m, llvmContext, *machine);
+  translating.stop();
   if (!llvmModule)
     return error("translation to LLVM IR failed");
+  if (split && target != Stage::LLVMIR && target != Stage::Asm &&
+      target != Stage::Obj) {
+    unsigned partitions = host::codegenPartitions(*llvmModule);
+    TimingScope emitting = backendTiming.nest(
+        "LLVM optimization and machine code emission (" +
+        std::to_string(partitions) +
+        (partitions == 1 ? " partition)" : " partitions, in parallel)"));
+    if (!host::emitObjects(std::move(llvmModule), info, cpuOptions.llvmOptLevel,
+                           partitions, objects, message))
+      return error("LLVM code generation failed: " + message);
+    return true;
+  }
+  TimingScope optimizing = backendTiming.nest("LLVM optimization");
   if (!host::optimizeLLVMModule(*llvmModule, *machine, cpuOptions.llvmOptLevel,
                                 message))
     return error("LLVM optimization failed: " + message);
+  optimizing.stop();
   if (target == Stage::LLVMIR) {
     output.clear();
     llvm::raw_string_ostream os(output);
@@ -312,11 +335,14 @@ bool Invocation::Impl::compileMachineCode(ModuleOp m,
     done = true;
     return true;
   }
+  TimingScope emitting = backendTiming.nest("Machine code emission");
+  objects.assign(1, std::string());
   if (!host::emitMachineCode(*llvmModule, *machine, target == Stage::Asm,
-                             object, message))
+                             objects[0], message))
     return error(message);
+  emitting.stop();
   if (target == Stage::Asm || target == Stage::Obj) {
-    output = object;
+    output = objects[0];
     done = true;
   }
   return true;
@@ -477,7 +503,20 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   if (failed(signature) || !applyShapeHints(m))
     return false;
   cpu::CpuOptions c = cpuOptions();
+  // --mlir-timing: the backend gets a report of its own, printed when this
+  // returns (the graph pipeline's was printed after it ran).
+  DefaultTimingManager timing;
+  timing.setOutput(
+      createOutputStrategy(DefaultTimingManager::OutputFormat::Text, *debug));
+  if (options.timing) {
+    timing.setEnabled(true);
+    backendTiming = timing.getRootScope();
+  }
+  auto resetTiming = llvm::make_scope_exit([&] { backendTiming = {}; });
   auto pm = PassManager::on<ModuleOp>(context.get());
+  TimingScope pipelineTiming = backendTiming.nest("Backend pipeline");
+  if (options.timing)
+    pm.enableTiming(pipelineTiming);
   cpu::buildLinalgPipeline(pm, c, /*hoistWeights=*/false);
   if (target != Stage::Linalg)
     cpu::buildLLVMPipeline(pm, c);
@@ -498,6 +537,7 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
     instrument(pm, "lowering");
   if (failed(pm.run(m)))
     return false;
+  pipelineTiming.stop();
   {
     backendPipeline.clear();
     llvm::raw_string_ostream os(backendPipeline);
@@ -507,16 +547,19 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
     return printModule(m);
 
   host::TargetInfo info;
-  std::string object;
+  std::vector<std::string> objects;
   bool done = false;
-  if (!compileMachineCode(m, c, target, "--cpu=" + c.cpu, info, object, done))
+  if (!compileMachineCode(m, c, target, "--cpu=" + c.cpu, info, objects, done,
+                          /*split=*/true))
     return false;
   if (done)
     return true;
   std::string message;
   notify("linking");
-  if (!cpu::linkSharedObject(object, c, code, message))
+  TimingScope linking = backendTiming.nest("Link");
+  if (!cpu::linkSharedObject(objects, c, code, message))
     return error(message);
+  linking.stop();
   if (target == Stage::SharedObject) {
     output = code;
     return true;
@@ -671,15 +714,17 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
   cpu::CpuOptions hostOptions = c;
   hostOptions.cpu = "generic";
   host::TargetInfo info;
-  std::string object, message, warning;
+  std::vector<std::string> objects;
+  std::string message, warning;
   bool done = false;
+  // One object: the CUDA host code is small, and its link takes one.
   if (!compileMachineCode(m, hostOptions, target, "the host code", info,
-                          object, done))
+                          objects, done, /*split=*/false))
     return false;
   if (done)
     return true;
   notify("linking");
-  if (!cuda::linkHostSharedObject(object, code, message, warning))
+  if (!cuda::linkHostSharedObject(objects[0], code, message, warning))
     return error(message);
   if (!warning.empty()) {
     kiln::Diagnostic d;

@@ -433,6 +433,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   // The vector lowering leaves ub.poison (undefined lanes) behind.
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createOutlineParallelRegionsPass());
   pm.addPass(std::make_unique<EntryWrapperPass>());
 }
 
@@ -472,6 +473,7 @@ void registerCpuBackendPasses() {
   PassRegistration<CopiesToLoopsPass>();
   PassRegistration<ApproximateMathPass>();
   registerPass([] { return createInstrumentKernelsPass(); });
+  registerPass([] { return createOutlineParallelRegionsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createMarkInPlaceOutputsPass(); });
@@ -489,8 +491,9 @@ void registerCpuBackendPasses() {
       [](OpPassManager &pm) { buildLLVMPipeline(pm, CpuOptions()); });
 }
 
-bool linkSharedObject(const std::string &object, const CpuOptions &options,
-                      std::string &sharedObject, std::string &error) {
+bool linkSharedObject(llvm::ArrayRef<std::string> objects,
+                      const CpuOptions &options, std::string &sharedObject,
+                      std::string &error) {
   std::string archive =
       host::findSupportArchive("KILN_ABI_ARCHIVE", "libkiln_abi.a");
   if (!llvm::sys::fs::exists(archive)) {
@@ -514,9 +517,8 @@ bool linkSharedObject(const std::string &object, const CpuOptions &options,
   if (options.kernels == "library")
     libraries.push_back("-lopenblas");
   libraries.push_back("-lm");
-  return host::linkWithSystemCompiler(object, libraries,
-                                      "the model's shared object",
-                                      sharedObject, error);
+  return host::linkWithSystemCompiler(
+      objects, libraries, "the model's shared object", sharedObject, error);
 }
 
 } // namespace kiln::cpu

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -26,6 +27,9 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -35,11 +39,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
 
 using namespace mlir;
@@ -321,6 +329,66 @@ createTargetMachine(const TargetInfo &info, unsigned optLevel,
   return machine;
 }
 
+/// Clears, for the translation to LLVM IR, the argument and result
+/// attributes of the llvm.func ops that are not the llvm dialect's (Kiln's
+/// kiln.name, kiln.weight, kiln.weight_value on @main), and puts them back
+/// when destroyed. The translation warns about each such attribute, and a
+/// warning prints the whole function it names: on @main, with one argument
+/// per weight, that was quadratic in the model's depth (a 30-layer decoder
+/// spent most of its 4-minute compile printing kiln_main for its ~270
+/// weights).
+namespace {
+class ForeignAttributesCleared {
+public:
+  explicit ForeignAttributesCleared(ModuleOp module) {
+    module.walk([&](LLVM::LLVMFuncOp func) {
+      ArrayAttr args = func.getArgAttrsAttr();
+      ArrayAttr results = func.getResAttrsAttr();
+      ArrayAttr keptArgs = keepLLVMAttributes(args);
+      ArrayAttr keptResults = keepLLVMAttributes(results);
+      if (keptArgs == args && keptResults == results)
+        return;
+      saved.push_back({func, args, results});
+      func.setArgAttrsAttr(keptArgs);
+      func.setResAttrsAttr(keptResults);
+    });
+  }
+  ~ForeignAttributesCleared() {
+    for (Saved &s : saved) {
+      s.func.setArgAttrsAttr(s.args);
+      s.func.setResAttrsAttr(s.results);
+    }
+  }
+
+private:
+  /// `attrs` (one dictionary per argument or result) with only the llvm
+  /// dialect's attributes; `attrs` itself when nothing is dropped.
+  static ArrayAttr keepLLVMAttributes(ArrayAttr attrs) {
+    if (!attrs)
+      return attrs;
+    bool changed = false;
+    SmallVector<Attribute> kept;
+    for (Attribute attr : attrs) {
+      auto dict = cast<DictionaryAttr>(attr);
+      SmallVector<NamedAttribute> entries;
+      for (NamedAttribute entry : dict)
+        if (entry.getName().getValue().starts_with("llvm."))
+          entries.push_back(entry);
+        else
+          changed = true;
+      kept.push_back(DictionaryAttr::get(attrs.getContext(), entries));
+    }
+    return changed ? ArrayAttr::get(attrs.getContext(), kept) : attrs;
+  }
+
+  struct Saved {
+    LLVM::LLVMFuncOp func;
+    ArrayAttr args, results;
+  };
+  SmallVector<Saved> saved;
+};
+} // namespace
+
 std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
                                                 llvm::LLVMContext &context,
                                                 llvm::TargetMachine &machine) {
@@ -329,6 +397,7 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
+  ForeignAttributesCleared cleared(module);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "kiln_model");
   if (!llvmModule)
@@ -362,6 +431,74 @@ bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
   }
   pm.run(module);
   out.assign(buffer.begin(), buffer.end());
+  return true;
+}
+
+unsigned codegenPartitions(const llvm::Module &module) {
+  size_t threshold = kSplitModuleInstructions;
+  if (const char *env = std::getenv("KILN_SPLIT_CODEGEN_INSTRUCTIONS"))
+    threshold = std::strtoull(env, nullptr, 10);
+  size_t instructions = 0;
+  for (const llvm::Function &function : module)
+    instructions += function.getInstructionCount();
+  return instructions >= threshold ? kModulePartitions : 1;
+}
+
+bool emitObjects(std::unique_ptr<llvm::Module> module, const TargetInfo &info,
+                 unsigned optLevel, unsigned partitions,
+                 std::vector<std::string> &objects, std::string &error) {
+  objects.clear();
+  if (partitions <= 1) {
+    std::unique_ptr<llvm::TargetMachine> machine =
+        createTargetMachine(info, optLevel, error);
+    if (!machine || !optimizeLLVMModule(*module, *machine, optLevel, error))
+      return false;
+    objects.emplace_back();
+    return emitMachineCode(*module, *machine, /*assembly=*/false,
+                           objects.back(), error);
+  }
+  // The partitions travel as bitcode: each thread parses its own into a
+  // context of its own (an LLVMContext is not shared across threads).
+  std::vector<llvm::SmallVector<char, 0>> bitcode;
+  llvm::SplitModule(*module, partitions,
+                    [&](std::unique_ptr<llvm::Module> part) {
+                      bitcode.emplace_back();
+                      llvm::raw_svector_ostream os(bitcode.back());
+                      llvm::WriteBitcodeToFile(*part, os);
+                    });
+  module.reset();
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(bitcode.size()));
+    for (size_t i = 0; i < bitcode.size(); ++i)
+      pool.async([&, i] {
+        llvm::LLVMContext context;
+        llvm::Expected<std::unique_ptr<llvm::Module>> part =
+            llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(
+                    llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
+                    "kiln_model.part" + std::to_string(i)),
+                context);
+        if (!part) {
+          errors[i] = llvm::toString(part.takeError());
+          return;
+        }
+        std::unique_ptr<llvm::TargetMachine> machine =
+            createTargetMachine(info, optLevel, errors[i]);
+        if (!machine ||
+            !optimizeLLVMModule(**part, *machine, optLevel, errors[i]))
+          return;
+        emitMachineCode(**part, *machine, /*assembly=*/false, objects[i],
+                        errors[i]);
+      });
+    pool.wait();
+  }
+  for (const std::string &e : errors)
+    if (!e.empty()) {
+      error = e;
+      return false;
+    }
   return true;
 }
 
@@ -422,28 +559,47 @@ bool linkWithSystemCompiler(const std::string &object,
                             llvm::ArrayRef<std::string> libraries,
                             llvm::StringRef what, std::string &sharedObject,
                             std::string &error) {
+  return linkWithSystemCompiler(llvm::ArrayRef<std::string>(object), libraries,
+                                what, sharedObject, error);
+}
+
+bool linkWithSystemCompiler(llvm::ArrayRef<std::string> objects,
+                            llvm::ArrayRef<std::string> libraries,
+                            llvm::StringRef what, std::string &sharedObject,
+                            std::string &error) {
   const char *ccEnv = std::getenv("KILN_CC");
   auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
   if (!cc) {
     error = "no C compiler driver to link with (install gcc, or set KILN_CC)";
     return false;
   }
-  llvm::SmallString<128> objPath, soPath, logPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-model", "o", fd, objPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-model", "so", soPath) ||
+  std::vector<llvm::SmallString<128>> objPaths(objects.size());
+  llvm::SmallString<128> soPath, logPath;
+  auto removeObjects = llvm::make_scope_exit([&] {
+    for (const llvm::SmallString<128> &path : objPaths)
+      if (!path.empty())
+        llvm::sys::fs::remove(path);
+  });
+  for (auto [object, path] : llvm::zip(objects, objPaths)) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("kiln-model", "o", fd, path)) {
+      error = "cannot create temporary files";
+      return false;
+    }
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  if (llvm::sys::fs::createTemporaryFile("kiln-model", "so", soPath) ||
       llvm::sys::fs::createTemporaryFile("kiln-link", "log", logPath)) {
     error = "cannot create temporary files";
     return false;
   }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << object;
-  }
   // -z defs: a symbol the code needs and nothing here defines is a link
   // error now, not a load error on the machine that runs the artifact.
   std::vector<std::string> args = {*cc, "-shared", "-Wl,-z,defs", "-o",
-                                   std::string(soPath), std::string(objPath)};
+                                   std::string(soPath)};
+  for (const llvm::SmallString<128> &path : objPaths)
+    args.push_back(std::string(path));
   args.insert(args.end(), libraries.begin(), libraries.end());
   // LLVM lowers conversions the target CPU has no instruction for (f32 ->
   // bf16 without AVX512-BF16, f16 <-> f32 without F16C, f64 -> f16/bf16)
@@ -476,7 +632,6 @@ bool linkWithSystemCompiler(const std::string &object,
   } else {
     sharedObject = (*so)->getBuffer().str();
   }
-  llvm::sys::fs::remove(objPath);
   llvm::sys::fs::remove(soPath);
   llvm::sys::fs::remove(logPath);
   return error.empty();

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <memory>
 #include <string>
@@ -89,6 +90,11 @@ std::unique_ptr<mlir::Pass> createLowerVectorsPass();
 std::unique_ptr<mlir::Pass> createSplitParallelLoopsPass();
 void registerTileAndVectorizePasses();
 
+/// On the LLVM dialect: each omp.parallel of a function with several moves
+/// into a function of its own, so that translating the OpenMP regions is not
+/// quadratic in the number of kernels of @main.
+std::unique_ptr<mlir::Pass> createOutlineParallelRegionsPass();
+
 /// On bufferized IR, before the loops are lowered: brackets each top-level
 /// kernel of @main with calls to kiln_abi_prof_begin/end(i32 id) and records
 /// the kernel table as the module attribute `kiln.kernels`.
@@ -103,11 +109,12 @@ void registerCpuBackendDialects(mlir::DialectRegistry &registry);
 /// kiln-opt.
 void registerCpuBackendPasses();
 
-/// Links an object into a shared object with Kiln's ABI support archive
+/// Links objects into a shared object with Kiln's ABI support archive
 /// (libkiln_abi.a beside the tools, or $KILN_ABI_ARCHIVE), libomp and libm,
 /// using the system C compiler ($KILN_CC, else cc).
-bool linkSharedObject(const std::string &object, const CpuOptions &options,
-                      std::string &sharedObject, std::string &error);
+bool linkSharedObject(llvm::ArrayRef<std::string> objects,
+                      const CpuOptions &options, std::string &sharedObject,
+                      std::string &error);
 
 } // namespace kiln::cpu
 

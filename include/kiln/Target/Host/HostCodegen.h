@@ -73,6 +73,29 @@ bool optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
 bool emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
                      bool assembly, std::string &out, std::string &error);
 
+/// Modules of at least this many LLVM IR instructions are split for
+/// emitObjects (a 30-layer decoder has about 10 times as many; the demo
+/// models a few thousand). $KILN_SPLIT_CODEGEN_INSTRUCTIONS overrides it
+/// (tests split small models with it).
+constexpr size_t kSplitModuleInstructions = 100000;
+/// The partitions of a split module: fixed, so that the objects (and the
+/// artifact) are the same whatever the machine's core count.
+constexpr unsigned kModulePartitions = 4;
+
+/// How many partitions emitObjects makes of `module`: 1, or
+/// kModulePartitions for a module of kSplitModuleInstructions or more.
+unsigned codegenPartitions(const llvm::Module &module);
+
+/// LLVM's -O<optLevel> pipeline and object emission for `module`, as
+/// `partitions` object files that link together. With more than one, the
+/// module is split (llvm::SplitModule, its local symbols made hidden ones)
+/// and each part optimized and emitted on a thread of its own (at most one
+/// per core), in an LLVM context of its own: the code of one function is
+/// the same either way, only calls across partitions are not inlined.
+bool emitObjects(std::unique_ptr<llvm::Module> module, const TargetInfo &info,
+                 unsigned optLevel, unsigned partitions,
+                 std::vector<std::string> &objects, std::string &error);
+
 /// The library folder of the LLVM Kiln generates code with (libomp, the
 /// clang resource folder): $KILN_LLVM_LIBRARY_DIR, else the one the build
 /// was configured with.
@@ -90,6 +113,11 @@ std::string findSupportArchive(const char *envVar, llvm::StringRef name);
 /// to library calls. `what` names the result in errors ("the model's host
 /// code").
 bool linkWithSystemCompiler(const std::string &object,
+                            llvm::ArrayRef<std::string> libraries,
+                            llvm::StringRef what, std::string &sharedObject,
+                            std::string &error);
+/// The same for several object files, linked in their order.
+bool linkWithSystemCompiler(llvm::ArrayRef<std::string> objects,
                             llvm::ArrayRef<std::string> libraries,
                             llvm::StringRef what, std::string &sharedObject,
                             std::string &error);
