@@ -238,15 +238,20 @@ struct Stat {
   }
 };
 
-// --serve: N requests through kiln_serve, their metrics.
-int serveMain(const Options &o, kiln_model *model, kiln_session *session) {
-  int64_t vocab = -1;
+// The static vocab of the output 'logits' [batch, seq, vocab], or -1.
+int64_t staticVocab(const kiln_model *model) {
   for (size_t i = 0; i < kiln_model_num_outputs(model); ++i) {
     kiln_tensor_info info;
     kiln_model_output_info(model, i, &info);
     if (std::string(info.name) == "logits" && info.rank == 3)
-      vocab = info.dims[2];
+      return info.dims[2];
   }
+  return -1;
+}
+
+// --serve: N requests through kiln_serve, their metrics.
+int serveMain(const Options &o, kiln_model *model, kiln_session *session) {
+  int64_t vocab = staticVocab(model);
   if (vocab < 1)
     return fail("the model has no output 'logits' [batch, seq, vocab] with "
                 "a static vocab");
@@ -441,13 +446,7 @@ int main(int argc, char **argv) {
       prompts.emplace_back(ids + r * len, ids + (r + 1) * len);
   } else {
     // The vocab from the logits output; random ids seeded by --seed.
-    int64_t vocab = -1;
-    for (size_t i = 0; i < kiln_model_num_outputs(model); ++i) {
-      kiln_tensor_info info;
-      kiln_model_output_info(model, i, &info);
-      if (std::string(info.name) == "logits" && info.rank == 3)
-        vocab = info.dims[2];
-    }
+    int64_t vocab = staticVocab(model);
     if (vocab < 1)
       return fail("the model has no output 'logits' [batch, seq, vocab] "
                   "with a static vocab (give --prompt FILE.npy)");

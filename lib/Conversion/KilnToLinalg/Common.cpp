@@ -7,6 +7,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Origin.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -477,6 +478,22 @@ static Value reshapeDynamic(OpBuilder &b, Location loc, Value value,
                         : arith::ConstantIndexOp::create(b, loc,
                                                          type.getDimSize(d)));
   Value shape = tensor::FromElementsOp::create(b, loc, sizes);
+  return tensor::ReshapeOp::create(b, loc, type, value, shape);
+}
+
+Value expandToSizes(OpBuilder &b, Location loc, RankedTensorType type,
+                    Value value, ArrayRef<ReassociationIndices> groups,
+                    ArrayRef<OpFoldResult> sizes) {
+  bool twoInAGroup = llvm::any_of(groups, [&](const ReassociationIndices &g) {
+    return llvm::count_if(g, [&](int64_t d) { return type.isDynamicDim(d); }) >
+           1;
+  });
+  if (!twoInAGroup)
+    return tensor::ExpandShapeOp::create(b, loc, type, value, groups, sizes);
+  SmallVector<Value> values;
+  for (OpFoldResult size : sizes)
+    values.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  Value shape = tensor::FromElementsOp::create(b, loc, values);
   return tensor::ReshapeOp::create(b, loc, type, value, shape);
 }
 

@@ -123,6 +123,14 @@ resultSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value kilnValue);
 mlir::FailureOr<llvm::SmallVector<mlir::OpFoldResult>>
 resultMixedSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value kilnValue,
                  mlir::RankedTensorType type);
+/// `value` expanded to `type` by `groups`, the expanded dims of `sizes`:
+/// tensor.expand_shape, or a tensor.reshape by a shape tensor when a group
+/// holds two dynamic dims (MLIR's strided-metadata expansion of such an
+/// expand_shape crashes; `value` must be contiguous, as a fresh result is).
+mlir::Value expandToSizes(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::RankedTensorType type, mlir::Value value,
+                          llvm::ArrayRef<mlir::ReassociationIndices> groups,
+                          llvm::ArrayRef<mlir::OpFoldResult> sizes);
 /// A scalar constant of a signless int, index or float type.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);

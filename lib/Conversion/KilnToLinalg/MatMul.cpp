@@ -10,7 +10,6 @@
 #include "NN.h"
 
 #include "kiln/Dialect/KilnOps.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -214,21 +213,8 @@ Value buildNumpyMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       sizes.push_back(getAsOpFoldResult(dimOf(b, loc, product, 2)));
       SmallVector<int64_t> shape(batch);
       shape.append({m, n});
-      auto shapeType = RankedTensorType::get(shape, accType);
-      if (llvm::count_if(batch, ShapedType::isDynamic) > 1) {
-        // Two dynamic dims in one group: a reshape by a shape tensor
-        // (MLIR's strided-metadata expansion of such an expand_shape
-        // crashes; the product is contiguous, so nothing is lost).
-        SmallVector<Value> values;
-        for (OpFoldResult size : sizes)
-          values.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
-        Value shapeValue = tensor::FromElementsOp::create(b, loc, values);
-        product =
-            tensor::ReshapeOp::create(b, loc, shapeType, product, shapeValue);
-      } else {
-        product = tensor::ExpandShapeOp::create(b, loc, shapeType, product,
-                                                groups, sizes);
-      }
+      product = expandToSizes(b, loc, RankedTensorType::get(shape, accType),
+                              product, groups, sizes);
       return reshapeTo(b, loc, product, resultShape);
     }
   }

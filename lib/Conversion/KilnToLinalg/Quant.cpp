@@ -19,7 +19,6 @@
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/KilnQuantConvOps.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include <cmath>
 #include <functional>
@@ -960,21 +959,9 @@ struct QuantizedMatMulLowering
       return unsupported(op, "a parameter that is neither per-tensor nor "
                              "per output column");
     Value result = *out;
-    if (rank > 2 && llvm::count_if(aType.getShape().drop_back(),
-                                   ShapedType::isDynamic) > 1) {
-      // Two dynamic dims in one group: a reshape by a shape tensor, as in
-      // buildNumpyMatmul (MLIR's strided-metadata expansion of such an
-      // expand_shape crashes; the result is contiguous).
-      SmallVector<Value> values;
-      for (OpFoldResult size : resultSizes)
-        values.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, size));
-      Value shape = tensor::FromElementsOp::create(rewriter, loc, values);
-      result =
-          tensor::ReshapeOp::create(rewriter, loc, resultType, result, shape);
-    } else if (rank > 2) {
-      result = tensor::ExpandShapeOp::create(rewriter, loc, resultType, result,
-                                             rows, resultSizes);
-    }
+    if (rank > 2)
+      result = expandToSizes(rewriter, loc, resultType, result, rows,
+                             resultSizes);
     rewriter.replaceOp(op, result);
     return success();
   }
