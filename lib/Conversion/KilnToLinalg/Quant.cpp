@@ -97,50 +97,64 @@ Value quantizeScalar(OpBuilder &b, Location loc, Value v, Value zp,
   return castScalar(b, loc, q, f, qType);
 }
 
+/// The elementwise generic of QuantizeLinear / DequantizeLinear: `body`
+/// maps an element of `x` and its scale and zero point (null when absent)
+/// to the result element; the parameters are per-tensor or per-axis.
+LogicalResult lowerQuantDequant(
+    Operation *op, int64_t blockSize, int64_t axis, Value x, Value scale,
+    Value zeroPoint, RankedTensorType resultType,
+    ConversionPatternRewriter &rewriter,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+  Location loc = op->getLoc();
+  if (blockSize != 0)
+    return unsupported(op, "blocked quantization (block_size != 0)");
+  auto xType = cast<RankedTensorType>(x.getType());
+  axis = normalizeAxis(axis, xType.getRank());
+
+  SmallVector<Value> inputs{x};
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(xType.getRank(), op->getContext())};
+  auto scaleParam = addParam(rewriter, loc, scale, xType, axis, inputs, maps);
+  auto zpParam = addParam(rewriter, loc, zeroPoint, xType, axis, inputs, maps);
+  if (failed(scaleParam) || failed(zpParam))
+    return unsupported(op, "a scale or zero point that is neither "
+                           "per-tensor nor per-axis");
+  Value result = buildParallel(
+      rewriter, loc, inputs, maps, resultType,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value zp = zpParam->present() ? zpParam->get(args) : Value();
+        return body(b, l, args[0], scaleParam->get(args), zp);
+      });
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
 struct QuantizeLinearLowering : OpConversionPattern<kiln::QuantizeLinearOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(kiln::QuantizeLinearOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    if (op.getBlockSize() != 0)
-      return unsupported(op, "blocked quantization (block_size != 0)");
-    auto resultType =
-        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
-    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
     Type xKiln = elementTypeOf(op.getX());
     Type scaleKiln = elementTypeOf(op.getYScale());
     Type qType = elementTypeOf(op.getY());
     Type zpKiln = kilnTypeOf(op.getYZeroPoint());
-    int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
-
-    SmallVector<Value> inputs{adaptor.getX()};
-    SmallVector<AffineMap> maps{
-        AffineMap::getMultiDimIdentityMap(xType.getRank(), getContext())};
-    auto scale = addParam(rewriter, loc, adaptor.getYScale(), xType, axis,
-                          inputs, maps);
-    auto zp = addParam(rewriter, loc, adaptor.getYZeroPoint(), xType, axis,
-                       inputs, maps);
-    if (failed(scale) || failed(zp))
-      return unsupported(op, "a scale or zero point that is neither "
-                             "per-tensor nor per-axis");
-    Value result = buildParallel(
-        rewriter, loc, inputs, maps, resultType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    return lowerQuantDequant(
+        op, op.getBlockSize(), op.getAxis(), adaptor.getX(),
+        adaptor.getYScale(), adaptor.getYZeroPoint(), resultType, rewriter,
+        [&](OpBuilder &b, Location l, Value xElem, Value scale,
+            Value zp) -> Value {
           // An integer x (i32) is quantized as a float, as ONNX Runtime.
           Value x = isa<FloatType>(xKiln)
-                        ? toComputeFloat(b, l, args[0], xKiln)
-                        : castScalar(b, l, args[0], xKiln, b.getF32Type());
+                        ? toComputeFloat(b, l, xElem, xKiln)
+                        : castScalar(b, l, xElem, xKiln, b.getF32Type());
           Type f = x.getType();
-          Value s = castScalar(b, l, scale->get(args), scaleKiln, f);
-          Value z = zp->present()
-                        ? castScalar(b, l, zp->get(args), zpKiln, f)
-                        : Value();
+          Value s = castScalar(b, l, scale, scaleKiln, f);
+          Value z = zp ? castScalar(b, l, zp, zpKiln, f) : Value();
           return quantizeScalar(b, l, arith::DivFOp::create(b, l, x, s), z,
                                 qType);
         });
-    rewriter.replaceOp(op, result);
-    return success();
   }
 };
 
@@ -150,44 +164,28 @@ struct DequantizeLinearLowering
   LogicalResult
   matchAndRewrite(kiln::DequantizeLinearOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    if (op.getBlockSize() != 0)
-      return unsupported(op, "blocked quantization (block_size != 0)");
-    auto resultType =
-        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
-    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
     Type xKiln = elementTypeOf(op.getX());
     Type scaleKiln = elementTypeOf(op.getXScale());
     Type zpKiln = kilnTypeOf(op.getXZeroPoint());
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     Type resultElement = resultType.getElementType();
-    int64_t axis = normalizeAxis(op.getAxis(), xType.getRank());
-
-    SmallVector<Value> inputs{adaptor.getX()};
-    SmallVector<AffineMap> maps{
-        AffineMap::getMultiDimIdentityMap(xType.getRank(), getContext())};
-    auto scale = addParam(rewriter, loc, adaptor.getXScale(), xType, axis,
-                          inputs, maps);
-    auto zp = addParam(rewriter, loc, adaptor.getXZeroPoint(), xType, axis,
-                       inputs, maps);
-    if (failed(scale) || failed(zp))
-      return unsupported(op, "a scale or zero point that is neither "
-                             "per-tensor nor per-axis");
-    Value result = buildParallel(
-        rewriter, loc, inputs, maps, resultType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+    return lowerQuantDequant(
+        op, op.getBlockSize(), op.getAxis(), adaptor.getX(),
+        adaptor.getXScale(), adaptor.getXZeroPoint(), resultType, rewriter,
+        [&](OpBuilder &b, Location l, Value xElem, Value scale,
+            Value zp) -> Value {
           Type i32 = b.getI32Type();
-          Value x = castScalar(b, l, args[0], xKiln, i32);
-          if (zp->present())
-            x = arith::SubIOp::create(
-                b, l, x, castScalar(b, l, zp->get(args), zpKiln, i32));
+          Value x = castScalar(b, l, xElem, xKiln, i32);
+          if (zp)
+            x = arith::SubIOp::create(b, l, x,
+                                      castScalar(b, l, zp, zpKiln, i32));
           Type f = resultElement.isF64() ? b.getF64Type() : b.getF32Type();
           Value v = arith::SIToFPOp::create(b, l, f, x);
-          Value s = castScalar(b, l, scale->get(args), scaleKiln, f);
+          Value s = castScalar(b, l, scale, scaleKiln, f);
           Value y = arith::MulFOp::create(b, l, v, s);
           return castScalar(b, l, y, f, resultElement);
         });
-    rewriter.replaceOp(op, result);
-    return success();
   }
 };
 

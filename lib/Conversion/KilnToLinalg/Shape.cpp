@@ -623,6 +623,31 @@ struct SliceLowering : OpConversionPattern<kiln::SliceOp> {
 // Gather and scatter
 //===----------------------------------------------------------------------===//
 
+/// Gather and GatherElements: a generic over `type` reading the index from
+/// `indices` through `indicesMap`, then extracting from `data` at
+/// `position(ivs, index)`, where `index` is the read one normalized against
+/// data's `axis` size.
+Value gatherOnAxis(
+    OpBuilder &b, Location loc, RankedTensorType type, Value data,
+    Value indices, int64_t axis, AffineMap indicesMap,
+    function_ref<SmallVector<Value>(ArrayRef<Value> ivs, Value index)>
+        position) {
+  int64_t dim = cast<RankedTensorType>(data.getType()).getDimSize(axis);
+  // A dynamic axis: its run-time size, read once outside the loops.
+  Value runtimeDim;
+  if (ShapedType::isDynamic(dim))
+    runtimeDim = tensor::DimOp::create(b, loc, data, axis);
+  return indexGeneric(
+      b, loc, type, indices, indicesMap,
+      [&](OpBuilder &nested, Location l, ArrayRef<Value> ivs,
+          ValueRange args) -> Value {
+        Value index = runtimeDim
+                          ? normalizeIndex(nested, l, args[0], runtimeDim)
+                          : normalizeIndex(nested, l, args[0], dim);
+        return tensor::ExtractOp::create(nested, l, data, position(ivs, index));
+      });
+}
+
 /// Gather: a generic over the result reading the index at the result's
 /// indices dims, then extracting from `data`.
 struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
@@ -632,25 +657,17 @@ struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = convertedType(getTypeConverter(), op.getType());
     Value data = adaptor.getData(), indices = adaptor.getIndices();
-    auto dataType = cast<RankedTensorType>(data.getType());
     int64_t q = cast<RankedTensorType>(indices.getType()).getRank();
-    int64_t rank = dataType.getRank();
+    int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
     int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
-    int64_t dim = dataType.getDimSize(axis);
-    // A dynamic axis: its run-time size, read once outside the loops.
-    Value runtimeDim;
-    if (ShapedType::isDynamic(dim))
-      runtimeDim = tensor::DimOp::create(rewriter, op.getLoc(), data, axis);
-    Value result = indexGeneric(
-        rewriter, op.getLoc(), type, indices,
+    Value result = gatherOnAxis(
+        rewriter, op.getLoc(), type, data, indices, axis,
         dimRangeMap(type.getRank(), axis, q, getContext()),
-        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
-            ValueRange args) -> Value {
+        [&](ArrayRef<Value> ivs, Value index) {
           SmallVector<Value> at(ivs.take_front(axis));
-          at.push_back(runtimeDim ? normalizeIndex(b, loc, args[0], runtimeDim)
-                                  : normalizeIndex(b, loc, args[0], dim));
+          at.push_back(index);
           llvm::append_range(at, ivs.drop_front(axis + q));
-          return tensor::ExtractOp::create(b, loc, data, at);
+          return at;
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -665,22 +682,15 @@ struct GatherElementsLowering : OpConversionPattern<kiln::GatherElementsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = convertedType(getTypeConverter(), op.getType());
     Value data = adaptor.getData(), indices = adaptor.getIndices();
-    auto dataType = cast<RankedTensorType>(data.getType());
-    int64_t rank = dataType.getRank();
+    int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
     int64_t axis = normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
-    int64_t dim = dataType.getDimSize(axis);
-    Value runtimeDim;
-    if (ShapedType::isDynamic(dim))
-      runtimeDim = tensor::DimOp::create(rewriter, op.getLoc(), data, axis);
-    Value result = indexGeneric(
-        rewriter, op.getLoc(), type, indices,
+    Value result = gatherOnAxis(
+        rewriter, op.getLoc(), type, data, indices, axis,
         AffineMap::getMultiDimIdentityMap(rank, getContext()),
-        [&](OpBuilder &b, Location loc, ArrayRef<Value> ivs,
-            ValueRange args) -> Value {
+        [&](ArrayRef<Value> ivs, Value index) {
           SmallVector<Value> at(ivs);
-          at[axis] = runtimeDim ? normalizeIndex(b, loc, args[0], runtimeDim)
-                                : normalizeIndex(b, loc, args[0], dim);
-          return tensor::ExtractOp::create(b, loc, data, at);
+          at[axis] = index;
+          return at;
         });
     rewriter.replaceOp(op, result);
     return success();
