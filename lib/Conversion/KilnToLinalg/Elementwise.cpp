@@ -79,9 +79,58 @@ using FloatBinaryFn = Value (*)(OpBuilder &, Location, Value, Value,
 using IntBinaryFn = Value (*)(OpBuilder &, Location, Value, Value, Operation *,
                               bool isUnsigned);
 
-/// A unary elementwise op: the float or the integer function of the table,
-/// per the operand's element type; a missing function is an unsupported
-/// element type.
+/// A unary or binary function of the table applied to the generic's
+/// scalars: an integer one as they are, a float one on them widened to the
+/// compute type.
+Value applyFn(IntUnaryFn fn, OpBuilder &b, Location loc, ValueRange args,
+              Operation *op, bool isUnsigned) {
+  return fn(b, loc, args[0], op, isUnsigned);
+}
+Value applyFn(IntBinaryFn fn, OpBuilder &b, Location loc, ValueRange args,
+              Operation *op, bool isUnsigned) {
+  return fn(b, loc, args[0], args[1], op, isUnsigned);
+}
+Value applyFn(FloatUnaryFn fn, OpBuilder &b, Location loc, ValueRange args,
+              Operation *op) {
+  return fn(b, loc, widen(b, loc, args[0]), op);
+}
+Value applyFn(FloatBinaryFn fn, OpBuilder &b, Location loc, ValueRange args,
+              Operation *op) {
+  return fn(b, loc, widen(b, loc, args[0]), widen(b, loc, args[1]), op);
+}
+
+/// Lowers `op` to a generic over `inputs` applying the float or the
+/// integer function of the table, per the operand's element type; a
+/// missing function is an unsupported element type.
+template <typename FloatFn, typename IntFn>
+LogicalResult lowerWithTable(Operation *op, ValueRange inputs,
+                             const TypeConverter &converter,
+                             ConversionPatternRewriter &rewriter,
+                             FloatFn floatFn, IntFn intFn) {
+  auto resultType = cast<RankedTensorType>(
+      converter.convertType(op->getResult(0).getType()));
+  Type kilnElement = elementTypeOf(op->getOperand(0));
+  bool isFloat = isa<FloatType>(kilnElement);
+  if (isFloat ? !floatFn : !intFn)
+    return unsupported(op, "element type " +
+                               llvm::Twine(isFloat ? "float" : "integer") +
+                               " is not supported by this op");
+  Type resultElement = resultType.getElementType();
+  bool isUnsigned = isUnsignedInt(kilnElement);
+  Value result = buildElementwise(
+      rewriter, op->getLoc(), inputs, resultType,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (!isFloat)
+          return applyFn(intFn, b, loc, args, op, isUnsigned);
+        return narrowTo(b, loc, applyFn(floatFn, b, loc, args, op),
+                        resultElement);
+      });
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
+/// A unary elementwise op (its first operand) lowered with its table
+/// functions.
 template <typename OpTy>
 struct UnaryLowering : OpConversionPattern<OpTy> {
   UnaryLowering(const TypeConverter &converter, MLIRContext *context,
@@ -92,28 +141,8 @@ struct UnaryLowering : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        this->getTypeConverter()->convertType(op->getResult(0).getType()));
-    Value input = adaptor.getOperands()[0];
-    Type kilnElement = elementTypeOf(op->getOperand(0));
-    bool isFloat = isa<FloatType>(kilnElement);
-    if (isFloat ? !floatFn : !intFn)
-      return unsupported(op, "element type " + llvm::Twine(
-                                 isFloat ? "float" : "integer") +
-                                 " is not supported by this op");
-    Type resultElement = resultType.getElementType();
-    bool isUnsigned = isUnsignedInt(kilnElement);
-    Operation *raw = op.getOperation();
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), input, resultType,
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          if (!isFloat)
-            return intFn(b, loc, args[0], raw, isUnsigned);
-          Value r = floatFn(b, loc, widen(b, loc, args[0]), raw);
-          return narrowTo(b, loc, r, resultElement);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+    return lowerWithTable(op, adaptor.getOperands()[0],
+                          *this->getTypeConverter(), rewriter, floatFn, intFn);
   }
 
   FloatUnaryFn floatFn;
@@ -131,28 +160,8 @@ struct BinaryLowering : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        this->getTypeConverter()->convertType(op->getResult(0).getType()));
-    Type kilnElement = elementTypeOf(op->getOperand(0));
-    bool isFloat = isa<FloatType>(kilnElement);
-    if (isFloat ? !floatFn : !intFn)
-      return unsupported(op, "element type " + llvm::Twine(
-                                 isFloat ? "float" : "integer") +
-                                 " is not supported by this op");
-    Type resultElement = resultType.getElementType();
-    bool isUnsigned = isUnsignedInt(kilnElement);
-    Operation *raw = op.getOperation();
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), adaptor.getOperands(), resultType,
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          if (!isFloat)
-            return intFn(b, loc, args[0], args[1], raw, isUnsigned);
-          Value r = floatFn(b, loc, widen(b, loc, args[0]),
-                            widen(b, loc, args[1]), raw);
-          return narrowTo(b, loc, r, resultElement);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+    return lowerWithTable(op, adaptor.getOperands(), *this->getTypeConverter(),
+                          rewriter, floatFn, intFn);
   }
 
   FloatBinaryFn floatFn;
