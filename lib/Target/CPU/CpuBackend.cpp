@@ -232,22 +232,14 @@ struct CopiesToLoopsPass
     registry.insert<linalg::LinalgDialect>();
   }
   void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation().walk([&](memref::CopyOp copy) {
+    host::copiesToLinalg(getOperation(), [](memref::CopyOp copy) {
       auto source = dyn_cast<MemRefType>(copy.getSource().getType());
       auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
       // Run-time extents too (a dynamic batch): the loops take them.
-      if (source && target && source.getRank() >= 2 &&
-          (!source.getLayout().isIdentity() ||
-           !target.getLayout().isIdentity()))
-        copies.push_back(copy);
+      return source && target && source.getRank() >= 2 &&
+             (!source.getLayout().isIdentity() ||
+              !target.getLayout().isIdentity());
     });
-    for (memref::CopyOp copy : copies) {
-      OpBuilder b(copy);
-      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
-                             copy.getTarget());
-      copy.erase();
-    }
   }
 };
 

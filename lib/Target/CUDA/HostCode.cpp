@@ -95,19 +95,11 @@ struct CopiesToKernelsPass
     registry.insert<linalg::LinalgDialect>();
   }
   void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation().walk([&](memref::CopyOp copy) {
-      if (!isDenseIdentity(copy.getSource().getType()) ||
-          !isDenseIdentity(copy.getTarget().getType()) ||
-          copy.getSource().getDefiningOp<memref::GetGlobalOp>())
-        copies.push_back(copy);
+    host::copiesToLinalg(getOperation(), [](memref::CopyOp copy) {
+      return !isDenseIdentity(copy.getSource().getType()) ||
+             !isDenseIdentity(copy.getTarget().getType()) ||
+             copy.getSource().getDefiningOp<memref::GetGlobalOp>();
     });
-    for (memref::CopyOp copy : copies) {
-      OpBuilder b(copy);
-      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
-                             copy.getTarget());
-      copy.erase();
-    }
   }
 };
 

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -247,6 +248,21 @@ std::unique_ptr<Pass> createDynamicEntryPass() {
 void registerHostCodegenPasses() {
   PassRegistration<PrepareEntryPass>();
   PassRegistration<DynamicEntryPass>();
+}
+
+void copiesToLinalg(Operation *root,
+                    llvm::function_ref<bool(memref::CopyOp)> select) {
+  SmallVector<memref::CopyOp> copies;
+  root->walk([&](memref::CopyOp copy) {
+    if (select(copy))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -33,6 +34,10 @@ namespace llvm {
 class TargetMachine;
 } // namespace llvm
 
+namespace mlir::memref {
+class CopyOp;
+} // namespace mlir::memref
+
 namespace kiln::host {
 
 /// kiln-cpu-prepare-entry: @main's arguments read-only for bufferization,
@@ -44,6 +49,13 @@ std::unique_ptr<mlir::Pass> createPrepareEntryPass();
 /// pointers reinterpreted at the start.
 std::unique_ptr<mlir::Pass> createDynamicEntryPass();
 void registerHostCodegenPasses();
+
+/// Replaces each memref.copy under `root` that `select` picks with a
+/// linalg.copy of the same operands: the copies the runtime's memcpy does
+/// badly or cannot do become loops (CPU) or a copy kernel (CUDA), as any
+/// other linalg op.
+void copiesToLinalg(mlir::Operation *root,
+                    llvm::function_ref<bool(mlir::memref::CopyOp)> select);
 
 /// The resolved target: triple, CPU name, LLVM feature string and the
 /// x86 features the artifact records (avx2, fma, avx512f, ...).
