@@ -396,28 +396,27 @@ void registerCudaBackendPasses() {
       "kiln-cuda-pipeline",
       "linalg on tensors -> gpu kernels serialized to PTX (sm_80)",
       [](OpPassManager &pm) { (void)buildCudaPipeline(pm, defaults); });
-  PassPipelineRegistration<>(
-      "kiln-cuda-pipeline-sm90", "the same for sm_90",
-      [](OpPassManager &pm) {
-        CudaOptions o;
-        o.chip = "sm_90";
-        (void)buildCudaPipeline(pm, o);
-      });
-  PassPipelineRegistration<>(
-      "kiln-cuda-pipeline-fatbin", "the same to a fatbin (ptxas) for sm_80",
-      [](OpPassManager &pm) {
-        CudaOptions o;
-        o.format = "fatbin";
-        (void)buildCudaPipeline(pm, o);
-      });
-  PassPipelineRegistration<>(
+  // The pipeline with one option other than the default (the tests').
+  auto registerVariant = [](StringRef name, StringRef description,
+                            std::string CudaOptions::*option,
+                            StringRef value) {
+    PassPipelineRegistration<>(
+        name, description,
+        [option, value = value.str()](OpPassManager &pm) {
+          CudaOptions o;
+          o.*option = value;
+          (void)buildCudaPipeline(pm, o);
+        });
+  };
+  registerVariant("kiln-cuda-pipeline-sm90", "the same for sm_90",
+                  &CudaOptions::chip, "sm_90");
+  registerVariant("kiln-cuda-pipeline-fatbin",
+                  "the same to a fatbin (ptxas) for sm_80",
+                  &CudaOptions::format, "fatbin");
+  registerVariant(
       "kiln-cuda-pipeline-library",
       "the same for sm_80 with --kernels=library (GEMMs as runtime calls)",
-      [](OpPassManager &pm) {
-        CudaOptions o;
-        o.kernels = "library";
-        (void)buildCudaPipeline(pm, o);
-      });
+      &CudaOptions::kernels, "library");
 }
 
 } // namespace kiln::cuda

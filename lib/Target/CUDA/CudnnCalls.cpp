@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmMatch.h"
+#include "RuntimeCalls.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,34 +53,12 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
 
 namespace kiln::cuda {
 namespace {
-
-// cuda_abi.h: kiln_cuda_epilogue, and the kiln_dtype (ONNX) codes.
-enum Epilogue : int32_t { kNone = 0, kRelu = 1 };
-constexpr int32_t kFloat = 1, kFloat16 = 10, kBFloat16 = 16;
-
-Value skipCasts(Value v) {
-  while (true) {
-    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
-      v = ext.getIn();
-    else if (auto trunc = v.getDefiningOp<arith::TruncFOp>())
-      v = trunc.getIn();
-    else
-      return v;
-  }
-}
-
-bool isZeroConstant(Value v) {
-  auto constant = skipCasts(v).getDefiningOp<arith::ConstantOp>();
-  auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-  return attr && attr.getValue().isZero();
-}
 
 /// A static memref with the identity layout (its aligned pointer is its
 /// first element).
@@ -384,31 +363,13 @@ void matchEpilogue(ConvMatch &m) {
 }
 
 func::FuncOp declareConv(ModuleOp module) {
-  StringRef name = "kiln_rt_cuda_conv2d";
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Builder b(module.getContext());
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   SmallVector<Type> params{ptr, i32, i32};
   params.append(18, i64);
   params.append(4, ptr);
-  auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                 b.getFunctionType(params, {}));
-  fn.setPrivate();
-  return fn;
-}
-
-/// As LibraryCalls.cpp: upstream gpu-to-llvm's declaration, which its own
-/// calls then reuse.
-LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
-                                ArrayRef<Type> params) {
-  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
-                                  LLVM::LLVMFunctionType::get(result, params));
+  return declareCall(module, "kiln_rt_cuda_conv2d", params);
 }
 
 /// A small constant left in the IR (memref.get_global, under
@@ -419,26 +380,12 @@ LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
 /// kernel instead; a convolution's small bias is common enough to keep the
 /// call.)
 Value onDevice(OpBuilder &b, Location loc, Value memref) {
-  Value root = memref;
-  while (Operation *def = root.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      root = view.getViewSource();
-    else
-      break;
-  }
-  if (!root.getDefiningOp<memref::GetGlobalOp>())
+  if (!isHostConstant(memref))
     return memref;
   auto type = cast<MemRefType>(memref.getType());
   Value copy = memref::AllocOp::create(b, loc, type);
   memref::CopyOp::create(b, loc, memref, copy);
   return copy;
-}
-
-Value pointerOf(OpBuilder &b, Location loc, Value memref) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
 }
 
 struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
@@ -526,9 +473,7 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
     }
     Location loc = FusedLoc::get(ctx, locs);
     Value out = m.epilogue ? m.out : m.acc;
-    int32_t dtype = m.type.isF32()   ? kFloat
-                    : m.type.isF16() ? kFloat16
-                                     : kBFloat16;
+    int32_t dtype = dtypeOf(m.type);
     auto i32 = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
     };
@@ -539,11 +484,7 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
     Value input = onDevice(b, loc, m.input);
     Value weight = onDevice(b, loc, m.weight);
     Value bias = m.bias ? onDevice(b, loc, m.bias) : Value();
-    Value stream =
-        LLVM::CallOp::create(
-            b, loc, declareRuntime(module, "mgpuStreamCreate", ptr, {}),
-            ValueRange{})
-            .getResult();
+    Value stream = createStream(b, loc, module);
     Value biasPtr = bias ? pointerOf(b, loc, bias)
                          : LLVM::ZeroOp::create(b, loc, ptr).getResult();
     SmallVector<Value> args{stream, i32(dtype), i32(m.epilogueCode)};
@@ -556,11 +497,7 @@ struct CudnnCallsPass : PassWrapper<CudnnCallsPass, OperationPass<ModuleOp>> {
     args.push_back(biasPtr);
     args.push_back(pointerOf(b, loc, out));
     auto call = func::CallOp::create(b, loc, declareConv(module), args);
-    for (StringRef fn : {"mgpuStreamSynchronize", "mgpuStreamDestroy"})
-      LLVM::CallOp::create(
-          b, loc,
-          declareRuntime(module, fn, LLVM::LLVMVoidType::get(ctx), {ptr}),
-          ValueRange{stream});
+    synchronizeAndDestroyStream(b, loc, module, stream);
     std::string name = "cudnn_conv";
     if (m.bias)
       name += "_bias";

@@ -47,6 +47,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
 #include "kiln/Target/CUDA/CudaBackend.h"
 #include "kiln/Transforms/Origin.h"
 
@@ -57,7 +58,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -278,35 +278,11 @@ struct Int8PreparePass
 };
 
 func::FuncOp declareQGemm(ModuleOp module) {
-  StringRef name = "kiln_rt_cuda_qgemm";
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  Type ptr = LLVM::LLVMPointerType::get(module.getContext());
+  Builder b(module.getContext());
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType({ptr, i64, i64, i64, ptr, i32, ptr, ptr}, {}));
-  fn.setPrivate();
-  return fn;
-}
-
-/// An MLIR GPU runtime function declared as gpu-to-llvm declares it, so
-/// that its own calls reuse the declaration.
-LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
-                                ArrayRef<Type> params) {
-  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
-                                  LLVM::LLVMFunctionType::get(result, params));
-}
-
-Value pointerOf(OpBuilder &b, Location loc, Value memref) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+  return declareCall(module, "kiln_rt_cuda_qgemm",
+                     {ptr, i64, i64, i64, ptr, i32, ptr, ptr});
 }
 
 /// A static row-major buffer (identity layout, so offset 0 and contiguous
@@ -315,22 +291,6 @@ bool isDenseRowMajor(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
          type.getRank() == 2;
-}
-
-/// A constant of the module (memref.get_global, through views): kernels
-/// read those as their own device globals (kiln-cuda-sink-globals), but the
-/// host has no device pointer to pass (kiln-hoist-weights makes the large
-/// ones entry buffers; the small ones stay constants).
-bool isModuleConstant(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::GetGlobalOp>(def))
-      return true;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return false;
-    v = view.getViewSource();
-  }
-  return false;
 }
 
 struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
@@ -382,7 +342,7 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
         keep("an operand is not a dense row-major buffer");
         continue;
       }
-      if (isModuleConstant(a) || isModuleConstant(w)) {
+      if (isHostConstant(a) || isHostConstant(w)) {
         keep("an operand is a constant of the module, not a device buffer "
              "(weights under kiln-hoist-weights' 256 bytes stay constants)");
         continue;
@@ -399,11 +359,7 @@ struct Int8CallsPass : PassWrapper<Int8CallsPass, OperationPass<ModuleOp>> {
       OpBuilder b(op);
       Location loc = op.getLoc();
       Type ptr = LLVM::LLVMPointerType::get(ctx);
-      Value stream =
-          LLVM::CallOp::create(
-              b, loc, declareRuntime(module, "mgpuStreamCreate", ptr, {}),
-              ValueRange{})
-              .getResult();
+      Value stream = createStream(b, loc, module);
       auto i64 = [&](int64_t v) {
         return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
       };

@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmMatch.h"
+#include "RuntimeCalls.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,28 +55,6 @@ using namespace mlir;
 
 namespace kiln::cuda {
 namespace {
-
-// cuda_abi.h: kiln_cuda_epilogue, and the kiln_dtype (ONNX) codes.
-enum Epilogue : int32_t { kNone = 0, kRelu = 1, kGelu = 2 };
-constexpr int32_t kFloat = 1, kFloat16 = 10, kBFloat16 = 16;
-
-/// `v` without the extf/truncf around it.
-Value skipCasts(Value v) {
-  while (true) {
-    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
-      v = ext.getIn();
-    else if (auto trunc = v.getDefiningOp<arith::TruncFOp>())
-      v = trunc.getIn();
-    else
-      return v;
-  }
-}
-
-bool isZeroConstant(Value v) {
-  auto constant = skipCasts(v).getDefiningOp<arith::ConstantOp>();
-  auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-  return attr && attr.getValue().isZero();
-}
 
 /// `v` computed by the body for `p` = x: arith/math float ops and
 /// constants, casts as the identity (their rounding aside); nullopt for
@@ -124,22 +103,6 @@ bool isTanhGelu(Value v, Value p) {
       return false;
   }
   return true;
-}
-
-/// True when `v` is (a view of) a constant of the host module
-/// (`memref.get_global`: a weight under kiln-hoist-weights' threshold). A
-/// kernel reads such a constant from its own copy (kiln-cuda-sink-globals);
-/// a library call would get a host pointer.
-bool isHostGlobal(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::GetGlobalOp>(def))
-      return true;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return false;
-    v = view.getViewSource();
-  }
-  return false;
 }
 
 /// The epilogue `generic` of `match` as cuBLASLt's: accumulator [+ bias[n]]
@@ -198,7 +161,7 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
             getAffineDimExpr(generic.getNumLoops() - 1, generic.getContext()))
       return -1;
     // A small bias left as a host constant stays in the epilogue kernel.
-    if (isHostGlobal(input->get()))
+    if (isHostConstant(input->get()))
       return -1;
     bias = input->get();
     v = x;
@@ -207,37 +170,12 @@ int32_t matchCublasEpilogue(const GemmMatch &match, linalg::GenericOp generic,
 }
 
 func::FuncOp declareGemm(ModuleOp module) {
-  StringRef name = "kiln_rt_cuda_gemm";
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Builder b(module.getContext());
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto type = b.getFunctionType(
-      {ptr, i32, i32, i64, i64, i64, i64, i64, ptr, ptr, ptr, ptr}, {});
-  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
-  fn.setPrivate();
-  return fn;
-}
-
-/// The declaration of an MLIR GPU runtime function (CudaRuntimeWrappers,
-/// implemented by Kiln's runtime) as upstream's gpu-to-llvm declares it, so
-/// that its own calls (launches, streams) reuse it.
-LLVM::LLVMFuncOp declareRuntime(ModuleOp module, StringRef name, Type result,
-                                ArrayRef<Type> params) {
-  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
-                                  LLVM::LLVMFunctionType::get(result, params));
-}
-
-Value pointerOf(OpBuilder &b, Location loc, Value memref) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+  return declareCall(
+      module, "kiln_rt_cuda_gemm",
+      {ptr, i32, i32, i64, i64, i64, i64, i64, ptr, ptr, ptr, ptr});
 }
 
 struct LibraryCallsPass
@@ -306,7 +244,7 @@ struct LibraryCallsPass
       if (match->inType.isInteger())
         continue;
       why = unsupported(*match, epilogue);
-      if (why.empty() && (isHostGlobal(match->a) || isHostGlobal(match->b)))
+      if (why.empty() && (isHostConstant(match->a) || isHostConstant(match->b)))
         why = "an operand is a host constant";
       if (!why.empty()) {
         emitRemark(stripOrigins(op.getLoc()))
@@ -328,19 +266,14 @@ struct LibraryCallsPass
       Location loc = FusedLoc::get(ctx, locs);
       Value c = folded ? folded.getDpsInitOperand(0)->get() : match->c;
       Type t = match->inType;
-      int32_t dtype = t.isF32() ? kFloat : t.isF16() ? kFloat16 : kBFloat16;
+      int32_t dtype = dtypeOf(t);
       auto i32 = [&](int64_t v) {
         return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
       };
       auto i64 = [&](int64_t v) {
         return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
       };
-      Type ptr = LLVM::LLVMPointerType::get(ctx);
-      Value stream =
-          LLVM::CallOp::create(
-              b, loc, declareRuntime(module, "mgpuStreamCreate", ptr, {}),
-              ValueRange{})
-              .getResult();
+      Value stream = createStream(b, loc, module);
       Value biasPtr =
           bias ? pointerOf(b, loc, bias)
                : LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx))
@@ -358,11 +291,7 @@ struct LibraryCallsPass
                               biasPtr,
                               pointerOf(b, loc, c)};
       auto call = func::CallOp::create(b, loc, declareGemm(module), args);
-      for (StringRef fn : {"mgpuStreamSynchronize", "mgpuStreamDestroy"})
-        LLVM::CallOp::create(
-            b, loc,
-            declareRuntime(module, fn, LLVM::LLVMVoidType::get(ctx), {ptr}),
-            ValueRange{stream});
+      synchronizeAndDestroyStream(b, loc, module, stream);
       // The kernel table's name: cublaslt_<matmul|gemm>[_bias][_relu].
       SmallVector<std::string> nodes, origins;
       collectLocationInfo(op.getLoc(), nodes, origins);
