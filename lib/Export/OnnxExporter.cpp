@@ -37,7 +37,7 @@ static const llvm::StringMap<std::string> &getOnnxNames() {
   return table;
 }
 
-static std::optional<int32_t> getOnnxDataType(Type type) {
+std::optional<int32_t> kiln::getOnnxDataType(Type type) {
   if (type.isF32())
     return onnx::TensorProto::FLOAT;
   if (type.isF16())
@@ -70,7 +70,7 @@ static std::optional<int32_t> getOnnxDataType(Type type) {
 static LogicalResult fillTensor(onnx::TensorProto &tensor, ElementsAttr value,
                                 Location loc) {
   auto type = cast<ShapedType>(value.getType());
-  std::optional<int32_t> dtype = getOnnxDataType(type.getElementType());
+  std::optional<int32_t> dtype = kiln::getOnnxDataType(type.getElementType());
   if (!dtype)
     return emitError(loc, "no ONNX dtype for ") << type.getElementType();
   tensor.set_data_type(*dtype);
@@ -112,7 +112,7 @@ static void fillValueInfo(onnx::ValueInfoProto &info, StringRef name,
                           RankedTensorType type) {
   info.set_name(name.str());
   auto *tensor = info.mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(*getOnnxDataType(type.getElementType()));
+  tensor->set_elem_type(*kiln::getOnnxDataType(type.getElementType()));
   auto *shape = tensor->mutable_shape();
   for (auto [i, d] : llvm::enumerate(type.getShape())) {
     if (ShapedType::isDynamic(d))
@@ -128,7 +128,7 @@ static LogicalResult addAttribute(onnx::NodeProto &node, StringRef name,
   a.set_name(name.str());
   using AP = onnx::AttributeProto;
   if (auto type = dyn_cast<TypeAttr>(attr)) {
-    std::optional<int32_t> dtype = getOnnxDataType(type.getValue());
+    std::optional<int32_t> dtype = kiln::getOnnxDataType(type.getValue());
     if (!dtype)
       return emitError(loc, "no ONNX dtype for ") << type.getValue();
     a.set_type(AP::INT);
@@ -197,7 +197,7 @@ LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
 
   for (BlockArgument arg : fn.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !getOnnxDataType(type.getElementType()))
+    if (!type || !kiln::getOnnxDataType(type.getElementType()))
       return fn.emitError("argument ")
              << arg.getArgNumber() << " of type " << arg.getType()
              << " has no ONNX form";
@@ -359,7 +359,7 @@ LogicalResult kiln::exportOnnxModel(ModuleOp module, llvm::raw_ostream &os) {
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !getOnnxDataType(type.getElementType()))
+    if (!type || !kiln::getOnnxDataType(type.getElementType()))
       return ret.emitError("result ") << i << " has no ONNX form";
     auto name = fn.getResultAttrOfType<StringAttr>(i, "kiln.name");
     std::string outName = name ? name.str() : "output_" + std::to_string(i);

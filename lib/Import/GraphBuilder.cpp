@@ -10,6 +10,7 @@
 #include "ImporterInternal.h"
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Export/OnnxExporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -198,6 +199,12 @@ private:
   Operation *createOp(llvm::StringRef opName, ValueRange operands,
                       NamedAttrList &attributes, Location loc,
                       llvm::ArrayRef<std::string> resultNames);
+  RegisteredOperationName lookupKilnOp(llvm::StringRef name);
+  SmallVector<Type> inferResultTypes(RegisteredOperationName opName,
+                                     ValueRange operands,
+                                     NamedAttrList &attributes,
+                                     RegionRange regions, Location loc,
+                                     llvm::ArrayRef<std::string> resultNames);
   Value getNone();
   Value lookupValue(const std::string &name);
   void defineValue(const std::string &name, Value value);
@@ -347,26 +354,34 @@ Type GraphBuilder::refineType(Type kilnType, const std::string &valueName) {
   return refined;
 }
 
-Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
-                                  NamedAttrList &attributes, Location loc,
-                                  llvm::ArrayRef<std::string> resultNames) {
+/// The registered kiln op `name`, which must infer its result types.
+RegisteredOperationName GraphBuilder::lookupKilnOp(llvm::StringRef name) {
   std::optional<RegisteredOperationName> opName =
       RegisteredOperationName::lookup(name, context);
   if (!opName)
     fail("the kiln dialect has no op '{0}'", name);
-  auto *inferType = opName->getInterface<InferTypeOpInterface>();
-  if (!inferType)
+  if (!opName->hasInterface<InferTypeOpInterface>())
     fail("'{0}' does not infer its result types", name);
-  opName->populateDefaultAttrs(attributes);
+  return *opName;
+}
 
+/// The result types `opName` infers, refined by the types the model
+/// declares (or ONNX infers) for `resultNames` where the op accepts them.
+SmallVector<Type>
+GraphBuilder::inferResultTypes(RegisteredOperationName opName,
+                               ValueRange operands, NamedAttrList &attributes,
+                               RegionRange regions, Location loc,
+                               llvm::ArrayRef<std::string> resultNames) {
+  auto *inferType = opName.getInterface<InferTypeOpInterface>();
   SmallVector<Type> resultTypes;
   {
     DiagnosticCapture capture(context);
     if (failed(inferType->inferReturnTypes(
             context, loc, operands, attributes.getDictionary(context),
-            OpaqueProperties(nullptr), RegionRange(), resultTypes)))
+            OpaqueProperties(nullptr), regions, resultTypes)))
       fail("{0}", capture.message.empty()
-                      ? "type inference of " + name.str() + " failed"
+                      ? "type inference of " + opName.getStringRef().str() +
+                            " failed"
                       : capture.message);
   }
   SmallVector<Type> refinedTypes(resultTypes);
@@ -377,8 +392,18 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
   // accept no refinement: they keep the inferred type.
   if (inferType->isCompatibleReturnTypes(resultTypes, refinedTypes))
     resultTypes = std::move(refinedTypes);
+  return resultTypes;
+}
 
-  OperationState state(loc, *opName);
+Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
+                                  NamedAttrList &attributes, Location loc,
+                                  llvm::ArrayRef<std::string> resultNames) {
+  RegisteredOperationName opName = lookupKilnOp(name);
+  opName.populateDefaultAttrs(attributes);
+  SmallVector<Type> resultTypes = inferResultTypes(
+      opName, operands, attributes, RegionRange(), loc, resultNames);
+
+  OperationState state(loc, opName);
   state.addOperands(operands);
   state.addAttributes(attributes);
   state.addTypes(resultTypes);
@@ -773,34 +798,6 @@ void GraphBuilder::importNode(const onnx::NodeProto &node,
             RankedTensorType::get({*windowLength}, type.getElementType()));
 }
 
-/// The ONNX dtype of a kiln element type (UNDEFINED when there is none).
-static int32_t getOnnxDataType(Type type) {
-  if (type.isF32())
-    return onnx::TensorProto::FLOAT;
-  if (type.isF64())
-    return onnx::TensorProto::DOUBLE;
-  if (type.isF16())
-    return onnx::TensorProto::FLOAT16;
-  if (type.isBF16())
-    return onnx::TensorProto::BFLOAT16;
-  if (type.isInteger(1))
-    return onnx::TensorProto::BOOL;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 8:
-      return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
-    case 16:
-      return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
-    case 32:
-      return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
-    case 64:
-      return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
-    }
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
-
 /// The TypeProto of a value, for libonnx's context-dependent function
 /// builders (an empty TypeProto, which they read as "unknown", when the
 /// value is no tensor of a known dtype).
@@ -809,11 +806,11 @@ static onnx::TypeProto getTypeProto(Value value) {
   auto type = dyn_cast<TensorType>(value.getType());
   if (!type)
     return proto;
-  int32_t dtype = getOnnxDataType(type.getElementType());
-  if (dtype == onnx::TensorProto::UNDEFINED)
+  std::optional<int32_t> dtype = getOnnxDataType(type.getElementType());
+  if (!dtype)
     return proto;
   onnx::TypeProto_Tensor *tensor = proto.mutable_tensor_type();
-  tensor->set_elem_type(dtype);
+  tensor->set_elem_type(*dtype);
   if (auto ranked = dyn_cast<RankedTensorType>(type)) {
     onnx::TensorShapeProto *shape = tensor->mutable_shape();
     for (int64_t dim : ranked.getShape()) {
@@ -999,34 +996,14 @@ Operation *GraphBuilder::createRegionOp(
     llvm::StringRef name, ValueRange operands, NamedAttrList &attributes,
     SmallVectorImpl<std::unique_ptr<Region>> &regions, Location loc,
     llvm::ArrayRef<std::string> resultNames) {
-  std::optional<RegisteredOperationName> opName =
-      RegisteredOperationName::lookup(name, context);
-  if (!opName)
-    fail("the kiln dialect has no op '{0}'", name);
-  auto *inferType = opName->getInterface<InferTypeOpInterface>();
-  if (!inferType)
-    fail("'{0}' does not infer its result types", name);
-  SmallVector<Type> resultTypes;
-  {
-    DiagnosticCapture capture(context);
-    if (failed(inferType->inferReturnTypes(
-            context, loc, operands, attributes.getDictionary(context),
-            OpaqueProperties(nullptr), RegionRange(regions), resultTypes)))
-      fail("{0}", capture.message.empty()
-                      ? "type inference of " + name.str() + " failed"
-                      : capture.message);
-  }
-  SmallVector<Type> refinedTypes(resultTypes);
-  for (auto [type, resultName] : llvm::zip(refinedTypes, resultNames))
-    if (!resultName.empty())
-      type = refineType(type, resultName);
-  if (inferType->isCompatibleReturnTypes(resultTypes, refinedTypes))
-    resultTypes = std::move(refinedTypes);
+  RegisteredOperationName opName = lookupKilnOp(name);
+  SmallVector<Type> resultTypes = inferResultTypes(
+      opName, operands, attributes, RegionRange(regions), loc, resultNames);
   if (resultNames.size() > resultTypes.size())
     fail("the node has {0} outputs, but its subgraph gives {1}",
          resultNames.size(), resultTypes.size());
 
-  OperationState state(loc, *opName);
+  OperationState state(loc, opName);
   state.addOperands(operands);
   state.addAttributes(attributes);
   state.addTypes(resultTypes);
@@ -1038,8 +1015,8 @@ Operation *GraphBuilder::createRegionOp(
     // made); mlir::verify would check dominance too, which needs the op to
     // be in a function (a nested If is in a region not attached yet).
     DiagnosticCapture capture(context);
-    if (failed(opName->verifyInvariants(op)) ||
-        failed(opName->verifyRegionInvariants(op)))
+    if (failed(opName.verifyInvariants(op)) ||
+        failed(opName.verifyRegionInvariants(op)))
       fail("{0}", capture.message.empty() ? "the op does not verify"
                                           : capture.message);
   }

@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 namespace kiln {
 
 /// Writes the module's public function (`main`, or its only public function)
@@ -21,6 +23,10 @@ mlir::LogicalResult exportOnnxModel(mlir::ModuleOp module,
 /// The model's entry: the public function @main, else the first public
 /// function with a body; null when there is none.
 mlir::func::FuncOp findEntryFunction(mlir::ModuleOp module);
+
+/// The ONNX dtype (onnx::TensorProto::DataType) of a kiln element type;
+/// none when ONNX has no such dtype.
+std::optional<int32_t> getOnnxDataType(mlir::Type type);
 
 } // namespace kiln
 
