@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- scripts/fuzz.sh - Build and run Kiln's libFuzzer harnesses ----------===#
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--jobs J] [harness ...]
+# Usage: scripts/fuzz.sh [--seconds N] [--skip-without-clang] [harness ...]
 #
 # Builds test/Fuzz (a CMake project of its own: clang-22, libFuzzer, ASan,
 # UBSan) into $KILN_BUILD_DIR/fuzz against the main build's generated
@@ -12,6 +12,8 @@
 # report or time-out ends that harness, its input is kept in
 # $KILN_BUILD_DIR/fuzz/findings/<harness>/ and the script exits 1. Every
 # input found so far is a regression input under test/ (fuzz-regressions).
+# --skip-without-clang exits 77 (ctest's skip) instead of 1 when clang-22
+# is missing; the ctest `fuzz-harnesses` (label fuzz) runs it that way.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -19,10 +21,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "$ROOT" && realpath -m "${KILN_BUILD_DIR:-$ROOT/build}")"
 FUZZ="$BUILD/fuzz"
 SECONDS_PER=60
+NO_CLANG_STATUS=1
 HARNESSES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER="$2"; shift 2 ;;
+    --skip-without-clang) NO_CLANG_STATUS=77; shift ;;
     -h|--help) sed -n 3,16p "$0"; exit 0 ;;
     *) HARNESSES+=("$1"); shift ;;
   esac
@@ -31,12 +35,15 @@ done
 
 CXX=clang++-22
 CC=clang-22
-command -v "$CXX" > /dev/null || { echo "fuzz: $CXX not found (scripts/setup.sh installs clang-22)"; exit 1; }
+command -v "$CXX" > /dev/null || {
+  echo "fuzz: $CXX not found (scripts/setup.sh installs clang-22)"; exit "$NO_CLANG_STATUS"; }
 [ -f "$BUILD/dialects/kiln/include/kiln/Dialect/KilnDialect.h.inc" ] || {
   echo "fuzz: no main build at $BUILD (run scripts/build.sh first)"; exit 1; }
 
 if [ ! -f "$FUZZ/build.ninja" ]; then
-  CC=$CC CXX=$CXX cmake -S "$ROOT/test/Fuzz" -B "$FUZZ" -G Ninja \
+  launcher=()
+  command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  CC=$CC CXX=$CXX cmake -S "$ROOT/test/Fuzz" -B "$FUZZ" -G Ninja "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_MAIN_BUILD="$BUILD" > "$FUZZ.configure.log" 2>&1 || {
     cat "$FUZZ.configure.log"; exit 1; }
 fi
