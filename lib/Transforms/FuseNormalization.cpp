@@ -196,10 +196,14 @@ std::optional<NormTail> matchTail(Value input, Value normalized, int64_t first,
   return tail;
 }
 
-/// A scale of ones for a normalization without weight: the normalized
-/// dims' shape when static, else a scalar (which broadcasts as well).
-Value createUnitScale(PatternRewriter &rewriter, Location loc,
-                      RankedTensorType xType, int64_t first) {
+/// The tail's weight; for a normalization without one, a scale of ones:
+/// the normalized dims' shape when static, else a scalar (which broadcasts
+/// as well).
+Value scaleOrOnes(PatternRewriter &rewriter, Location loc,
+                  const NormTail &tail, int64_t first) {
+  if (tail.scale)
+    return tail.scale;
+  auto xType = cast<RankedTensorType>(tail.x.getType());
   ArrayRef<int64_t> dims = xType.getShape().drop_front(first);
   if (llvm::any_of(dims, ShapedType::isDynamic))
     dims = {};
@@ -210,11 +214,12 @@ Value createUnitScale(PatternRewriter &rewriter, Location loc,
                              FloatAttr::get(xType.getElementType(), 1.0)));
 }
 
-/// LayerNorm: the core over `x - ReduceMean(x)`, then weight and bias.
-struct FuseLayerNorm : RewritePattern {
-  FuseLayerNorm(MLIRContext *ctx, NormalizationCounts &counts)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, ctx),
-        counts(counts) {}
+/// A pattern rooted at the Div or Mul of a normalization core: `fuse`
+/// rewrites the matched core.
+struct NormCorePattern : RewritePattern {
+  NormCorePattern(MLIRContext *ctx, PatternBenefit benefit,
+                  NormalizationCounts &counts)
+      : RewritePattern(MatchAnyOpTypeTag(), benefit, ctx), counts(counts) {}
 
   LogicalResult matchAndRewrite(Operation *root,
                                 PatternRewriter &rewriter) const override {
@@ -223,77 +228,80 @@ struct FuseLayerNorm : RewritePattern {
     std::optional<NormCore> core = matchNormCore(root);
     if (!core)
       return rewriter.notifyMatchFailure(root, "no normalization core");
-    auto sub = core->num.getDefiningOp<SubOp>();
+    return fuse(root, *core, rewriter);
+  }
+  virtual LogicalResult fuse(Operation *root, const NormCore &core,
+                             PatternRewriter &rewriter) const = 0;
+
+  NormalizationCounts &counts;
+};
+
+/// LayerNorm: the core over `x - ReduceMean(x)`, then weight and bias.
+struct FuseLayerNorm : NormCorePattern {
+  FuseLayerNorm(MLIRContext *ctx, NormalizationCounts &counts)
+      : NormCorePattern(ctx, /*benefit=*/2, counts) {}
+
+  LogicalResult fuse(Operation *root, const NormCore &core,
+                     PatternRewriter &rewriter) const override {
+    auto sub = core.num.getDefiningOp<SubOp>();
     auto mean = sub ? getSingleUseDef<ReduceMeanOp>(sub.getB()) : nullptr;
     if (!mean || mean.getData() != sub.getA() ||
-        getTrailingMeanStart(mean) != core->firstAxis)
+        getTrailingMeanStart(mean) != core.firstAxis)
       return rewriter.notifyMatchFailure(root, "not centred on the mean");
     // x - mean feeds the square and the division only.
-    for (Operation *user : core->num.getUsers())
-      if (user != core->square && user != root)
+    for (Operation *user : core.num.getUsers())
+      if (user != core.square && user != root)
         return rewriter.notifyMatchFailure(root, "x - mean has other users");
     Value x = sub.getA();
-    if (x.getType() != core->num.getType())
+    if (x.getType() != core.num.getType())
       return rewriter.notifyMatchFailure(root, "the Sub broadcasts");
     std::optional<NormTail> tail =
-        matchTail(x, root->getResult(0), core->firstAxis, /*withBias=*/true);
+        matchTail(x, root->getResult(0), core.firstAxis, /*withBias=*/true);
     if (!tail)
       return failure();
     Operation *last = tail->result.getDefiningOp();
     rewriter.setInsertionPoint(last);
     auto xType = cast<RankedTensorType>(tail->x.getType());
-    Value scale = tail->scale ? tail->scale
-                              : createUnitScale(rewriter, root->getLoc(), xType,
-                                                core->firstAxis);
+    Value scale =
+        scaleOrOnes(rewriter, root->getLoc(), *tail, core.firstAxis);
     Value bias =
         tail->bias ? tail->bias : NoneOp::create(rewriter, root->getLoc());
     // The axis counted from the end, as exporters write it (-1: the last).
-    int64_t axis = core->firstAxis - xType.getRank();
+    int64_t axis = core.firstAxis - xType.getRank();
     auto ln = LayerNormalizationOp::create(
         rewriter, last->getLoc(), tail->x, scale, bias, axis,
-        APFloat(float(core->epsilon)), tail->stashType);
+        APFloat(float(core.epsilon)), tail->stashType);
     rewriter.replaceOp(last, ln.getY());
     ++counts.layerNorms;
     return success();
   }
-
-  NormalizationCounts &counts;
 };
 
 /// RMSNorm: the core over x, then a weight.
-struct FuseRMSNorm : RewritePattern {
+struct FuseRMSNorm : NormCorePattern {
   FuseRMSNorm(MLIRContext *ctx, NormalizationCounts &counts)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
-        counts(counts) {}
+      : NormCorePattern(ctx, /*benefit=*/1, counts) {}
 
-  LogicalResult matchAndRewrite(Operation *root,
-                                PatternRewriter &rewriter) const override {
-    if (!isa<DivOp, MulOp>(root))
-      return failure();
-    std::optional<NormCore> core = matchNormCore(root);
-    if (!core)
-      return rewriter.notifyMatchFailure(root, "no normalization core");
+  LogicalResult fuse(Operation *root, const NormCore &core,
+                     PatternRewriter &rewriter) const override {
     std::optional<NormTail> tail =
-        matchTail(core->num, root->getResult(0), core->firstAxis,
+        matchTail(core.num, root->getResult(0), core.firstAxis,
                   /*withBias=*/false);
     if (!tail)
       return failure();
     Operation *last = tail->result.getDefiningOp();
     rewriter.setInsertionPoint(last);
     auto xType = cast<RankedTensorType>(tail->x.getType());
-    Value scale = tail->scale ? tail->scale
-                              : createUnitScale(rewriter, root->getLoc(), xType,
-                                                core->firstAxis);
-    int64_t axis = core->firstAxis - xType.getRank();
+    Value scale =
+        scaleOrOnes(rewriter, root->getLoc(), *tail, core.firstAxis);
+    int64_t axis = core.firstAxis - xType.getRank();
     auto rms =
         RMSNormOp::create(rewriter, last->getLoc(), tail->x, scale, axis,
-                          APFloat(float(core->epsilon)), tail->stashType);
+                          APFloat(float(core.epsilon)), tail->stashType);
     rewriter.replaceOp(last, rms.getY());
     ++counts.rmsNorms;
     return success();
   }
-
-  NormalizationCounts &counts;
 };
 
 struct FuseNormalizationPass

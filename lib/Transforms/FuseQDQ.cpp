@@ -146,6 +146,45 @@ std::optional<ActivationQuant> matchActivation(Value v) {
   return result;
 }
 
+/// A constant weight DQ(w) of a matmul or a convolution: w an i8/ui8
+/// constant of static shape, its scale and zero point constants too, the
+/// result f32.
+struct ConstWeightDQ {
+  DequantizeLinearOp dq;
+  RankedTensorType type;     // w's
+  ConstTensor w;
+  std::vector<float> scale;  // one per element of the scale, or one
+  std::vector<int64_t> zp;   // one per element of the zero point, or one 0
+};
+
+std::optional<ConstWeightDQ> matchConstWeightDQ(Value v, int64_t rank) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0 ||
+      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(dq.getX().getType());
+  if (type.getRank() != rank || !type.hasStaticShape() ||
+      !type.getElementType().isInteger(8))
+    return std::nullopt;
+  std::optional<ConstTensor> w = readConstant(dq.getX());
+  std::optional<ConstTensor> scale = readConstant(dq.getXScale());
+  if (!w || !scale)
+    return std::nullopt;
+  std::optional<ConstTensor> zp;
+  if (!isNone(dq.getXZeroPoint()) &&
+      !(zp = readConstant(dq.getXZeroPoint())))
+    return std::nullopt;
+  ConstWeightDQ result{dq, type, *w, {}, {}};
+  for (int64_t i = 0; i < scale->getNumElements(); ++i)
+    result.scale.push_back(float(scale->getFloat(i)));
+  if (zp)
+    for (int64_t i = 0; i < zp->getNumElements(); ++i)
+      result.zp.push_back(zp->getInt(i));
+  else
+    result.zp.push_back(0);
+  return result;
+}
+
 /// A constant weight DQ(w) whose quantization runs along the output
 /// columns (or per tensor), read as [N, K].
 struct WeightQuant {
@@ -157,46 +196,31 @@ struct WeightQuant {
 /// `v` = DQ(w constant) used as the right operand of a matmul; `transposed`
 /// when it is stored [N, K] (Gemm's transB).
 std::optional<WeightQuant> matchWeight(Value v, bool transposed) {
-  auto dq = v.getDefiningOp<DequantizeLinearOp>();
-  if (!dq || dq.getBlockSize() != 0 ||
-      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+  std::optional<ConstWeightDQ> dq = matchConstWeightDQ(v, 2);
+  if (!dq)
     return std::nullopt;
-  auto type = cast<RankedTensorType>(dq.getX().getType());
-  if (type.getRank() != 2 || !type.hasStaticShape() ||
-      !type.getElementType().isInteger(8))
-    return std::nullopt;
-  std::optional<ConstTensor> w = readConstant(dq.getX());
-  std::optional<ConstTensor> scale = readConstant(dq.getXScale());
-  if (!w || !scale)
-    return std::nullopt;
-  std::optional<ConstTensor> zp;
-  if (!isNone(dq.getXZeroPoint()) &&
-      !(zp = readConstant(dq.getXZeroPoint())))
-    return std::nullopt;
+  RankedTensorType type = dq->type;
   int64_t nDim = transposed ? 0 : 1;
   int64_t n = type.getDimSize(nDim), k = type.getDimSize(1 - nDim);
-  if (scale->getNumElements() != 1) {
-    int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + 2 : dq.getAxis();
+  int64_t numScales = dq->scale.size();
+  if (numScales != 1) {
+    int64_t axis =
+        dq->dq.getAxis() < 0 ? dq->dq.getAxis() + 2 : dq->dq.getAxis();
     // Per-axis along K would scale the reduction: not an integer matmul.
-    if (axis != nDim || scale->getNumElements() != n)
+    if (axis != nDim || numScales != n)
       return std::nullopt;
   }
   WeightQuant result;
-  for (int64_t i = 0; i < scale->getNumElements(); ++i)
-    result.scale.push_back(float(scale->getFloat(i)));
-  if (zp)
-    for (int64_t i = 0; i < zp->getNumElements(); ++i)
-      result.zp.push_back(zp->getInt(i));
-  else
-    result.zp.push_back(0);
+  result.scale = std::move(dq->scale);
+  result.zp = std::move(dq->zp);
   auto nkType = RankedTensorType::get({n, k}, type.getElementType());
   if (transposed) {
-    result.w = w->withType(nkType);
+    result.w = dq->w.withType(nkType);
   } else {
     result.w = ConstTensor::getDense(nkType);
     for (int64_t r = 0; r < k; ++r)
       for (int64_t c = 0; c < n; ++c)
-        result.w.setInt(c * k + r, w->getInt(r * n + c));
+        result.w.setInt(c * k + r, dq->w.getInt(r * n + c));
   }
   return result;
 }
@@ -381,40 +405,22 @@ struct ConvWeightQuant {
 };
 
 std::optional<ConvWeightQuant> matchConvWeight(Value v) {
-  auto dq = v.getDefiningOp<DequantizeLinearOp>();
-  if (!dq || dq.getBlockSize() != 0 ||
-      !cast<RankedTensorType>(dq.getType()).getElementType().isF32())
+  std::optional<ConstWeightDQ> dq = matchConstWeightDQ(v, 4);
+  if (!dq)
     return std::nullopt;
-  auto type = cast<RankedTensorType>(dq.getX().getType());
-  if (type.getRank() != 4 || !type.hasStaticShape() ||
-      !type.getElementType().isInteger(8))
-    return std::nullopt;
-  std::optional<ConstTensor> w = readConstant(dq.getX());
-  std::optional<ConstTensor> scale = readConstant(dq.getXScale());
-  if (!w || !scale)
-    return std::nullopt;
-  std::optional<ConstTensor> zp;
-  if (!isNone(dq.getXZeroPoint()) &&
-      !(zp = readConstant(dq.getXZeroPoint())))
-    return std::nullopt;
-  int64_t m = type.getDimSize(0);
-  if (scale->getNumElements() != 1) {
-    int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + 4 : dq.getAxis();
+  int64_t m = dq->type.getDimSize(0);
+  int64_t numScales = dq->scale.size(), numZeroPoints = dq->zp.size();
+  if (numScales != 1) {
+    int64_t axis =
+        dq->dq.getAxis() < 0 ? dq->dq.getAxis() + 4 : dq->dq.getAxis();
     // Per-axis along an input dim would scale the reduction.
-    if (axis != 0 || scale->getNumElements() != m)
+    if (axis != 0 || numScales != m)
       return std::nullopt;
   }
-  if (zp && zp->getNumElements() != 1 && zp->getNumElements() != m)
+  if (numZeroPoints != 1 && numZeroPoints != m)
     return std::nullopt;
-  ConvWeightQuant result{dq.getX(), *w, {}, {}};
-  for (int64_t i = 0; i < scale->getNumElements(); ++i)
-    result.scale.push_back(float(scale->getFloat(i)));
-  if (zp)
-    for (int64_t i = 0; i < zp->getNumElements(); ++i)
-      result.zp.push_back(zp->getInt(i));
-  else
-    result.zp.push_back(0);
-  return result;
+  return ConvWeightQuant{dq->dq.getX(), std::move(dq->w),
+                         std::move(dq->scale), std::move(dq->zp)};
 }
 
 /// A bias that is not in accumulator units: an f32 constant of `m`
