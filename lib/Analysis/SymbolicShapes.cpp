@@ -26,47 +26,60 @@ namespace {
 
 constexpr int64_t kMaxTrackedElements = 64;
 
+/// The elementwise ops whose tensor operands all align elementwise (ONNX
+/// multidirectional broadcasting): broadcasting(), and the first of
+/// elementwiseLike().
+const char *const kBroadcastingOps[] = {
+    "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
+    "kiln.max", "kiln.min", "kiln.sum", "kiln.mean", "kiln.equal",
+    "kiln.less", "kiln.less_or_equal", "kiln.greater",
+    "kiln.greater_or_equal", "kiln.and", "kiln.or", "kiln.xor",
+    "kiln.bitwise_and", "kiln.bitwise_or", "kiln.bitwise_xor",
+    "kiln.bit_shift", "kiln.where", "kiln.prelu"};
+
 /// Ops whose result follows their operands elementwise, with ONNX
 /// (right-aligned) broadcasting, or whose result keeps the dims of their
 /// first operand (normalizations, softmax, casts, attention's output, the
 /// cache TensorScatter writes into): a dynamic result dim is the first
 /// operand dim aligned with it that is not a constant.
 const llvm::StringSet<> &elementwiseLike() {
-  static const llvm::StringSet<> names = {
-      "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
-      "kiln.max", "kiln.min", "kiln.sum", "kiln.mean", "kiln.equal",
-      "kiln.less", "kiln.less_or_equal", "kiln.greater",
-      "kiln.greater_or_equal", "kiln.and", "kiln.or", "kiln.xor",
-      "kiln.bitwise_and", "kiln.bitwise_or", "kiln.bitwise_xor",
-      "kiln.bit_shift", "kiln.where", "kiln.prelu", "kiln.clip",
-      "kiln.is_nan", "kiln.is_inf", "kiln.cast", "kiln.cast_like",
-      "kiln.identity", "kiln.dropout", "kiln.batch_normalization",
-      "kiln.instance_normalization", "kiln.layer_normalization",
-      "kiln.group_normalization", "kiln.lp_normalization", "kiln.lrn",
-      "kiln.mean_variance_normalization", "kiln.softmax",
-      "kiln.log_softmax", "kiln.hardmax", "kiln.rms_norm",
-      "kiln.rotary_embedding", "kiln.cum_sum", "kiln.trilu",
-      "kiln.global_average_pool", "kiln.global_max_pool",
-      "kiln.global_lp_pool", "kiln.global_average_pool_nhwc",
-      "kiln.attention", "kiln.linear_attention", "kiln.quantize_linear",
-      "kiln.dequantize_linear", "kiln.dynamic_quantize_linear",
-      "kiln.fake_quant", "kiln.swiglu", "kiln.tensor_scatter",
-      "kiln.silu", "kiln.gelu"};
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> set;
+    for (const char *name : kBroadcastingOps)
+      set.insert(name);
+    for (const char *name : {
+             "kiln.clip", "kiln.is_nan", "kiln.is_inf", "kiln.cast",
+             "kiln.cast_like", "kiln.identity", "kiln.dropout",
+             "kiln.batch_normalization", "kiln.instance_normalization",
+             "kiln.layer_normalization", "kiln.group_normalization",
+             "kiln.lp_normalization", "kiln.lrn",
+             "kiln.mean_variance_normalization", "kiln.softmax",
+             "kiln.log_softmax", "kiln.hardmax", "kiln.rms_norm",
+             "kiln.rotary_embedding", "kiln.cum_sum", "kiln.trilu",
+             "kiln.global_average_pool", "kiln.global_max_pool",
+             "kiln.global_lp_pool", "kiln.global_average_pool_nhwc",
+             "kiln.attention", "kiln.linear_attention",
+             "kiln.quantize_linear", "kiln.dequantize_linear",
+             "kiln.dynamic_quantize_linear", "kiln.fake_quant",
+             "kiln.swiglu", "kiln.tensor_scatter", "kiln.silu",
+             "kiln.gelu"})
+      set.insert(name);
+    return set;
+  }();
   return names;
 }
 
 /// The ops of elementwiseLike() whose tensor operands all align elementwise
-/// (ONNX multidirectional broadcasting). The lowering never broadcasts a
-/// dynamic dim, so two different sizes aligned in one of these must be
-/// equal at run time: a constraint the runtime checks.
+/// (kBroadcastingOps). The lowering never broadcasts a dynamic dim, so two
+/// different sizes aligned in one of these must be equal at run time: a
+/// constraint the runtime checks.
 const llvm::StringSet<> &broadcasting() {
-  static const llvm::StringSet<> names = {
-      "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.mod",
-      "kiln.max", "kiln.min", "kiln.sum", "kiln.mean", "kiln.equal",
-      "kiln.less", "kiln.less_or_equal", "kiln.greater",
-      "kiln.greater_or_equal", "kiln.and", "kiln.or", "kiln.xor",
-      "kiln.bitwise_and", "kiln.bitwise_or", "kiln.bitwise_xor",
-      "kiln.bit_shift", "kiln.where", "kiln.prelu"};
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> set;
+    for (const char *name : kBroadcastingOps)
+      set.insert(name);
+    return set;
+  }();
   return names;
 }
 
