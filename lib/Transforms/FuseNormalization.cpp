@@ -214,6 +214,24 @@ Value scaleOrOnes(PatternRewriter &rewriter, Location loc,
                              FloatAttr::get(xType.getElementType(), 1.0)));
 }
 
+/// What the fused op of `tail` is built from: `last`, the op it replaces
+/// (the rewriter's insertion point is set before it), the scale and the
+/// axis counted from the end, as exporters write it (-1: the last).
+struct FusedOperands {
+  Operation *last;
+  Value scale;
+  int64_t axis;
+};
+
+FusedOperands prepareFused(PatternRewriter &rewriter, Location loc,
+                           const NormTail &tail, int64_t first) {
+  Operation *last = tail.result.getDefiningOp();
+  rewriter.setInsertionPoint(last);
+  Value scale = scaleOrOnes(rewriter, loc, tail, first);
+  int64_t rank = cast<RankedTensorType>(tail.x.getType()).getRank();
+  return {last, scale, first - rank};
+}
+
 /// A pattern rooted at the Div or Mul of a normalization core: `fuse`
 /// rewrites the matched core.
 struct NormCorePattern : RewritePattern {
@@ -259,15 +277,10 @@ struct FuseLayerNorm : NormCorePattern {
         matchTail(x, root->getResult(0), core.firstAxis, /*withBias=*/true);
     if (!tail)
       return failure();
-    Operation *last = tail->result.getDefiningOp();
-    rewriter.setInsertionPoint(last);
-    auto xType = cast<RankedTensorType>(tail->x.getType());
-    Value scale =
-        scaleOrOnes(rewriter, root->getLoc(), *tail, core.firstAxis);
+    auto [last, scale, axis] =
+        prepareFused(rewriter, root->getLoc(), *tail, core.firstAxis);
     Value bias =
         tail->bias ? tail->bias : NoneOp::create(rewriter, root->getLoc());
-    // The axis counted from the end, as exporters write it (-1: the last).
-    int64_t axis = core.firstAxis - xType.getRank();
     auto ln = LayerNormalizationOp::create(
         rewriter, last->getLoc(), tail->x, scale, bias, axis,
         APFloat(float(core.epsilon)), tail->stashType);
@@ -289,12 +302,8 @@ struct FuseRMSNorm : NormCorePattern {
                   /*withBias=*/false);
     if (!tail)
       return failure();
-    Operation *last = tail->result.getDefiningOp();
-    rewriter.setInsertionPoint(last);
-    auto xType = cast<RankedTensorType>(tail->x.getType());
-    Value scale =
-        scaleOrOnes(rewriter, root->getLoc(), *tail, core.firstAxis);
-    int64_t axis = core.firstAxis - xType.getRank();
+    auto [last, scale, axis] =
+        prepareFused(rewriter, root->getLoc(), *tail, core.firstAxis);
     auto rms =
         RMSNormOp::create(rewriter, last->getLoc(), tail->x, scale, axis,
                           APFloat(float(core.epsilon)), tail->stashType);
