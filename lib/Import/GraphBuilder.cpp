@@ -160,6 +160,8 @@ public:
 
 private:
   void importInitializers();
+  void importInitializer(const onnx::TensorProto &tensor,
+                         llvm::StringRef where);
   void importNode(const onnx::NodeProto &node, const std::string &displayName);
   void expandFunction(const onnx::NodeProto &node,
                       const std::string &displayName,
@@ -429,16 +431,22 @@ Operation *GraphBuilder::createOp(llvm::StringRef name, ValueRange operands,
 }
 
 void GraphBuilder::importInitializers() {
-  for (const onnx::TensorProto &tensor : graph.initializer()) {
-    Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
-    try {
-      NamedAttrList attrs;
-      attrs.set("value", convertTensor(tensor, context, tensor.name(),
-                                       options.resourceThresholdBytes));
-      createOp(ConstantOp::getOperationName(), {}, attrs, loc, {tensor.name()});
-    } catch (const ImportError &e) {
-      fail("initializer '{0}': {1}", tensor.name(), e.what());
-    }
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    importInitializer(tensor, "");
+}
+
+/// `tensor` as a kiln.constant defining its name; `where` starts the
+/// message of a failure (a subgraph's "in its ...: ").
+void GraphBuilder::importInitializer(const onnx::TensorProto &tensor,
+                                     llvm::StringRef where) {
+  Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
+  try {
+    NamedAttrList attrs;
+    attrs.set("value", convertTensor(tensor, context, tensor.name(),
+                                     options.resourceThresholdBytes));
+    createOp(ConstantOp::getOperationName(), {}, attrs, loc, {tensor.name()});
+  } catch (const ImportError &e) {
+    fail("{0}initializer '{1}': {2}", where, tensor.name(), e.what());
   }
 }
 
@@ -1098,17 +1106,8 @@ void GraphBuilder::importSubgraph(const onnx::NodeProto &node,
     }
     defineValue(input.name(), argument);
   }
-  for (const onnx::TensorProto &tensor : subgraph.initializer()) {
-    Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
-    try {
-      NamedAttrList attrs;
-      attrs.set("value", convertTensor(tensor, context, tensor.name(),
-                                       options.resourceThresholdBytes));
-      createOp(ConstantOp::getOperationName(), {}, attrs, loc, {tensor.name()});
-    } catch (const ImportError &e) {
-      fail("{0}initializer '{1}': {2}", where, tensor.name(), e.what());
-    }
-  }
+  for (const onnx::TensorProto &tensor : subgraph.initializer())
+    importInitializer(tensor, where);
   for (int j = 0; j < subgraph.node_size(); ++j) {
     const onnx::NodeProto &inner = subgraph.node(j);
     // Unnamed nodes are named after the op that holds them.
