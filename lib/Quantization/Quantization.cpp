@@ -197,6 +197,22 @@ bool fp32Reference(Context &ctx, ModuleOp module, TempDir &dir,
   return true;
 }
 
+/// Runs the variant compiled to `path` on `sets`, removes it and sets `e`
+/// to the error of its outputs against `reference`.
+bool measureVariant(Context &ctx, const std::string &path,
+                    const std::vector<autokeep::InputSet> &sets,
+                    const autokeep::Outputs &reference, autokeep::Error &e) {
+  std::string error;
+  autokeep::Outputs outputs;
+  if (!autokeep::runArtifact(path, sets, outputs, error)) {
+    ctx.error("--auto-keep: " + error);
+    return false;
+  }
+  llvm::sys::fs::remove(path);
+  e = autokeep::measure(reference, outputs);
+  return true;
+}
+
 calib::Method toCalibMethod(CalibrationMethod method) {
   switch (method) {
   case CalibrationMethod::MinMax:
@@ -263,16 +279,10 @@ bool kiln::quantization::runAutoKeep(Context &ctx, ModuleOp imported) {
       options.onlyNodes = {layer};
       std::string path =
           dir.file("layer" + std::to_string(&layer - &layers[0]) + ".kiln");
-      autokeep::Outputs outputs;
       uint64_t convertedBefore = opsConvertedSoFar(ctx);
-      if (!ctx.compileVariant(imported, options, path))
+      if (!ctx.compileVariant(imported, options, path) ||
+          !measureVariant(ctx, path, sets, reference, e))
         return false;
-      if (!autokeep::runArtifact(path, sets, outputs, error)) {
-        ctx.error("--auto-keep: " + error);
-        return false;
-      }
-      llvm::sys::fs::remove(path);
-      e = autokeep::measure(reference, outputs);
       if (opsConvertedSoFar(ctx) == convertedBefore) {
         // Fusion gave the node's op another node's name (kiln.attention
         // takes the names of its softmax and second matmul): demoting that
@@ -345,7 +355,6 @@ static bool runInt8AutoKeep(Context &ctx, ModuleOp module, QDQOptions &qdq,
     return false;
   GraphPipelineOptions options;
   variantOptions(ctx, /*convert=*/false, options);
-  std::string error;
   std::vector<std::string> quantizable;
   for (const QuantLayer &layer : layers)
     if (layer.skipReason.empty())
@@ -358,17 +367,9 @@ static bool runInt8AutoKeep(Context &ctx, ModuleOp module, QDQOptions &qdq,
     QDQOptions q = qdq;
     q.keepNodes.insert(q.keepNodes.end(), keep.begin(), keep.end());
     std::string path = dir.file(name + ".kiln");
-    autokeep::Outputs outputs;
-    if (failed(insertQDQ(mainFunction(*copy), q, ranges)) ||
-        !ctx.compileVariant(*copy, options, path))
-      return false;
-    if (!autokeep::runArtifact(path, sets, outputs, error)) {
-      ctx.error("--auto-keep: " + error);
-      return false;
-    }
-    llvm::sys::fs::remove(path);
-    e = autokeep::measure(reference, outputs);
-    return true;
+    return succeeded(insertQDQ(mainFunction(*copy), q, ranges)) &&
+           ctx.compileVariant(*copy, options, path) &&
+           measureVariant(ctx, path, sets, reference, e);
   };
   os << "kiln-compile: --auto-keep=" << thresholdText(*o.autoKeep) << ": "
      << quantizable.size() << " layers quantized to int8 one at a time, on "

@@ -1,6 +1,7 @@
 //===- AutoKeep.cpp - Running artifacts for --auto-keep -------------------===//
 
 #include "kiln/Quantization/Runner.h"
+#include "kiln/Run/Measurement.h"
 
 #include "kiln/runtime.h"
 
@@ -218,14 +219,8 @@ bool runArtifact(const std::string &artifactPath,
       return false;
     }
     for (size_t i = 0; i < no; ++i) {
-      run::HostTensor t;
-      t.dtype = out[i].dtype;
-      t.dims.assign(out[i].dims, out[i].dims + out[i].rank);
-      t.allocate();
-      if (t.numBytes())
-        std::memcpy(t.data(), out[i].data, t.numBytes());
+      outputs[s].push_back(run::copyOutput(out[i]));
       kiln_tensor_release(&out[i]);
-      outputs[s].push_back(std::move(t));
     }
   }
   return true;

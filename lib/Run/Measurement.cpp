@@ -192,13 +192,8 @@ bool runReference(const std::string &path, int threads,
   for (size_t i = 0; i < no; ++i) {
     kiln_tensor_info info;
     kiln_model_output_info(ref.m, i, &info);
-    HostTensor &t = outputs[i];
-    t.name = info.name;
-    t.dtype = out[i].dtype;
-    t.dims.assign(out[i].dims, out[i].dims + out[i].rank);
-    t.allocate();
-    if (t.numBytes())
-      std::memcpy(t.data(), out[i].data, t.numBytes());
+    outputs[i] = copyOutput(out[i]);
+    outputs[i].name = info.name;
     kiln_tensor_release(&out[i]);
   }
   return true;
@@ -299,6 +294,16 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
 
 
 } // namespace
+
+HostTensor kiln::run::copyOutput(const kiln_tensor &tensor) {
+  HostTensor t;
+  t.dtype = tensor.dtype;
+  t.dims.assign(tensor.dims, tensor.dims + tensor.rank);
+  t.allocate();
+  if (t.numBytes())
+    std::memcpy(t.data(), tensor.data, t.numBytes());
+  return t;
+}
 
 std::vector<std::string> kiln::run::modelSymbols(const kiln_model *model) {
   std::vector<std::string> symbols;
@@ -643,13 +648,8 @@ bool kiln::run::measure(const RunOptions &o, RunResult &r, std::string &error) {
   std::vector<HostTensor> &outputs = r.outputs;
   outputs.assign(numOutputs, HostTensor());
   for (size_t i = 0; i < numOutputs; ++i) {
-    HostTensor &t = outputs[i];
-    t.name = outInfo[i].name;
-    t.dtype = out[i].dtype;
-    t.dims.assign(out[i].dims, out[i].dims + out[i].rank); // this run's
-    t.allocate();
-    if (t.numBytes())
-      std::memcpy(t.data(), out[i].data, t.numBytes());
+    outputs[i] = copyOutput(out[i]); // this run's dims
+    outputs[i].name = outInfo[i].name;
   }
   // Warmup, then the timed runs (--iterations N and/or --duration S).
   TimedRuns &timed = r.timed;

@@ -26,6 +26,10 @@
 namespace kiln {
 namespace run {
 
+/// A copy of a session's output `tensor`: its dtype, dims and data (not its
+/// name; `tensor` stays the caller's to release).
+HostTensor copyOutput(const kiln_tensor &tensor);
+
 struct RunOptions {
   std::string model;
   /// Inputs: an ONNX test data folder, NAME=FILE pairs, a seed.
