@@ -708,6 +708,31 @@ struct Int8GemmOperands {
   bool relu = false;
 };
 
+/// The Int8GemmOperands of kiln.quantized_matmul or kiln.quantized_conv
+/// `op`: `a` and `w` (the GEMM's views of the 8-bit input and weight),
+/// `kilnA` and `aZp` / `kilnAZp` its input and input zero point (the
+/// adapted and the kiln one), the other parameters the op's.
+template <typename OpTy, typename AdaptorTy>
+Int8GemmOperands int8GemmOperands(OpTy op, AdaptorTy adaptor, Value a,
+                                  Value w, Value kilnA, Value aZp,
+                                  Value kilnAZp) {
+  return {a,
+          w,
+          elementTypeOf(kilnA),
+          elementTypeOf(op.getW()),
+          aZp,
+          adaptor.getWZeroPoint(),
+          adaptor.getWRowSums(),
+          adaptor.getScale(),
+          adaptor.getBias(),
+          adaptor.getYScale(),
+          adaptor.getYZeroPoint(),
+          kilnTypeOf(kilnAZp),
+          kilnTypeOf(op.getWZeroPoint()),
+          kilnTypeOf(op.getYZeroPoint()),
+          op.getActivation() == "relu"};
+}
+
 /// Where the epilogue writes its result: `outType`, whose loops read the
 /// [M, N] accumulator through `accMap`, rowsum(A) [M] through `rowMap` and
 /// the per-column parameters through `colMap`, after the optional reshapes
@@ -936,21 +961,9 @@ struct QuantizedMatMulLowering
       rows = {lead, {rank - 1}};
       a = tensor::CollapseShapeOp::create(rewriter, loc, a, rows);
     }
-    Int8GemmOperands ops{a,
-                         w,
-                         elementTypeOf(op.getA()),
-                         elementTypeOf(op.getW()),
-                         adaptor.getAZeroPoint(),
-                         adaptor.getWZeroPoint(),
-                         adaptor.getWRowSums(),
-                         adaptor.getScale(),
-                         adaptor.getBias(),
-                         adaptor.getYScale(),
-                         adaptor.getYZeroPoint(),
-                         kilnTypeOf(op.getAZeroPoint()),
-                         kilnTypeOf(op.getWZeroPoint()),
-                         kilnTypeOf(op.getYZeroPoint()),
-                         op.getActivation() == "relu"};
+    Int8GemmOperands ops =
+        int8GemmOperands(op, adaptor, a, w, op.getA(), adaptor.getAZeroPoint(),
+                         op.getAZeroPoint());
     FailureOr<Value> out = int8GemmWithEpilogue(
         rewriter, loc, ops, resultType.getElementType(), nullptr);
     if (failed(out))
@@ -1062,21 +1075,9 @@ struct QuantizedConvLowering : OpConversionPattern<kiln::QuantizedConvOp> {
     layout.rowMap = AffineMap::get(4, 0, {d(0), d(2), d(3)}, context);
     layout.colMap = AffineMap::get(4, 0, {d(1)}, context);
 
-    Int8GemmOperands ops{a,
-                         w2,
-                         elementTypeOf(op.getX()),
-                         elementTypeOf(op.getW()),
-                         adaptor.getXZeroPoint(),
-                         adaptor.getWZeroPoint(),
-                         adaptor.getWRowSums(),
-                         adaptor.getScale(),
-                         adaptor.getBias(),
-                         adaptor.getYScale(),
-                         adaptor.getYZeroPoint(),
-                         kilnTypeOf(op.getXZeroPoint()),
-                         kilnTypeOf(op.getWZeroPoint()),
-                         kilnTypeOf(op.getYZeroPoint()),
-                         op.getActivation() == "relu"};
+    Int8GemmOperands ops =
+        int8GemmOperands(op, adaptor, a, w2, op.getX(), adaptor.getXZeroPoint(),
+                         op.getXZeroPoint());
     FailureOr<Value> out = int8GemmWithEpilogue(
         rewriter, loc, ops, resultType.getElementType(), &layout);
     if (failed(out))
