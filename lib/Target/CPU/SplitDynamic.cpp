@@ -44,6 +44,17 @@ using namespace mlir;
 
 namespace kiln::cpu {
 
+/// Erases the tensor.dim ops of `producer`'s result left unused once the op
+/// it fed is split: the iteration domain's ones would keep the producer.
+static void eraseUnusedDims(RewriterBase &rewriter, Operation *producer) {
+  if (!producer)
+    return;
+  for (Operation *user :
+       llvm::make_early_inc_range(producer->getResult(0).getUsers()))
+    if (isa<tensor::DimOp>(user) && user->use_empty())
+      rewriter.eraseOp(user);
+}
+
 /// The all-parallel linalg op that produces `op`'s init for `op` alone,
 /// writing every element without reading it (a fill, a broadcast): it can
 /// be recomputed per piece.
@@ -186,11 +197,7 @@ splitIntoStaticPieces(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     rewriter.setInsertionPointAfter(switchOp);
     rewriter.replaceOp(op, switchOp.getResult(0));
-    if (producer)
-      for (Operation *user :
-           llvm::make_early_inc_range(producer->getResult(0).getUsers()))
-        if (isa<tensor::DimOp>(user) && user->use_empty())
-          rewriter.eraseOp(user);
+    eraseUnusedDims(rewriter, producer);
     return pieces;
   }
 
@@ -260,12 +267,7 @@ splitIntoStaticPieces(RewriterBase &rewriter, linalg::LinalgOp op,
     acc = switchOp.getResult(0);
   }
   rewriter.replaceOp(op, acc);
-  // The iteration domain's unused tensor.dim ops would keep the producer.
-  if (producer)
-    for (Operation *user :
-         llvm::make_early_inc_range(producer->getResult(0).getUsers()))
-      if (isa<tensor::DimOp>(user) && user->use_empty())
-        rewriter.eraseOp(user);
+  eraseUnusedDims(rewriter, producer);
   return pieces;
 }
 
