@@ -160,6 +160,23 @@ struct NameKernelsPass
           failed = true;
         }
       });
+      // The kernel table's entry of `name`; a library call's is marked
+      // "library": not a function of the fatbin, the runtime does not look
+      // it up there (docs/artifact.md, "library").
+      auto addEntry = [&](StringRef name, ArrayRef<Attribute> nodeAttrs,
+                          StringRef category, bool library) {
+        SmallVector<NamedAttribute> entries{
+            NamedAttribute(StringAttr::get(ctx, "kernel"),
+                           StringAttr::get(ctx, name)),
+            NamedAttribute(StringAttr::get(ctx, "nodes"),
+                           ArrayAttr::get(ctx, nodeAttrs)),
+            NamedAttribute(StringAttr::get(ctx, "category"),
+                           StringAttr::get(ctx, category))};
+        if (library)
+          entries.push_back(NamedAttribute(StringAttr::get(ctx, "library"),
+                                           BoolAttr::get(ctx, true)));
+        table.push_back(DictionaryAttr::get(ctx, entries));
+      };
       func.walk<WalkOrder::PreOrder>([&](Operation *op) {
         // Library calls (--kernels=library, LibraryCalls.cpp) are numbered
         // with the kernels and listed in the table as GEMMs.
@@ -174,18 +191,7 @@ struct NameKernelsPass
           for (const std::string &n : nodes)
             if (!llvm::is_contained(nodeAttrs, StringAttr::get(ctx, n)))
               nodeAttrs.push_back(StringAttr::get(ctx, n));
-          NamedAttribute entries[] = {
-              NamedAttribute(StringAttr::get(ctx, "kernel"),
-                             StringAttr::get(ctx, name)),
-              NamedAttribute(StringAttr::get(ctx, "nodes"),
-                             ArrayAttr::get(ctx, nodeAttrs)),
-              NamedAttribute(StringAttr::get(ctx, "category"),
-                             StringAttr::get(ctx, "gemm")),
-              // Not a function of the fatbin: the runtime does not look
-              // it up there (docs/artifact.md, "library").
-              NamedAttribute(StringAttr::get(ctx, "library"),
-                             BoolAttr::get(ctx, true))};
-          table.push_back(DictionaryAttr::get(ctx, entries));
+          addEntry(name, nodeAttrs, "gemm", /*library=*/true);
           return WalkResult::advance();
         }
         auto launch = dyn_cast<gpu::LaunchOp>(op);
@@ -248,14 +254,7 @@ struct NameKernelsPass
         SmallVector<Attribute> nodeAttrs;
         for (const std::string &n : nodes)
           nodeAttrs.push_back(StringAttr::get(ctx, n));
-        NamedAttribute entries[] = {
-            NamedAttribute(StringAttr::get(ctx, "kernel"),
-                           StringAttr::get(ctx, name)),
-            NamedAttribute(StringAttr::get(ctx, "nodes"),
-                           ArrayAttr::get(ctx, nodeAttrs)),
-            NamedAttribute(StringAttr::get(ctx, "category"),
-                           StringAttr::get(ctx, category))};
-        table.push_back(DictionaryAttr::get(ctx, entries));
+        addEntry(name, nodeAttrs, category, /*library=*/false);
         return WalkResult::skip();
       });
     });
