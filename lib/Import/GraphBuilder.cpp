@@ -569,6 +569,19 @@ void GraphBuilder::checkAgainstSchema(const onnx::NodeProto &node,
          formal.GetName(),
          i < size_t(node.input_size()) ? "leaves it empty" : "does not give it");
   }
+  // An attribute of another type than the schema's (an `axis` given as a
+  // string) would reach the op's accessors, which assume the verified type.
+  for (const onnx::AttributeProto &given : node.attribute()) {
+    auto it = schema->attributes().find(given.name());
+    if (it == schema->attributes().end() ||
+        given.type() == onnx::AttributeProto::UNDEFINED ||
+        given.type() == it->second.type)
+      continue;
+    fail("attribute '{0}' has type {1}, but the schema of {2} declares {3}",
+         given.name(), onnx::AttributeProto::AttributeType_Name(given.type()),
+         node.op_type(),
+         onnx::AttributeProto::AttributeType_Name(it->second.type));
+  }
   for (const auto &[name, attr] : schema->attributes()) {
     if (!attr.required)
       continue;

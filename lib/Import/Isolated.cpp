@@ -21,7 +21,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
+#include <new>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +55,43 @@ int timeoutSeconds() {
   }
   return 300;
 }
+/// The address space the child may add to the parent's (MiB): libonnx's
+/// shape inference builds whatever a malformed model asks for (a
+/// ConstantOfShape whose shape input declares 2^63 elements grows a shape of
+/// that rank until memory runs out, which on a large machine takes minutes
+/// and swaps). Beyond its copy of the model and the serialized result, no
+/// step needs much: the child may grow by three times the parent's resident
+/// size (the model is in it) plus this headroom.
+long long headroomMiB() {
+  if (const char *env = std::getenv("KILN_ONNX_STEP_MEMORY_MB")) {
+    long long mib = std::atoll(env);
+    if (mib > 0)
+      return mib;
+  }
+  return 2048;
+}
+
+/// Limits the child's address space (called in the child after fork).
+void limitChildMemory() {
+  unsigned long long sizePages = 0, residentPages = 0;
+  if (FILE *statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%llu %llu", &sizePages, &residentPages) != 2)
+      sizePages = 0;
+    std::fclose(statm);
+  }
+  if (!sizePages)
+    return;
+  unsigned long long page = (unsigned long long)::sysconf(_SC_PAGESIZE);
+  unsigned long long limit = (sizePages + 3 * residentPages) * page +
+                             ((unsigned long long)headroomMiB() << 20);
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_AS, &rl) == 0 &&
+      (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > limit)) {
+    rl.rlim_cur = limit;
+    ::setrlimit(RLIMIT_AS, &rl);
+  }
+}
+
 } // namespace
 
 static bool libOnnxInProcess() {
@@ -88,9 +128,16 @@ IsolatedOutcome runIsolated(llvm::function_ref<std::string()> step) {
     ::close(fds[0]);
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP})
       ::signal(sig, SIG_DFL);
+    limitChildMemory();
     std::string out;
     try {
       out = std::string(1, kResult) + step();
+    } catch (const std::bad_alloc &) {
+      out = std::string(1, kThrew) +
+            "ran out of the memory it may use (" +
+            std::to_string(headroomMiB()) +
+            " MiB beyond the model; KILN_ONNX_STEP_MEMORY_MB): the model "
+            "declares sizes no real model has";
     } catch (const std::exception &e) {
       out = std::string(1, kThrew) + e.what();
     } catch (...) {

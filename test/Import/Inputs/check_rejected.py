@@ -3,7 +3,9 @@ fails unless each exits with status 1, exactly one `error:` diagnostic and
 no crash output. Prints `NAME: MESSAGE` per file (the message without the
 file's path) for FileCheck.
 
-    check_rejected.py KILN_COMPILE FOLDER OUTDIR
+    check_rejected.py KILN_COMPILE FOLDER OUTDIR [SECONDS]
+
+SECONDS (default 120) bounds each compile: a file that takes longer fails.
 """
 
 import os
@@ -13,15 +15,21 @@ import sys
 
 def main():
     tool, folder, out = sys.argv[1:4]
+    seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 120.0
     bad = 0
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".onnx"):
             continue
         path = os.path.join(folder, name)
-        proc = subprocess.run([tool, path, "--emit=graph", "-O2", "-o",
-                               os.path.join(out, name + ".mlir")],
-                              capture_output=True, text=True, errors="replace",
-                              timeout=120)
+        try:
+            proc = subprocess.run([tool, path, "--emit=graph", "-O2", "-o",
+                                   os.path.join(out, name + ".mlir")],
+                                  capture_output=True, text=True,
+                                  errors="replace", timeout=seconds)
+        except subprocess.TimeoutExpired:
+            print(f"BAD {name}: no exit after {seconds:g} s")
+            bad += 1
+            continue
         errors = [l for l in proc.stderr.splitlines() if "error:" in l]
         if proc.returncode != 1 or len(errors) != 1 or \
                 "Stack dump" in proc.stderr:
