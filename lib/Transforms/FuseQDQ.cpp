@@ -204,8 +204,10 @@ std::optional<WeightQuant> matchWeight(Value v, bool transposed) {
   int64_t n = type.getDimSize(nDim), k = type.getDimSize(1 - nDim);
   int64_t numScales = dq->scale.size();
   if (numScales != 1) {
-    int64_t axis =
-        dq->dq.getAxis() < 0 ? dq->dq.getAxis() + 2 : dq->dq.getAxis();
+    // The accessor is unsigned (I64Attr): a negative ONNX axis wraps.
+    int64_t axis = static_cast<int64_t>(dq->dq.getAxis());
+    if (axis < 0)
+      axis += 2;
     // Per-axis along K would scale the reduction: not an integer matmul.
     if (axis != nDim || numScales != n)
       return std::nullopt;
@@ -411,8 +413,10 @@ std::optional<ConvWeightQuant> matchConvWeight(Value v) {
   int64_t m = dq->type.getDimSize(0);
   int64_t numScales = dq->scale.size(), numZeroPoints = dq->zp.size();
   if (numScales != 1) {
-    int64_t axis =
-        dq->dq.getAxis() < 0 ? dq->dq.getAxis() + 4 : dq->dq.getAxis();
+    // The accessor is unsigned (I64Attr): a negative ONNX axis wraps.
+    int64_t axis = static_cast<int64_t>(dq->dq.getAxis());
+    if (axis < 0)
+      axis += 4;
     // Per-axis along an input dim would scale the reduction.
     if (axis != 0 || numScales != m)
       return std::nullopt;

@@ -95,6 +95,29 @@ func.func @matmul_q_per_channel(%x: tensor<2x4xf32>) -> tensor<2x3xi8> {
 
 // -----
 
+// The same per-channel weight with its axis written as -1 (ONNX allows a
+// negative axis): it fuses as axis 1 does.
+// CHECK-LABEL: func.func @matmul_q_per_channel_negative_axis
+// CHECK: kiln.quantized_matmul
+// CHECK-NOT: kiln.matmul
+func.func @matmul_q_per_channel_negative_axis(%x: tensor<2x4xf32>) -> tensor<2x3xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<3> : tensor<i8>
+  %w = kiln.constant dense<[[1, -2, 3], [4, 5, -6], [7, 8, 9], [-1, 0, 2]]> : tensor<4x3xi8>
+  %ws = kiln.constant dense<[0.25, 0.125, 0.5]> : tensor<3xf32>
+  %ys = kiln.constant dense<0.75> : tensor<f32>
+  %yz = kiln.constant dense<-2> : tensor<i8>
+  %none = kiln.none
+  %q = kiln.quantize_linear %x, %s, %z : (tensor<2x4xf32>, tensor<f32>, tensor<i8>) -> tensor<2x4xi8>
+  %a = kiln.dequantize_linear %q, %s, %z : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %wf = kiln.dequantize_linear %w, %ws, %none {axis = -1 : i64} : (tensor<4x3xi8>, tensor<3xf32>, none) -> tensor<4x3xf32>
+  %m = kiln.matmul %a, %wf : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = kiln.quantize_linear %m, %ys, %yz : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
+  return %r : tensor<2x3xi8>
+}
+
+// -----
+
 // Gemm (transB) with an i32 bias whose scale is a_scale * w_scale, a Relu
 // and Q: bias and activation go into the op; the weight is already [N, K].
 // An asymmetric per-tensor weight keeps its zero point.
