@@ -250,7 +250,11 @@ public:
                      of(pad.getMixedHighPad()[dim])));
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
       std::optional<SizeRange> product = exact(1);
-      for (int64_t d : collapse.getReassociationIndices()[dim])
+      // A local: the range of `getReassociationIndices()[dim]` would refer
+      // into a temporary destroyed before the loop runs (ASan found it).
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      for (int64_t d : groups[dim])
         product = mul(product, dimOf(collapse.getSrc(), d));
       return product;
     }
