@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 
 import kiln  # noqa: E402
 from kiln import stepwise  # noqa: E402
+from bench_cpu import cpu_name  # noqa: E402  (scripts/ is sys.path[0])
 
 
 def genai_generate(model, prompt, new):
@@ -56,7 +57,9 @@ def genai_generate(model, prompt, new):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[2])
+    ap = argparse.ArgumentParser(description="Text generation on a real "
+                                 "decoder: Kiln against ONNX Runtime and "
+                                 "onnxruntime-genai")
     ap.add_argument("--layers", default="2,30")
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--new", type=int, default=64)
@@ -126,12 +129,7 @@ def main():
                   + (f"  (compiled in {compile_s:.1f} s)"
                      if e == "kiln" else ""), flush=True)
     if args.markdown:
-        cpu = "unknown CPU"
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+        cpu = cpu_name()
         with open(args.markdown, "w") as f:
             f.write("# Text generation on the CPU: Kiln against ONNX Runtime "
                     "and onnxruntime-genai\n\n")

@@ -35,6 +35,8 @@ import tempfile
 import numpy as np
 import onnx
 
+from bench_cpu import cpu_name  # scripts/ is sys.path[0]
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -129,12 +131,7 @@ def main():
                     max_abs=err, cosine=cos, top1=top1))
                 print(json.dumps(rows[-1]), flush=True)
 
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     lines = [
         f"Measured {datetime.date.today()} on {cpu}, {args.threads} threads, "
         f"{args.rounds} interleaved rounds x {args.iterations} timed runs "
