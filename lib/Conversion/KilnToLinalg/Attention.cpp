@@ -239,12 +239,14 @@ struct RotaryEmbeddingLowering : OpConversionPattern<kiln::RotaryEmbeddingOp> {
               b, l, tensor::ExtractOp::create(b, l, x, indices), ct);
           Value rotated = arith::SelectOp::create(
               b, l, firstHalf, arith::NegFOp::create(b, l, partner), partner);
-          Value y = arith::AddFOp::create(
-              b, l,
-              arith::MulFOp::create(b, l, extendScalar(b, l, args[0], ct),
-                                    extendScalar(b, l, args[1], ct)),
-              arith::MulFOp::create(b, l, rotated,
-                                    extendScalar(b, l, args[2], ct)));
+          // (One op per statement: argument order is the host
+          // compiler's choice.)
+          Value xv = extendScalar(b, l, args[0], ct);
+          Value cosv = extendScalar(b, l, args[1], ct);
+          Value sinv = extendScalar(b, l, args[2], ct);
+          Value direct = arith::MulFOp::create(b, l, xv, cosv);
+          Value turned = arith::MulFOp::create(b, l, rotated, sinv);
+          Value y = arith::AddFOp::create(b, l, direct, turned);
           return truncateScalar(b, l, y, elementType);
         });
     rewriter.replaceOp(op, result);

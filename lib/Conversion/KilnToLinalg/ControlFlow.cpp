@@ -256,17 +256,18 @@ struct LoopLowering : OpConversionPattern<kiln::LoopOp> {
         capacity = arith::ConstantIndexOp::create(rewriter, loc,
                                                   std::max<int64_t>(
                                                       *constantTrips, 1));
-      else if (hasMax)
+      else if (hasMax) {
         // At most 1024 rows up front (an exporter's unbounded loop has
         // M = INT64_MAX); more double the tensor.
+        Value upTo1024 = arith::MinSIOp::create(
+            rewriter, loc, maxTrips,
+            arith::ConstantIndexOp::create(rewriter, loc, 1024));
         capacity = arith::MaxSIOp::create(
-            rewriter, loc,
-            arith::MinSIOp::create(
-                rewriter, loc, maxTrips,
-                arith::ConstantIndexOp::create(rewriter, loc, 1024)),
+            rewriter, loc, upTo1024,
             arith::ConstantIndexOp::create(rewriter, loc, 1));
-      else
+      } else {
         capacity = arith::ConstantIndexOp::create(rewriter, loc, 16);
+      }
       Value buffer = tensor::EmptyOp::create(rewriter, loc, bufferType,
                                              ValueRange{capacity});
       // A declared length the loop may not reach: rows it does not write

@@ -287,12 +287,11 @@ struct PoolLowering : OpConversionPattern<OpTy> {
             Value spatialIndex = constant(0);
             for (int64_t j = 0; j < s; ++j) {
               int64_t i = columnMajor ? s - 1 - j : j;
-              Value pos = arith::AddIOp::create(
-                  b, l,
-                  arith::MulIOp::create(b, l, index(2 + i),
-                                        constant(w.strides[i])),
-                  arith::MulIOp::create(b, l, index(2 + s + i),
-                                        constant(w.dilations[i])));
+              Value outer = arith::MulIOp::create(b, l, index(2 + i),
+                                                  constant(w.strides[i]));
+              Value inner = arith::MulIOp::create(
+                  b, l, index(2 + s + i), constant(w.dilations[i]));
+              Value pos = arith::AddIOp::create(b, l, outer, inner);
               pos = arith::SubIOp::create(b, l, pos, constant(w.padBegin[i]));
               spatialIndex = arith::AddIOp::create(
                   b, l,

@@ -202,9 +202,10 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
               Value length = resizedLength();
               Value span = arith::MulFOp::create(
                   b, l, arith::SubFOp::create(b, l, end, start), cf(in - 1));
-              Value stepped = arith::DivFOp::create(
-                  b, l, arith::MulFOp::create(b, l, xo, span),
-                  arith::SubFOp::create(b, l, length, cf(1)));
+              Value scaled = arith::MulFOp::create(b, l, xo, span);
+              Value lengthLess1 = arith::SubFOp::create(b, l, length, cf(1));
+              Value stepped =
+                  arith::DivFOp::create(b, l, scaled, lengthLess1);
               Value strided = arith::AddFOp::create(
                   b, l, arith::MulFOp::create(b, l, start, cf(in - 1)),
                   stepped);
@@ -309,12 +310,12 @@ struct ResizeLowering : OpConversionPattern<kiln::ResizeOp> {
               for (int64_t j = 0; j < 4; ++j) {
                 Value raw = arith::AddIOp::create(b, l, base, ci(j - 1));
                 if (excludeOutside) {
-                  Value inside = arith::AndIOp::create(
-                      b, l,
-                      arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                            raw, ci(0)),
-                      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                            raw, ci(in)));
+                  Value aboveZero = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::sge, raw, ci(0));
+                  Value belowEnd = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::slt, raw, ci(in));
+                  Value inside =
+                      arith::AndIOp::create(b, l, aboveZero, belowEnd);
                   coeffs[j] =
                       arith::SelectOp::create(b, l, inside, coeffs[j], cf(0));
                 }

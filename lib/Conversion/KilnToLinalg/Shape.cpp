@@ -919,12 +919,13 @@ struct TensorScatterLowering : OpConversionPattern<kiln::TensorScatterOp> {
             Value slice = tensor::ExtractSliceOp::create(b, l, update, offsets,
                                                          sizes, strides);
             Value end = arith::AddIOp::create(b, l, start, rows);
-            Value fits = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, start,
-                                      zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, end,
-                                      cacheLength));
+            // (One statement per op: the order of a call's arguments is
+            // the host compiler's choice, and the IR must not depend on it.)
+            Value fitsHigh = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sle, end, cacheLength);
+            Value fitsLow = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, start, zero);
+            Value fits = arith::AndIOp::create(b, l, fitsLow, fitsHigh);
             auto written = scf::IfOp::create(
                 b, l, fits,
                 [&](OpBuilder &tb, Location tl) {

@@ -526,9 +526,9 @@ struct SpecializeShapesPass
         all = all ? arith::AndIOp::create(rewriter, loc, all, equal).getResult()
                   : equal;
       }
-      selector = arith::SelectOp::create(
-          rewriter, loc, all, arith::ConstantIndexOp::create(rewriter, loc, 1),
-          arith::ConstantIndexOp::create(rewriter, loc, 0));
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      selector = arith::SelectOp::create(rewriter, loc, all, one, zero);
       caseValues.push_back(1);
     }
     Type resultType = op->getResult(0).getType();
