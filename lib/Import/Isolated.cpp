@@ -71,25 +71,48 @@ long long headroomMiB() {
   return 2048;
 }
 
-/// Limits the child's address space (called in the child after fork).
-void limitChildMemory() {
-  unsigned long long sizePages = 0, residentPages = 0;
-  if (FILE *statm = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(statm, "%llu %llu", &sizePages, &residentPages) != 2)
-      sizePages = 0;
-    std::fclose(statm);
+/// Reads a "Name:   N kB" line of /proc/self/status, in bytes (0 if absent).
+unsigned long long statusBytes(const char *field) {
+  unsigned long long kib = 0;
+  if (FILE *status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    size_t length = std::strlen(field);
+    while (std::fgets(line, sizeof line, status))
+      if (!std::strncmp(line, field, length) && line[length] == ':') {
+        kib = std::strtoull(line + length + 1, nullptr, 10);
+        break;
+      }
+    std::fclose(status);
   }
-  if (!sizePages)
-    return;
-  unsigned long long page = (unsigned long long)::sysconf(_SC_PAGESIZE);
-  unsigned long long limit = (sizePages + 3 * residentPages) * page +
-                             ((unsigned long long)headroomMiB() << 20);
+  return kib << 10;
+}
+
+/// Lowers a resource limit to `limit` bytes unless it is already lower.
+void lowerLimit(int resource, unsigned long long limit) {
   struct rlimit rl;
-  if (::getrlimit(RLIMIT_AS, &rl) == 0 &&
+  if (::getrlimit(resource, &rl) == 0 &&
       (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > limit)) {
     rl.rlim_cur = limit;
-    ::setrlimit(RLIMIT_AS, &rl);
+    ::setrlimit(resource, &rl);
   }
+}
+
+/// Limits the child's memory (called in the child after fork): its address
+/// space (RLIMIT_AS) and its private writable mappings (RLIMIT_DATA), each
+/// to what it has now plus three times the resident size plus the headroom.
+/// Both: under AddressSanitizer the heap lives in a range reserved at start
+/// (already in the address space, so RLIMIT_AS never bites), and it is the
+/// writable mappings made inside it that grow.
+void limitChildMemory() {
+  unsigned long long size = statusBytes("VmSize");
+  unsigned long long data = statusBytes("VmData");
+  unsigned long long resident = statusBytes("VmRSS");
+  unsigned long long extra =
+      3 * resident + ((unsigned long long)headroomMiB() << 20);
+  if (size)
+    lowerLimit(RLIMIT_AS, size + extra);
+  if (data)
+    lowerLimit(RLIMIT_DATA, data + extra);
 }
 
 } // namespace
