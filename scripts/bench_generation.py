@@ -17,7 +17,14 @@
 # are compared with ONNX Runtime's. The compile time is measured too.
 #
 #   bench_generation.py --layers 2,30 [--prompt 128] [--new 64]
-#       [--rounds 3] [--threads 2] [--workdir DIR] [--markdown FILE]
+#       [--rounds 3] [--threads 2] [--precisions fp32,bf16]
+#       [--workdir DIR] [--markdown FILE]
+#
+# --precisions: Kiln artifacts compiled with each kiln-compile --precision
+# (fp32, fp16, bf16: weights and matmuls in the half type, softmax, norms
+# and residual adds kept in fp32) run in the same rounds as "kiln-<p>"; the
+# peers run the fp32 model. A half-precision artifact's ids are compared
+# with ONNX Runtime's fp32 ids (token agreement, not exactness).
 #
 # The export runs with Debian's python3-torch (/usr/bin/python3).
 #
@@ -68,6 +75,9 @@ def main():
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build",
                                                       "bench-generation"))
     ap.add_argument("--torch-python", default="/usr/bin/python3")
+    ap.add_argument("--precisions", default="fp32",
+                    help="comma-separated kiln-compile --precision values "
+                         "(fp32, fp16, bf16)")
     ap.add_argument("--markdown")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -83,13 +93,19 @@ def main():
             ROOT, "models", "export_torch_decoder.py"), "-o", onnx_path,
             "--layers", str(layers), "--mode", "generation", "--genai",
             genai_dir], check=True)
-        kiln_path = os.path.join(args.workdir, f"{name}.kiln")
-        start = time.time()
-        subprocess.run([os.path.join(ROOT, "build", "bin", "kiln-compile"),
-                        onnx_path, "-o", kiln_path], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        compile_s = time.time() - start
-        ks = kiln.InferenceSession(kiln_path, threads=args.threads)
+        kiln_sessions, compile_s = {}, {}
+        for precision in args.precisions.split(","):
+            engine = "kiln" if precision == "fp32" else f"kiln-{precision}"
+            kiln_path = os.path.join(args.workdir, f"{name}-{precision}.kiln")
+            start = time.time()
+            subprocess.run([os.path.join(ROOT, "build", "bin", "kiln-compile"),
+                            onnx_path, "-o", kiln_path,
+                            f"--precision={precision}"], check=True,
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            compile_s[engine] = time.time() - start
+            kiln_sessions[engine] = kiln.InferenceSession(
+                kiln_path, threads=args.threads)
         options = ort.SessionOptions()
         options.intra_op_num_threads = args.threads
         os_ = ort.InferenceSession(onnx_path, options,
@@ -99,20 +115,22 @@ def main():
         prompt = [int(t) for t in rng.integers(0, 49152, args.prompt)]
 
         def run(engine):
-            if engine == "kiln":
-                r = ks.generate([prompt], max_new_tokens=args.new)
+            if engine in kiln_sessions:
+                r = kiln_sessions[engine].generate([prompt],
+                                                   max_new_tokens=args.new)
                 return r["tokens"][0], r["step_ms"]
             if engine == "onnxruntime":
                 r = stepwise.generate(os_, [prompt], args.new)
                 return r["tokens"][0], [t * 1e3 for t in r["token_times"]]
             return genai_generate(gm, prompt, args.new)
 
-        engines = ["kiln", "onnxruntime", "onnxruntime-genai"]
+        engines = list(kiln_sessions) + ["onnxruntime", "onnxruntime-genai"]
         for e in engines:  # warm-up
             run(e)
         samples = {e: [] for e in engines}
         for r in range(args.rounds):
-            for e in engines[r % 3:] + engines[:r % 3]:
+            k = r % len(engines)
+            for e in engines[k:] + engines[:k]:
                 samples[e].append(run(e))
         ref = samples["onnxruntime"][0][0]
         for e in engines:
@@ -123,11 +141,11 @@ def main():
                                   np.array(ref)))
             rows.append(dict(layers=layers, engine=e, ttft=ttft, tpot=tpot,
                              rate=1e3 / tpot, agree=agree,
-                             compile_s=compile_s if e == "kiln" else None))
+                             compile_s=compile_s.get(e)))
             print(f"{name} {e:18} TTFT {ttft:8.1f} ms  TPOT {tpot:7.2f} ms  "
                   f"{1e3 / tpot:6.1f} tok/s  ids = ORT's: {agree:.3f}"
-                  + (f"  (compiled in {compile_s:.1f} s)"
-                     if e == "kiln" else ""), flush=True)
+                  + (f"  (compiled in {compile_s[e]:.1f} s)"
+                     if e in compile_s else ""), flush=True)
     if args.markdown:
         cpu = cpu_name()
         with open(args.markdown, "w") as f:
@@ -135,7 +153,8 @@ def main():
                     "and onnxruntime-genai\n\n")
             f.write(f"`scripts/bench_generation.py --layers {args.layers} "
                     f"--prompt {args.prompt} --new {args.new} --rounds "
-                    f"{args.rounds} --threads {args.threads}` on {cpu} "
+                    f"{args.rounds} --threads {args.threads} --precisions "
+                    f"{args.precisions}` on {cpu} "
                     f"({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}, "
                     f"Python {platform.python_version()}, onnxruntime "
                     f"{ort.__version__}, onnxruntime-genai "
@@ -144,7 +163,10 @@ def main():
                     "PyTorch 1.13 export of a Llama-style decoder, random "
                     "weights: d 576, 9/3 heads of 64, FFN 1536, vocab 49152, "
                     "RoPE, tied LM head; 30 layers is SmolLM2-135M's shape), "
-                    "fp32, batch 1, greedy; medians of interleaved rounds. "
+                    "batch 1, greedy; medians of interleaved rounds; "
+                    "`kiln` is the fp32 artifact, `kiln-bf16`/`kiln-fp16` "
+                    "the same model compiled with --precision (their ids "
+                    "compared with ONNX Runtime's fp32 ids). "
                     "The machine is shared: compare within a row group.\n\n")
             f.write("| layers | engine | TTFT ms | TPOT ms | tokens/s | "
                     "ids = ORT's | Kiln compile s |\n"
