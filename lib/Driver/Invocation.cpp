@@ -499,6 +499,19 @@ bool Invocation::Impl::applyShapeHints(ModuleOp m) {
 
 /// The graph (optimized, weights hoisted) down to `target` on the CPU.
 bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
+  // The weights' layout is the artifact's: pack them before the signature
+  // records their bytes.
+  std::string packPipeline;
+  {
+    auto pack = PassManager::on<ModuleOp>(context.get());
+    cpu::buildPackWeightsPipeline(pack, cpuOptions());
+    if (failed(pack.run(m)))
+      return false;
+    if (!pack.getPasses().empty()) {
+      llvm::raw_string_ostream os(packPipeline);
+      pack.printAsTextualPipeline(os);
+    }
+  }
   signature = collectSignature(m);
   if (failed(signature) || !applyShapeHints(m))
     return false;
@@ -521,7 +534,8 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   if (target != Stage::Linalg)
     cpu::buildLLVMPipeline(pm, c);
   if (options.printPipeline && !quiet) {
-    *debug << "kiln-compile: backend pipeline: ";
+    *debug << "kiln-compile: backend pipeline: "
+           << (packPipeline.empty() ? "" : packPipeline + " ; ");
     pm.printAsTextualPipeline(*debug);
     *debug << "\n";
   }
@@ -539,7 +553,7 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
     return false;
   pipelineTiming.stop();
   {
-    backendPipeline.clear();
+    backendPipeline = packPipeline.empty() ? "" : packPipeline + " ; ";
     llvm::raw_string_ostream os(backendPipeline);
     pm.printAsTextualPipeline(os);
   }

@@ -314,10 +314,32 @@ struct ApproximateMathPass
 
 } // namespace
 
+/// Whether the target has AMX-BF16 (an unknown CPU name: the baseline's
+/// features, reported where the code is generated).
+static bool hasAmxBf16(const CpuOptions &options) {
+  host::TargetInfo target;
+  std::string error;
+  if (!host::resolveTarget(options.cpu, target, error))
+    return false;
+  return llvm::is_contained(target.features, "amx-bf16") &&
+         llvm::is_contained(target.features, "amx-tile");
+}
+
+void buildPackWeightsPipeline(OpPassManager &pm, const CpuOptions &options) {
+  if (options.kernels == "codegen")
+    pm.addPass(createPackWeightsPass(kWeightPanel,
+                                     /*skipBf16=*/hasAmxBf16(options)));
+}
+
 void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
                          bool hoistWeights) {
-  if (hoistWeights)
+  // Without hoisting here, the caller hoisted the weights and packs them
+  // (the driver: before it records their bytes in the artifact's
+  // signature; the CUDA target reads them as they are).
+  if (hoistWeights) {
     pm.addPass(createKilnHoistWeights());
+    buildPackWeightsPipeline(pm, options);
+  }
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwisePass>());
@@ -353,8 +375,7 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   std::string error;
   if (!host::resolveTarget(options.cpu, target, error))
     target.features.clear();
-  bool amxBf16 = llvm::is_contained(target.features, "amx-bf16") &&
-                 llvm::is_contained(target.features, "amx-tile");
+  bool amxBf16 = hasAmxBf16(options);
   if (options.kernels == "codegen" || options.kernels == "library") {
     auto [mr, nr] = registerTile(target.features);
     // A convolution's run-time batch: a loop of static one-image ones
@@ -509,6 +530,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createAmxCallsPass(); });
   registerPass([] { return createSplitDynamicPass(); });
   registerPass([] { return createSpecializeShapesPass(); });
+  registerPackWeightsPass();
   registerTileAndVectorizePasses();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",

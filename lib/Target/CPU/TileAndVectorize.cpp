@@ -101,6 +101,54 @@ bool isRowMajorContraction(linalg::LinalgOp op) {
          lhs.getResult(lhs.getNumResults() - 2) == dim(m);
 }
 
+/// The [panels, K, panel] weight argument that `value` views as [K, N]
+/// (kiln-cpu-pack-weights: linalg.transpose [1, 0, 2] -> collapse_shape,
+/// then a slice of the first N columns when the last panel is padded), or
+/// null.
+Value weightPanelsOf(Value value) {
+  if (auto padded = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!padded.hasZeroOffset() || !padded.hasUnitStride() ||
+        padded.getSourceType().getRank() != 2 ||
+        padded.getType().getRank() != 2)
+      return {};
+    value = padded.getSource();
+  }
+  auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse)
+    return {};
+  auto transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      transpose.getPermutation() != ArrayRef<int64_t>{1, 0, 2})
+    return {};
+  Value packed = transpose.getInput();
+  auto type = dyn_cast<RankedTensorType>(packed.getType());
+  if (!isa<BlockArgument>(packed) || !type || !type.hasStaticShape() ||
+      type.getRank() != 3)
+    return {};
+  return packed;
+}
+
+/// A tensor.extract of [k, n] from a packed weight's [K, N] view (a
+/// Gather of the tied embedding) reads [n / panel, k, n % panel] of the
+/// panels, so that the view is not materialized.
+void extractFromWeightPanels(RewriterBase &rewriter, tensor::ExtractOp op) {
+  Value packed = weightPanelsOf(op.getTensor());
+  if (!packed || op.getIndices().size() != 2)
+    return;
+  int64_t panel = cast<RankedTensorType>(packed.getType()).getDimSize(2);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  AffineExpr d0 = rewriter.getAffineDimExpr(0);
+  Value n = op.getIndices()[1];
+  Value outer = affine::AffineApplyOp::create(
+      rewriter, loc, AffineMap::get(1, 0, d0.floorDiv(panel)), ValueRange{n});
+  Value inner = affine::AffineApplyOp::create(
+      rewriter, loc, AffineMap::get(1, 0, d0 % panel), ValueRange{n});
+  rewriter.replaceOpWithNewOp<tensor::ExtractOp>(
+      op, packed, ValueRange{outer, op.getIndices()[0], inner});
+}
+
 /// Marks the im2col copies convToIm2ColMatmul makes, for fuseIm2ColIntoBlock.
 constexpr StringLiteral kIm2ColAttr = "kiln.im2col";
 
@@ -361,7 +409,7 @@ struct TileAndVectorizePass
                             llvm::cl::init(32)};
   Option<int64_t> blockCols{*this, "block-n",
                             llvm::cl::desc("Columns of one thread's block"),
-                            llvm::cl::init(256)};
+                            llvm::cl::init(kWeightPanel)};
   Option<bool> halfPrecisionOnly{
       *this, "half-only",
       llvm::cl::desc("Only the contractions with f16/bf16 operands (with "
@@ -405,6 +453,11 @@ struct TileAndVectorizePass
     });
     for (linalg::Conv2DNchwFchwOp conv : convs)
       (void)convToIm2ColMatmul(rewriter, conv, maxIm2ColElements, blockCols);
+
+    SmallVector<tensor::ExtractOp> extracts;
+    func.walk([&](tensor::ExtractOp op) { extracts.push_back(op); });
+    for (tensor::ExtractOp op : extracts)
+      extractFromWeightPanels(rewriter, op);
 
     SmallVector<linalg::LinalgOp> targets;
     func.walk([&](linalg::LinalgOp op) {
@@ -638,6 +691,50 @@ struct TileAndVectorizePass
     return ShapedType::isDynamic(range) ? tile : std::min(tile, range);
   }
 
+  /// A thread block whose right-hand side is a column range of a weight
+  /// that kiln-cpu-pack-weights stored as panels reads its panel instead: a
+  /// contiguous [K, cols] slab of the argument. The block's columns must be
+  /// one panel (block-n == panel).
+  void readWeightPanels(RewriterBase &rewriter, linalg::LinalgOp block) {
+    if (block.getNumLoops() != 3)
+      return;
+    auto slice = block.getDpsInputOperand(1)
+                     ->get()
+                     .getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSourceType().getRank() != 2 ||
+        !slice.hasUnitStride())
+      return;
+    Value packed = weightPanelsOf(slice.getSource());
+    if (!packed)
+      return;
+    auto packedType = cast<RankedTensorType>(packed.getType());
+    int64_t panel = packedType.getDimSize(2);
+    int64_t k = packedType.getDimSize(1);
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    std::optional<int64_t> kOffset = getConstantIntValue(offsets[0]);
+    std::optional<int64_t> kSize = getConstantIntValue(sizes[0]);
+    std::optional<int64_t> cols = getConstantIntValue(sizes[1]);
+    if (kOffset != 0 || kSize != k || panel != blockCols ||
+        (cols && *cols > panel))
+      return;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(slice);
+    Location loc = slice.getLoc();
+    AffineExpr d0 = rewriter.getAffineDimExpr(0);
+    OpFoldResult index = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, d0.floorDiv(panel), {offsets[1]});
+    auto panelSlice = tensor::ExtractSliceOp::create(
+        rewriter, loc, slice.getType(), packed,
+        ArrayRef<OpFoldResult>{index, rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1), sizes[0], sizes[1]},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
+    rewriter.replaceOp(slice, panelSlice.getResult());
+  }
+
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     unsigned numLoops = op.getNumLoops();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -656,6 +753,7 @@ struct TileAndVectorizePass
                           "threads");
     rewriter.eraseOp(op);
     fuseIm2ColIntoBlock(rewriter, blocks->front());
+    readWeightPanels(rewriter, cast<linalg::LinalgOp>(blocks->front()));
 
     // Rows in static pieces, never masked register tiles (a masked tile
     // computes all mr rows whatever its size: M = 1 did 8 times the 1-row
@@ -739,6 +837,22 @@ struct TileAndVectorizePass
     using LoopType = scf::SCFTilingOptions::LoopType;
     int64_t mr = clampTile(registerRows, ranges[m]);
     int64_t nr = clampTile(registerCols, ranges[n]);
+    // A piece of fewer rows than the register tile (a decode step's M = 1,
+    // the remainder rows) gets as many accumulators, in N: mr x nr = 1 x 32
+    // on AVX-512 kept 2 of the 16 accumulators busy and read 128 bytes of
+    // each weight row per K step, every step another row 4 N bytes further
+    // (the LM head: 196 KB), which ran a [1, 576] x [576, 49152] product at
+    // 8 GB/s a thread, 3x ONNX Runtime's time. 1 x 256 reads 1 KB of each
+    // row. The widened tile divides the block (no masked tiles).
+    if (!ShapedType::isDynamic(ranges[m]) && ranges[m] < registerRows &&
+        !ShapedType::isDynamic(ranges[n]) && nr == registerCols) {
+      int64_t widest = (registerRows / ranges[m]) * registerCols;
+      for (int64_t cols = widest; cols > registerCols; cols -= registerCols)
+        if (ranges[n] % cols == 0) {
+          nr = cols;
+          break;
+        }
+    }
     SmallVector<int64_t> vectorSizes(numLoops, 1);
     vectorSizes[m] = mr;
     vectorSizes[n] = nr;

@@ -57,7 +57,7 @@ func.func @matmul_opt(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (
 // -----
 
 // The same matmul hinted m:1..3..64: its static copy is for 3 rows (blocks
-// of 3 rows, 3-row register tiles, no row loop): the tiling follows opt.
+// of 3 rows, 3 x 64 register tiles, no row loop): the tiling follows opt.
 // CHECK-LABEL: func.func @matmul_opt3
 //       CHECK:   scf.index_switch %{{.+}} -> tensor<?x512xf32>
 //  CHECK-NEXT:   case 3 {
@@ -66,7 +66,7 @@ func.func @matmul_opt(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (
 //       TILED:   case 3 {
 //       TILED:     scf.forall (%{{.+}}) = (0) to (512) step (256) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<3x512xf32>)
 //   TILED-NOT:       scf.for %{{.+}} = %c0 to %c{{[0-9]+}} step %c8
-//       TILED:     vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
+//       TILED:     vector.contract {{.*}} : vector<3x1xf32>, vector<1x64xf32> into vector<3x64xf32>
 //       TILED:   default {
 module attributes {kiln.symbols = ["m"], kiln.shape_hints = {m = array<i64: 1, 3, 64>}} {
 func.func @matmul_opt3(%a: tensor<?x256xf32> {kiln.shape = affine_map<()[s0] -> (s0, 256)>}, %b: tensor<256x512xf32>) -> tensor<?x512xf32> {

@@ -110,7 +110,8 @@ func.func @not_split(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>, %init:
 // 32 x 256 thread blocks over the run-time rows, as for a static M; a block
 // whose row count is known at run time only is a loop of whole 8-row
 // register tiles and the remainder by its exact size (1 .. 7 rows, each the
-// static code of that size: M = 1 is the 1-row tile, M = 7 one 7-row tile).
+// static code of that size: M = 1 is the 1-row tile, M = 7 one 7-row tile;
+// a tile of fewer rows is wider, as many accumulators: 1 x 256, 2 x 128).
 // The zero fill is tiled into each piece and fused into its register tiles.
 // TILED-LABEL: func.func @matmul_dynamic_m
 //   TILED-NOT:   linalg.fill
@@ -123,9 +124,9 @@ func.func @not_split(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>, %init:
 //       TILED:     scf.index_switch %[[REST]] -> tensor<?x256xf32>
 //       TILED:     case 1 {
 //       TILED:       tensor.extract_slice {{.*}} to tensor<1x256xf32>
-//       TILED:       vector.contract {{.*}} : vector<1xf32>, vector<1x32xf32> into vector<32xf32>
+//       TILED:       vector.contract {{.*}} : vector<1xf32>, vector<1x256xf32> into vector<256xf32>
 //       TILED:     case 2 {
-//       TILED:       vector.contract {{.*}} : vector<2x1xf32>, vector<1x32xf32> into vector<2x32xf32>
+//       TILED:       vector.contract {{.*}} : vector<2x1xf32>, vector<1x128xf32> into vector<2x128xf32>
 //       TILED:     case 7 {
 //       TILED:       vector.contract {{.*}} : vector<7x1xf32>, vector<1x32xf32> into vector<7x32xf32>
 //       TILED:     default {

@@ -64,8 +64,8 @@ func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<1
 
 // A static M that is not a multiple of the 32-row blocks: a block is a whole
 // one or the last one (12 rows), each static (an scf.index_switch over the
-// two), the last one an 8-row and a 4-row register tile; the zero fill
-// fused into both.
+// two), the last one an 8-row and a 4-row register tile (4 x 64: a tile of
+// fewer rows is wider, as many accumulators); the zero fill fused into both.
 // CHECK-LABEL: func.func @matmul_uneven
 //   CHECK-NOT:   linalg.fill
 //       CHECK:   scf.forall (%{{.+}}) = (0) to (44) step (32)
@@ -74,7 +74,7 @@ func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<1
 //       CHECK:       vector.contract {{.*}} into vector<8x32xf32>
 //       CHECK:     case 12 {
 //       CHECK:       vector.contract {{.*}} into vector<8x32xf32>
-//       CHECK:       vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+//       CHECK:       vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
 //   CHECK-NOT:   vector.mask
 func.func @matmul_uneven(%a: tensor<44x64xf32>, %b: tensor<64x256xf32>) -> tensor<44x256xf32> {
   %cst = arith.constant 0.0 : f32

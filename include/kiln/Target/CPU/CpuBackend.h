@@ -44,6 +44,24 @@ struct CpuOptions {
   bool profileHooks = true;
 };
 
+/// The columns of one thread block of the tiled GEMM kernels (the tile
+/// pass's block-n) and of one panel of a packed weight: a block reads one
+/// panel.
+constexpr int64_t kWeightPanel = 256;
+
+/// On the graph, weights hoisted (--kernels=codegen): the [K, N] weights
+/// that MatMul/Gemm read as B become column panels [N/panel, K, panel],
+/// read through a transpose that kiln-cpu-tile-and-vectorize folds into
+/// its thread blocks (a contiguous slab per block). skipBf16: the AMX-BF16
+/// kernel's weights stay row-major.
+std::unique_ptr<mlir::Pass> createPackWeightsPass(int64_t panel = kWeightPanel,
+                                                  bool skipBf16 = false);
+void registerPackWeightsPass();
+
+/// kiln-cpu-pack-weights with the options' target (none with
+/// --kernels=library).
+void buildPackWeightsPipeline(mlir::OpPassManager &pm,
+                              const CpuOptions &options);
 /// kiln ops (after the graph pipeline) -> linalg/tensor/arith/math; the large
 /// constants become weight arguments of @main first.
 void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
