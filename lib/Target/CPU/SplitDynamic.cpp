@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -246,25 +247,40 @@ splitIntoStaticPieces(RewriterBase &rewriter, linalg::LinalgOp op,
       acc = *result;
     }
   } else if (chunk > 1) {
+    // A run-time remainder r in 0 .. chunk - 1: static pieces of the powers
+    // of two below chunk (4, 2, 1 of 8), each under an scf.if on its bit
+    // of r, one after the other. (One piece of exactly r rows, an
+    // scf.index_switch over 1 .. chunk - 1, read B once but made chunk - 1
+    // copies of the kernel: with every matmul of a decoder's layer so, the
+    // dynamic 30-layer decoder compiled to 8 times the static code.) M = 1,
+    // a decode step, is the 1-row piece alone, as before.
     Value sizeValue = getValueOrCreateConstantIndexOp(rewriter, loc, size);
     Value fullValue = getValueOrCreateConstantIndexOp(rewriter, loc, full);
     Value remainder = arith::SubIOp::create(rewriter, loc, sizeValue,
                                             fullValue);
-    SmallVector<int64_t> cases =
-        llvm::to_vector(llvm::seq<int64_t>(1, chunk));
-    auto switchOp = scf::IndexSwitchOp::create(
-        rewriter, loc, TypeRange{resultType}, remainder, cases, cases.size());
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.createBlock(&switchOp.getDefaultRegion());
-    scf::YieldOp::create(rewriter, loc, acc);
-    for (auto [r, region] : llvm::zip(cases, switchOp.getCaseRegions())) {
-      rewriter.createBlock(&region);
-      FailureOr<Value> result = buildPiece(acc, fullValue, r);
-      if (failed(result))
-        return failure();
-      scf::YieldOp::create(rewriter, loc, *result);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value offset = fullValue;
+    int64_t piece = int64_t(1) << llvm::Log2_64(uint64_t(chunk - 1));
+    for (; piece >= 1; piece /= 2) {
+      Value bit = arith::ConstantIndexOp::create(rewriter, loc, piece);
+      Value masked = arith::AndIOp::create(rewriter, loc, remainder, bit);
+      Value taken = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ne, masked, zero);
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{resultType},
+                                    taken, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(rewriter, loc, acc);
+        rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        FailureOr<Value> result = buildPiece(acc, offset, piece);
+        if (failed(result))
+          return failure();
+        scf::YieldOp::create(rewriter, loc, *result);
+      }
+      acc = ifOp.getResult(0);
+      offset = arith::AddIOp::create(rewriter, loc, offset, masked);
     }
-    acc = switchOp.getResult(0);
   }
   rewriter.replaceOp(op, acc);
   eraseUnusedDims(rewriter, producer);

@@ -759,9 +759,10 @@ struct TileAndVectorizePass
     // computes all mr rows whatever its size: M = 1 did 8 times the 1-row
     // tile's work, a static M = 33 ran 3x slower than as 32 + 1 rows):
     // - a block of a run-time row count (a dynamic M): a loop of whole
-    //   register tiles (mr rows) and the remainder by its exact size (an
-    //   scf.index_switch over 1 .. mr - 1; pieces of 4 + 2 + 1 rows would
-    //   read B three times);
+    //   register tiles (mr rows) and the remainder as static pieces of the
+    //   powers of two below mr, each under an scf.if on its bit (4, 2, 1
+    //   of 8: a remainder of 7 reads B three times, but there are three
+    //   copies of the kernel rather than seven; M = 1 is the 1-row piece);
     // - a block of a static M that is not a multiple of block-m: either a
     //   whole block or the last one (an scf.index_switch over the two);
     // - a static row count that is not a multiple of mr: its whole register

@@ -109,9 +109,10 @@ func.func @not_split(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>, %init:
 // A matmul with a run-time M (the tile pass's own): one parallel region of
 // 32 x 256 thread blocks over the run-time rows, as for a static M; a block
 // whose row count is known at run time only is a loop of whole 8-row
-// register tiles and the remainder by its exact size (1 .. 7 rows, each the
-// static code of that size: M = 1 is the 1-row tile, M = 7 one 7-row tile;
-// a tile of fewer rows is wider, as many accumulators: 1 x 256, 2 x 128).
+// register tiles and the remainder as static pieces of 4, 2 and 1 rows, each
+// under an scf.if on its bit (M = 1 is the 1-row tile alone, M = 7 the three
+// pieces); a tile of fewer rows is wider, as many accumulators: 1 x 256,
+// 2 x 128, 4 x 64.
 // The zero fill is tiled into each piece and fused into its register tiles.
 // TILED-LABEL: func.func @matmul_dynamic_m
 //   TILED-NOT:   linalg.fill
@@ -121,15 +122,16 @@ func.func @not_split(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>, %init:
 //       TILED:     scf.for %{{.+}} = %{{.+}} to %[[WHOLE]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<?x256xf32>)
 //       TILED:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 //       TILED:     %[[REST:.+]] = arith.subi %[[ROWS]], %[[WHOLE]]
-//       TILED:     scf.index_switch %[[REST]] -> tensor<?x256xf32>
-//       TILED:     case 1 {
+//       TILED:     arith.andi %[[REST]], %c4
+//       TILED:     scf.if %{{.+}} -> (tensor<?x256xf32>) {
+//       TILED:       vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+//       TILED:     arith.andi %[[REST]], %c2
+//       TILED:     scf.if
+//       TILED:       vector.contract {{.*}} : vector<2x1xf32>, vector<1x128xf32> into vector<2x128xf32>
+//       TILED:     arith.andi %[[REST]], %c1
+//       TILED:     scf.if
 //       TILED:       tensor.extract_slice {{.*}} to tensor<1x256xf32>
 //       TILED:       vector.contract {{.*}} : vector<1xf32>, vector<1x256xf32> into vector<256xf32>
-//       TILED:     case 2 {
-//       TILED:       vector.contract {{.*}} : vector<2x1xf32>, vector<1x128xf32> into vector<2x128xf32>
-//       TILED:     case 7 {
-//       TILED:       vector.contract {{.*}} : vector<7x1xf32>, vector<1x32xf32> into vector<7x32xf32>
-//       TILED:     default {
 //   TILED-NOT:   vector.mask
 //   TILED-NOT:   linalg.matmul
 func.func @matmul_dynamic_m(%a: tensor<?x256xf32>, %b: tensor<256x512xf32>) -> tensor<?x512xf32> {
@@ -150,7 +152,8 @@ func.func @matmul_dynamic_m(%a: tensor<?x256xf32>, %b: tensor<256x512xf32>) -> t
 // masks are hoisted out of the K loop with the transfers).
 // TILED-LABEL: func.func @scores
 //       TILED:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, %{{.+}}, %{{.+}}) step (1, 32, 256)
-//       TILED:     case 1 {
+//       TILED:     arith.andi %{{.+}}, %c1
+//       TILED:     scf.if
 //       TILED:       %[[MASK:.+]] = vector.create_mask %{{.+}} : vector<32xi1>
 //       TILED:       %[[ACC:.+]] = vector.transfer_read {{.*}}, %[[MASK]] {{.*}} : tensor<1x1x?xf32>, vector<32xf32>
 //       TILED:       scf.for {{.*}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<32xf32>)
