@@ -37,16 +37,9 @@ namespace kiln {
 
 using namespace mlir;
 
-namespace {
-
-int64_t byteSize(RankedTensorType type) {
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * std::max<int64_t>(bits / 8, 1);
-}
-
 /// The bytes of `attr` (a non-splat dense or a dense_resource of a
 /// byte-sized element type), empty when they cannot be read.
-ArrayRef<char> rawBytes(ElementsAttr attr, int64_t width) {
+ArrayRef<char> kiln::weightBytes(ElementsAttr attr, int64_t width) {
   ArrayRef<char> data;
   if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
     if (dense.isSplat())
@@ -60,6 +53,14 @@ ArrayRef<char> rawBytes(ElementsAttr attr, int64_t width) {
     return {};
   return data;
 }
+
+namespace {
+
+int64_t byteSize(RankedTensorType type) {
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
 
 /// `op`'s value with its last two dims swapped, as a dense_resource named
 /// after the source (`<name>.T`), or a splat of the swapped shape; null
@@ -77,7 +78,7 @@ ElementsAttr transposeLastTwo(kiln::ConstantOp op) {
     return dense.reshape(dense.getType().clone(shape));
   }
   int64_t width = element.getIntOrFloatBitWidth() / 8;
-  ArrayRef<char> data = rawBytes(op.getValue(), width);
+  ArrayRef<char> data = kiln::weightBytes(op.getValue(), width);
   if (data.empty())
     return {};
   int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,23 +47,6 @@ using namespace mlir;
 
 namespace kiln::cpu {
 namespace {
-
-/// The bytes of a non-splat dense or dense_resource weight value, empty
-/// when they cannot be read.
-ArrayRef<char> weightBytes(ElementsAttr attr, int64_t width) {
-  ArrayRef<char> data;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat())
-      return {};
-    data = dense.getRawData();
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      data = blob->getData();
-  }
-  if (int64_t(data.size()) != attr.getNumElements() * width)
-    return {};
-  return data;
-}
 
 /// Whether `use` is the [K, N] right-hand side of a matmul the tile pass
 /// takes: MatMul's B, or Gemm's B without transA/transB.
@@ -148,7 +132,7 @@ struct PackWeightsPass
       }
       if (!matmuls || others)
         continue;
-      ArrayRef<char> data = weightBytes(value, width);
+      ArrayRef<char> data = kiln::weightBytes(value, width);
       if (data.empty())
         continue;
 
