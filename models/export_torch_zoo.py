@@ -9,7 +9,8 @@
 #
 #   torchvision (weights=None), 3x224x224:
 #     resnet50, mobilenet_v3_large, efficientnet_b0, squeezenet1_1,
-#     densenet121, vit_b_16
+#     densenet121, vit_b_16, and resnet18 (the smallest ResNet, beside the
+#     demo's ResNet-18-shaped CNN)
 #   written here, [B, 128, d] float input:
 #     bert_base      BERT-base-sized encoder: nn.TransformerEncoder, 12
 #                    layers, d_model 768, 12 heads, FFN 3072, GELU,
@@ -161,9 +162,19 @@ def _tv(name):
     return getattr(torchvision.models, name)(weights=None)
 
 
+def vit_b_16():
+    """torchvision zero-initializes ViT's classifier (all logits 0, which
+    would make any comparison of outputs pass): drawn from N(0, 0.02)."""
+    model = _tv("vit_b_16")
+    nn.init.normal_(model.heads.head.weight, std=0.02)
+    return model
+
+
 IMAGE = [3, 224, 224]
 # name -> (what, make, input shape without the batch, calibrate BatchNorms)
 SPECS = {
+    "resnet18": ("torchvision ResNet-18", lambda: _tv("resnet18"),
+                 IMAGE, True),
     "resnet50": ("torchvision ResNet-50", lambda: _tv("resnet50"),
                  IMAGE, True),
     "mobilenet_v3_large": ("torchvision MobileNetV3-Large",
@@ -174,8 +185,8 @@ SPECS = {
                       lambda: _tv("squeezenet1_1"), IMAGE, False),
     "densenet121": ("torchvision DenseNet-121", lambda: _tv("densenet121"),
                     IMAGE, True),
-    "vit_b_16": ("torchvision ViT-B/16", lambda: _tv("vit_b_16"),
-                 IMAGE, False),
+    "vit_b_16": ("torchvision ViT-B/16 (classifier drawn, not zero)",
+                 vit_b_16, IMAGE, False),
     "bert_base": ("BERT-base-sized encoder (nn.TransformerEncoder, 12 x "
                   "d768 h12 ffn3072 GELU), float embeddings in",
                   bert_base, [SEQ, 768], False),
@@ -246,7 +257,9 @@ for path in sys.argv[1:]:
         y = s.run(None, {meta["input"]: x})[0]
         assert y.shape[0] == b, (path, y.shape)
         assert np.isfinite(y).all(), (path, "non-finite output")
-    print(f"onnxruntime ok: {path} -> {list(y.shape[1:])}")
+        assert y.std() > 0, (path, "constant output")
+    print(f"onnxruntime ok: {path} -> {list(y.shape[1:])}, "
+          f"output std {y.std():.3g}, max |y| {np.abs(y).max():.3g}")
 """
 
 
