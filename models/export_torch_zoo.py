@@ -41,13 +41,16 @@
 # DIR/<name>.onnx and DIR/<name>.json:
 #
 #   {"input": "input", "shape": [1, ...] (batch as 1), "output": "output",
-#    "params": <parameter count>, "what": "...", "torch": "1.13..."}
+#    "params": <parameter count>, "what": "...", "torch": "1.13...",
+#    "torchvision", "opset": 17, "exporter": <this file's sha256, 16 hex>}
 #
-# A model whose .onnx and .json exist is not exported again (--force does).
+# A model whose .onnx and .json (from this version of the file) exist is not
+# exported again (--force does).
 #
 #===----------------------------------------------------------------------===#
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -75,6 +78,10 @@ import export_torch_decoder  # noqa: E402  (its Block and RMSNorm)
 OPSET = 17
 SEED = 0
 SEQ = 128
+with open(os.path.abspath(__file__), "rb") as _f:
+    # In each .json: a model exported by another version of this file is
+    # exported again.
+    EXPORTER = hashlib.sha256(_f.read()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------- models ----
@@ -237,7 +244,8 @@ def export(name, out):
     meta = {"input": "input", "shape": [1] + list(shape), "output": "output",
             "params": sum(p.numel() for p in model.parameters()),
             "what": what, "torch": torch.__version__,
-            "torchvision": torchvision.__version__, "opset": OPSET}
+            "torchvision": torchvision.__version__, "opset": OPSET,
+            "exporter": EXPORTER}
     with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
@@ -271,6 +279,15 @@ def check(paths):
     return subprocess.run([python, "-c", CHECK] + paths).returncode
 
 
+def current(meta_path):
+    """Whether this version of the file wrote meta_path."""
+    try:
+        with open(meta_path) as f:
+            return json.load(f).get("exporter") == EXPORTER
+    except (OSError, ValueError):
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="Exports real architectures (random weights, dynamic "
@@ -300,8 +317,8 @@ def main():
     failed, paths = 0, []
     for name in names:
         path = os.path.join(args.out, name + ".onnx")
-        if (not args.force and os.path.exists(path)
-                and os.path.exists(path[:-5] + ".json")):
+        if not args.force and os.path.exists(path) and \
+                current(path[:-5] + ".json"):
             print(f"{name:20} already in {args.out}")
             paths.append(path)
             continue
