@@ -44,13 +44,14 @@
 #                        [--iree | --no-iree] [--markdown docs/results/cpu.md]
 #                        [--json FILE] [--workdir DIR] [--no-resnet]
 #
-# The real-architecture benchmark (long: hours on 2 cores, IREE's and
-# Kiln's compiles of ViT-B/16 and BERT-base included; the exports in
+# The real-architecture benchmark (roughly an hour on 2 cores, estimated
+# from batch-1 runs: each Kiln compile takes 1-50 s, each IREE one 6-25 s,
+# and IREE's ViT-B/16 runs for seconds at batch 8; the exports in
 # --workdir are reused when it is run again):
 #
 #   scripts/bench_cpu.py --models real --batches 1,8 --rounds 3 \
-#       --iterations 5 --warmup 1 --workdir /tmp/kiln-bench-real \
-#       --markdown real.md --json real.json
+#       --iterations 5 --warmup 1 --kernels default,codegen,library \
+#       --workdir /tmp/kiln-bench-real --markdown real.md --json real.json
 #
 #===----------------------------------------------------------------------===#
 
