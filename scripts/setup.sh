@@ -16,6 +16,8 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools lld-22 libomp-22-dev
   libclang-rt-22-dev clang-22
   libopenblas-dev
+  # oneDNN: the float32 convolutions of --kernels=auto (runtime/abi/kiln_abi_dnnl.cpp)
+  libdnnl-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
   python3 python3-venv python3-pip python3-dev

@@ -26,7 +26,9 @@ constexpr NamedValue<Precision> kPrecisions[] = {{Precision::FP32, "fp32"},
                                                  {Precision::BF16, "bf16"},
                                                  {Precision::Int8, "int8"}};
 constexpr NamedValue<KernelStrategy> kKernels[] = {
-    {KernelStrategy::Codegen, "codegen"}, {KernelStrategy::Library, "library"}};
+    {KernelStrategy::Auto, "auto"},
+    {KernelStrategy::Codegen, "codegen"},
+    {KernelStrategy::Library, "library"}};
 constexpr NamedValue<CalibrationMethod> kMethods[] = {
     {CalibrationMethod::MinMax, "minmax"},
     {CalibrationMethod::Percentile, "percentile"},

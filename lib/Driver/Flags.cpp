@@ -118,12 +118,14 @@ const CompileFlag kFlags[] = {
        return std::string();
      }},
     {CompileFlag::Value, "kernels", "",
-     "codegen (MLIR-generated loops) or library (OpenBLAS GEMM for matmuls "
-     "and convolutions; with --target=cuda, cuBLASLt GEMMs through "
-     "kiln_rt_cuda_gemm)",
+     "auto (default: codegen, with the float32 convolutions through oneDNN "
+     "where Kiln is built with it), codegen (MLIR-generated loops) or "
+     "library (OpenBLAS GEMM for matmuls and convolutions; with "
+     "--target=cuda, cuBLASLt GEMMs through kiln_rt_cuda_gemm; auto is "
+     "codegen there)",
      [](CompileOptions &o, const std::string &v) {
        if (!parseKernelStrategy(v, o.kernels))
-         return "--kernels must be codegen or library, got '" + v + "'";
+         return "--kernels must be auto, codegen or library, got '" + v + "'";
        return std::string();
      }},
     BOOL_FLAG("embed-weights", embedWeights,

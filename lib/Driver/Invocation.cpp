@@ -817,8 +817,14 @@ bool Invocation::Impl::runGraphPipeline(Stage target) {
   // kiln.linear_attention has none yet, and the channels-last convolutions
   // are not tiled by kiln-cpu-tile-and-vectorize nor called in library
   // mode: measured, the decomposed small CNN ran 5x faster.
-  if (backend)
+  // --kernels=auto on the CPU: the convolutions oneDNN runs stay
+  // channels-last (kiln-cpu-dnnl-convs calls it on NHWC tensors).
+  if (backend) {
     pipelineOptions.decomposeFused = true;
+    pipelineOptions.keepLibraryConvs =
+        options.target == "cpu" && options.kernels == KernelStrategy::Auto &&
+        cpu::CpuOptions::haveDnnl();
+  }
   buildGraphPipeline(pm, pipelineOptions);
   if (backend && !options.embedWeights)
     pm.addPass(createKilnHoistWeights());

@@ -12,7 +12,8 @@
 //   O3  O2 with channels-last convolution and pooling.
 // With decompose-fused (the CPU backend), the fused ops are rewritten into
 // plain ops at the end, and the transposes that leaves are sunk and folded
-// once more.
+// once more; keep-library-convs keeps the channels-last convolutions a
+// library kernel runs (and the channels-last pools) as they are.
 //
 // With precision=fp16|bf16, kiln-convert-precision runs once the graph is
 // folded and its norms, activations and attention are fused (so the keep
@@ -137,7 +138,10 @@ static void buildPipeline(OpPassManager &pm,
   // folds the transpose of K into the matmul.
   b.add(createKilnFoldRepeatKV());
   KilnOptimizeLayoutOptions layout;
-  layout.preferNHWC = options.preferNHWC || options.optLevel >= 3;
+  // A backend that runs channels-last convolutions in a library wants them
+  // at -O2 too.
+  layout.preferNHWC = options.preferNHWC || options.optLevel >= 3 ||
+                      (options.decomposeFused && options.keepLibraryConvs);
   layout.matmulWeightLayout = options.matmulWeightLayout;
   b.add(createKilnOptimizeLayout(layout));
   // Layout rewrites fold weight transposes; fold them before the epilogues
@@ -154,7 +158,9 @@ static void buildPipeline(OpPassManager &pm,
   b.add(createKilnFuseEpilogues());
   b.cleanup();
   if (options.decomposeFused) {
-    b.add(createKilnDecomposeFused());
+    KilnDecomposeFusedOptions decompose;
+    decompose.keepLibraryConvs = options.keepLibraryConvs;
+    b.add(createKilnDecomposeFused(decompose));
     // kiln.attention decomposes into repeat_kv (Unsqueeze/Expand/Reshape):
     // fold it as above.
     b.add(createKilnFoldRepeatKV());

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/ShapeInference.h"
 #include "kiln/Transforms/Origin.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
@@ -16,12 +17,58 @@
 
 #include "llvm/ADT/StringSet.h"
 
+using namespace mlir;
+
+bool kiln::isLibraryConvolution(Operation *op) {
+  if (!isa<ConvNhwcOp, FusedConvNhwcOp>(op))
+    return false;
+  auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!x || !w || !y || x.getRank() != 4 || w.getRank() != 4 ||
+      y.getRank() != 4 || !x.getElementType().isF32() ||
+      !w.getElementType().isF32() || !y.getElementType().isF32() ||
+      !w.hasStaticShape())
+    return false;
+  for (int64_t i = 1; i < 4; ++i)
+    if (x.isDynamicDim(i) || y.isDynamicDim(i))
+      return false;
+  int64_t channels = x.getDimSize(3), filters = w.getDimSize(0);
+  int64_t group = 1;
+  StringRef autoPad;
+  Value bias, residual;
+  if (auto conv = dyn_cast<ConvNhwcOp>(op)) {
+    group = conv.getGroup();
+    autoPad = conv.getAutoPad();
+    bias = conv.getB();
+  } else {
+    auto fused = cast<FusedConvNhwcOp>(op);
+    group = fused.getGroup();
+    autoPad = fused.getAutoPad();
+    bias = fused.getB();
+    residual = fused.getResidual();
+  }
+  if (group < 1 || channels % group != 0 || filters % group != 0 ||
+      w.getDimSize(3) != channels / group || y.getDimSize(3) != filters ||
+      !llvm::is_contained({"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"},
+                          autoPad))
+    return false;
+  if (bias && !kiln::isNone(bias)) {
+    auto b = dyn_cast<RankedTensorType>(bias.getType());
+    if (!b || b.getRank() != 1 || b.getDimSize(0) != filters ||
+        !b.getElementType().isF32())
+      return false;
+  }
+  if (residual && !kiln::isNone(residual) &&
+      residual.getType() != y)
+    return false;
+  return true;
+}
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNDECOMPOSEFUSED
 #include "kiln/Transforms/Passes.h.inc"
 } // namespace kiln
-
-using namespace mlir;
 
 namespace {
 struct DecomposeFusedPass
@@ -61,10 +108,18 @@ struct DecomposeFusedPass
         return signalPassFailure();
       }
 
+    // keep-library-convs: the convolutions a library kernel runs and the
+    // channels-last pools between them are not roots.
+    auto kept = [&](Operation *op) {
+      return keepLibraryConvs &&
+             (kiln::isLibraryConvolution(op) ||
+              isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp,
+                  kiln::GlobalAveragePoolNhwcOp>(op));
+    };
     auto countRoots = [&]() {
       int64_t n = 0;
       getOperation().walk([&](Operation *op) {
-        n += roots.contains(op->getName().getStringRef());
+        n += roots.contains(op->getName().getStringRef()) && !kept(op);
       });
       return n;
     };
@@ -76,11 +131,25 @@ struct DecomposeFusedPass
     // The plain ops a fused op decomposes into keep its location: wrapped
     // with the fused op's name, it tells the CPU kernel profiler that a
     // matmul came from an attention (kiln/Transforms/Origin.h).
+    SmallVector<Operation *> candidates;
     getOperation().walk([&](Operation *op) {
-      if (roots.contains(op->getName().getStringRef()))
+      if (roots.contains(op->getName().getStringRef()) && !kept(op)) {
         kiln::tagOrigin(op);
+        candidates.push_back(op);
+      }
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+    // With kept ops, only the candidates and what their rewrites create are
+    // rewritten (the ops a fused one decomposes into are new).
+    LogicalResult converged = success();
+    if (keepLibraryConvs) {
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      converged =
+          applyOpPatternsGreedily(candidates, std::move(patterns), config);
+    } else {
+      converged = applyPatternsGreedily(getOperation(), std::move(patterns));
+    }
+    if (failed(converged)) {
       getOperation().emitError("kiln-decompose-fused did not converge");
       return signalPassFailure();
     }

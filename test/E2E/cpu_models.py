@@ -48,9 +48,11 @@ import generate_linear_attention as gla  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
 # (opt level, --kernels, --precision)
+# auto (the default): the float32 convolutions through oneDNN where Kiln is
+# built with it (codegen otherwise), at -O2 (the default) and -O3.
 CONFIGS = [(0, "codegen", "fp32"), (3, "codegen", "fp32"),
-           (3, "library", "fp32"), (3, "codegen", "fp16"),
-           (3, "codegen", "bf16")]
+           (3, "library", "fp32"), (2, "auto", "fp32"), (3, "auto", "fp32"),
+           (3, "codegen", "fp16"), (3, "codegen", "bf16")]
 # fp16 keeps 11 significant bits, bf16 8: a few roundings of each
 # intermediate, relative to the output's scale.
 HALF_TOL = {"fp16": 5e-3, "bf16": 4e-2}

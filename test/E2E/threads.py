@@ -3,7 +3,7 @@
 #
 # Three claims about kiln-compiled artifacts, checked on real demo models
 # (the PyTorch-form transformer block and the small CNN, codegen and library
-# kernels):
+# kernels, and the small CNN's oneDNN convolutions with --kernels=auto):
 #
 #   1. One session runs on many threads at once (docs/runtime.md):
 #      kiln-thread-check runs WORKERS threads x RUNS runs on one session
@@ -32,7 +32,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 CONFIGS = [("transformer_block", "codegen"), ("transformer_block", "library"),
-           ("small_cnn", "codegen"), ("small_cnn", "library")]
+           ("small_cnn", "codegen"), ("small_cnn", "library"),
+           ("small_cnn", "auto")]
 
 
 def run(cmd):

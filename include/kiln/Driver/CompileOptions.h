@@ -35,7 +35,7 @@ enum class Stage {
 };
 
 enum class Precision { FP32, FP16, BF16, Int8 };
-enum class KernelStrategy { Codegen, Library };
+enum class KernelStrategy { Auto, Codegen, Library };
 enum class WeightLayout { KN, NK };
 enum class CalibrationMethod { MinMax, Percentile, Entropy };
 enum class ActivationType { Int8, UInt8 };
@@ -83,7 +83,9 @@ struct CompileOptions {
   std::string target = "cpu";
   /// CPU to compile for: native, generic, or an LLVM CPU name.
   std::string cpu = "native";
-  KernelStrategy kernels = KernelStrategy::Codegen;
+  /// auto: codegen, with the float32 convolutions through oneDNN where
+  /// Kiln was built with it.
+  KernelStrategy kernels = KernelStrategy::Auto;
   /// Weights compiled into the code as constants (small models, --emit=so).
   bool embedWeights = false;
   /// Parallel loops on OpenMP threads.

@@ -44,6 +44,12 @@ struct GraphPipelineOptions
       llvm::cl::desc("Decompose the fused ops again at the end (for a "
                      "backend without their kernels)"),
       llvm::cl::init(false)};
+  Option<bool> keepLibraryConvs{
+      *this, "keep-library-convs",
+      llvm::cl::desc("With decompose-fused: keep the channels-last "
+                     "convolutions a library kernel runs (oneDNN, "
+                     "--kernels=auto) and the channels-last pools"),
+      llvm::cl::init(false)};
   // Mixed precision (kiln-convert-precision); fp32 leaves the graph as is.
   Option<std::string> precision{
       *this, "precision",

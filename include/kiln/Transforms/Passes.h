@@ -43,6 +43,14 @@ void populateDecomposeRotaryEmbeddingPatterns(mlir::RewritePatternSet &patterns)
 /// (LayoutDecompose.cpp; for kiln-decompose-fused).
 void populateDecomposeLayoutOpPatterns(mlir::RewritePatternSet &patterns);
 
+/// Whether `op` is a channels-last convolution a library kernel runs as it
+/// is (oneDNN, --kernels=auto; kiln-decompose-fused keep-library-convs): a
+/// kiln.conv_nhwc or kiln.fused_conv_nhwc on float32 with 2 spatial dims,
+/// static channels, spatial dims and filter (the batch may be dynamic), a
+/// bias of M elements, a residual of the result's type, `group` dividing
+/// both channel counts and an auto_pad ONNX defines.
+bool isLibraryConvolution(mlir::Operation *op);
+
 } // namespace kiln
 
 #endif // KILN_TRANSFORMS_PASSES_H

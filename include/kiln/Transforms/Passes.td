@@ -293,6 +293,9 @@ def KilnDecomposeFused : Pass<"kiln-decompose-fused", "mlir::func::FuncOp"> {
     SwiGLU, matmul/conv with epilogue) is rewritten into the plain ONNX-level
     ops it stands for, so a backend works before it has a kernel for it.
     `ops` limits the decomposition to the named op mnemonics.
+    `keep-library-convs` leaves the channels-last convolutions that a
+    library kernel takes as they are (oneDNN with `--kernels=auto`), and the
+    channels-last pools, so that the activations stay NHWC between them.
 
     Statistics: `ops-decomposed`.
   }];
@@ -300,6 +303,9 @@ def KilnDecomposeFused : Pass<"kiln-decompose-fused", "mlir::func::FuncOp"> {
   let options = [
     ListOption<"ops", "ops", "std::string",
                "Only decompose these ops (e.g. attention,rms_norm); all when empty">,
+    Option<"keepLibraryConvs", "keep-library-convs", "bool", "false",
+           "Keep the channels-last convolutions a library kernel runs "
+           "(kiln::isLibraryConvolution) and the channels-last pools">,
   ];
 }
 

@@ -326,7 +326,7 @@ static bool hasAmxBf16(const CpuOptions &options) {
 }
 
 void buildPackWeightsPipeline(OpPassManager &pm, const CpuOptions &options) {
-  if (options.kernels == "codegen")
+  if (options.codegenKernels())
     pm.addPass(createPackWeightsPass(kWeightPanel,
                                      /*skipBf16=*/hasAmxBf16(options)));
 }
@@ -340,6 +340,10 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
     pm.addPass(createKilnHoistWeights());
     buildPackWeightsPipeline(pm, options);
   }
+  // --kernels=auto: the channels-last convolutions the graph pipeline kept
+  // for a library kernel become oneDNN calls; any other lowers as usual.
+  if (options.dnnlConvolutions())
+    pm.addPass(createDnnlConvsPass());
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwisePass>());
@@ -376,12 +380,13 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   if (!host::resolveTarget(options.cpu, target, error))
     target.features.clear();
   bool amxBf16 = hasAmxBf16(options);
-  if (options.kernels == "codegen" || options.kernels == "library") {
+  if (options.kernels == "auto" || options.kernels == "codegen" ||
+      options.kernels == "library") {
     auto [mr, nr] = registerTile(target.features);
     // A convolution's run-time batch: a loop of static one-image ones
     // (library mode calls its kernel with the run-time batch instead).
     // --shape-hints: static copies for the hinted sizes first.
-    if (options.kernels == "codegen") {
+    if (options.codegenKernels()) {
       pm.addNestedPass<func::FuncOp>(createSpecializeShapesPass());
       pm.addNestedPass<func::FuncOp>(createSplitDynamicPass());
     }
@@ -524,6 +529,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createOutlineParallelRegionsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
+  registerPass([] { return createDnnlConvsPass(); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createMarkInPlaceOutputsPass(); });
   registerPass([] { return createElideAliasedCopiesPass(); });
@@ -566,6 +572,16 @@ bool linkSharedObject(llvm::ArrayRef<std::string> objects,
                                      "-Wl,-rpath," + ompDir, "-lomp"});
   if (options.kernels == "library")
     libraries.push_back("-lopenblas");
+  // The oneDNN convolutions: the archive's kernel (an ordinary archive
+  // member, taken only when the code calls it) and libdnnl, needed only
+  // then.
+  if (options.dnnlConvolutions()) {
+    llvm::SmallString<256> dnnl(llvm::sys::path::parent_path(archive));
+    llvm::sys::path::append(dnnl, "libkiln_abi_dnnl.a");
+    libraries.insert(libraries.end(),
+                     {std::string(dnnl), "-Wl,--as-needed", "-ldnnl",
+                      "-lstdc++", "-Wl,--no-as-needed"});
+  }
   libraries.push_back("-lm");
   return host::linkWithSystemCompiler(
       objects, libraries, "the model's shared object", sharedObject, error);

@@ -44,11 +44,13 @@ namespace kiln::cpu {
 
 namespace {
 
-/// Calls to these (kiln_abi_blas.c) are GEMMs whatever the location says.
+/// Calls to these (kiln_abi_blas.c, kiln_abi_qgemm.c, kiln_abi_dnnl.cpp)
+/// are GEMMs whatever the location says.
 bool isLibraryGemm(StringRef callee) {
   return callee.starts_with("kiln_abi_sgemm") ||
          callee.starts_with("kiln_abi_qgemm") ||
-         callee.starts_with("kiln_abi_conv");
+         callee.starts_with("kiln_abi_conv") ||
+         callee.starts_with("kiln_abi_dnnl_conv");
 }
 
 constexpr StringLiteral kBegin = "kiln_abi_prof_begin";
@@ -204,8 +206,11 @@ KernelDescription describeKernel(Operation *kernel) {
   if (auto call = dyn_cast<func::CallOp>(kernel)) {
     if (isLibraryGemm(call.getCallee()) && !category)
       category = KernelCategory::GEMM;
+    // A oneDNN convolution is named as the op it runs.
     if (primary.empty())
-      primary.push_back(call.getCallee().str());
+      primary.push_back(call.getCallee().starts_with("kiln_abi_dnnl_conv")
+                            ? std::string("dnnl_conv")
+                            : call.getCallee().str());
   } else if (isa<memref::CopyOp, linalg::CopyOp, linalg::TransposeOp>(inner)) {
     if (!category)
       category = KernelCategory::Copy;

@@ -32,9 +32,23 @@ struct CpuOptions {
   /// `native` (the host CPU and its features), `generic` (x86-64 baseline,
   /// runs on any x86-64), or an LLVM CPU name (e.g. skylake-avx512).
   std::string cpu = "native";
-  /// `codegen` (MLIR-generated loops) or `library` (OpenBLAS GEMM for the
-  /// matmuls and convolutions).
-  std::string kernels = "codegen";
+  /// `auto` (codegen, and the float32 channels-last convolutions through
+  /// oneDNN where Kiln is built with it), `codegen` (MLIR-generated loops)
+  /// or `library` (OpenBLAS GEMM for the matmuls and convolutions).
+  std::string kernels = "auto";
+  /// Whether the GEMMs and the other ops are Kiln's generated code (auto,
+  /// codegen).
+  bool codegenKernels() const { return kernels != "library"; }
+  /// Whether the library convolutions (kiln::isLibraryConvolution) are
+  /// oneDNN calls.
+  bool dnnlConvolutions() const { return kernels == "auto" && haveDnnl(); }
+  static bool haveDnnl() {
+#ifdef KILN_HAVE_DNNL
+    return true;
+#else
+    return false;
+#endif
+  }
   /// Parallel loops on OpenMP (the thread count is a run-time option).
   bool parallel = true;
   /// LLVM optimization level (0..3).
@@ -68,6 +82,10 @@ void buildLinalgPipeline(mlir::OpPassManager &pm, const CpuOptions &options,
                          bool hoistWeights = true);
 /// linalg on tensors -> LLVM dialect with the exported `kiln_entry`.
 void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
+/// --kernels=auto, on the graph (weights hoisted): the channels-last
+/// convolutions kiln::isLibraryConvolution accepts become calls to oneDNN
+/// (kiln_abi_dnnl.cpp) with their epilogue as post-ops.
+std::unique_ptr<mlir::Pass> createDnnlConvsPass();
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();

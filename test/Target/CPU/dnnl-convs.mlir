@@ -1,0 +1,97 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-dnnl-convs -cse | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-decompose-fused=keep-library-convs=true | FileCheck %s --check-prefix=KEEP
+
+// kiln-cpu-dnnl-convs: the float32 channels-last convolutions become calls
+// to oneDNN (kiln_abi_dnnl_conv2d_f32) on 1-element views of their buffers,
+// with the sizes, the window and the epilogue as index arguments; each call
+// has its own state slot. kiln-decompose-fused keep-library-convs keeps
+// exactly these convolutions (and the channels-last pools) and decomposes
+// the others.
+
+// CHECK: func.func private @kiln_abi_dnnl_conv2d_f32(memref<1xi64>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, memref<1xf32>, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK: memref.global "private" @kiln_dnnl_state_0 : memref<1xi64> = dense<0> {alignment = 8 : i64}
+// CHECK-LABEL: func.func @resnet_block
+// CHECK-SAME: (%[[X:.+]]: tensor<1x56x56x64xf32>, %[[W:.+]]: tensor<64x3x3x64xf32> {kiln.weight_value
+// CHECK-SAME: %[[B:.+]]: tensor<64xf32>, %[[R:.+]]: tensor<1x56x56x64xf32>)
+// CHECK: %[[XB:.+]] = bufferization.to_buffer %[[X]] read_only : tensor<1x56x56x64xf32> to memref<1x56x56x64xf32>
+// CHECK: %[[XP:.+]] = memref.reinterpret_cast %[[XB]] to offset: [0], sizes: [1], strides: [1]
+// CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]] read_only
+// CHECK: %[[WP:.+]] = memref.reinterpret_cast %[[WB]]
+// CHECK: %[[BB:.+]] = bufferization.to_buffer %[[B]] read_only
+// CHECK: %[[BP:.+]] = memref.reinterpret_cast %[[BB]]
+// CHECK: %[[RB:.+]] = bufferization.to_buffer %[[R]] read_only
+// CHECK: %[[RP:.+]] = memref.reinterpret_cast %[[RB]]
+// CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1x56x56x64xf32>
+// CHECK: %[[YP:.+]] = memref.reinterpret_cast %[[Y]]
+// CHECK: %[[SLOT:.+]] = memref.get_global @kiln_dnnl_state_0
+// n, h, w, c, oh, ow, m, kh, kw, group, strides, dilations, pads (top,
+// left, bottom, right), activation (relu), residual first, bias, residual,
+// constant filter.
+// CHECK: call @kiln_abi_dnnl_conv2d_f32(%[[SLOT]], %[[XP]], %[[WP]], %[[BP]], %[[RP]], %[[YP]], %c1, %c56, %c56, %c64, %c56, %c56, %c64, %c3, %c3, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c1)
+// CHECK: %[[T:.+]] = bufferization.to_tensor %[[Y]] restrict writable
+// CHECK: return %[[T]]
+// KEEP-LABEL: func.func @resnet_block
+// KEEP: kiln.fused_conv_nhwc
+// KEEP-NOT: kiln.transpose
+func.func @resnet_block(%x: tensor<1x56x56x64xf32>,
+                        %w: tensor<64x3x3x64xf32> {kiln.weight_value = dense<0.5> : tensor<64x3x3x64xf32>},
+                        %b: tensor<64xf32>, %r: tensor<1x56x56x64xf32>)
+    -> tensor<1x56x56x64xf32> {
+  %y = kiln.fused_conv_nhwc %x, %w, %b, %r {activation = "relu", pads = array<i64: 1, 1, 1, 1>, residual_before_activation = true}
+      : (tensor<1x56x56x64xf32>, tensor<64x3x3x64xf32>, tensor<64xf32>, tensor<1x56x56x64xf32>) -> tensor<1x56x56x64xf32>
+  return %y : tensor<1x56x56x64xf32>
+}
+
+// -----
+
+// A depthwise convolution with a run-time batch, stride 2, SAME_UPPER
+// padding (0 before, 1 after for 8 -> 4), no bias and a filter computed at
+// run time (flags 0); the output buffer takes the batch.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x8x32xf32>, %[[W:.+]]: tensor<32x3x3x1xf32>)
+// CHECK: %[[XP:.+]] = memref.reinterpret_cast
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[Y:.+]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x4x4x32xf32>
+// CHECK: call @kiln_abi_dnnl_conv2d_f32(%{{.+}}, %[[XP]], %{{.+}}, %[[XP]], %[[XP]], %{{.+}}, %[[N]], %c8, %c8, %c32, %c4, %c4, %c32, %c3, %c3, %c32, %c2, %c2, %c1, %c1, %c0, %c0, %c1, %c1, %c0, %c0, %c0, %c0, %c0)
+// KEEP-LABEL: func.func @depthwise
+// KEEP: kiln.conv_nhwc
+func.func @depthwise(%x: tensor<?x8x8x32xf32>, %w: tensor<32x3x3x1xf32>)
+    -> tensor<?x4x4x32xf32> {
+  %none = kiln.none
+  %y = kiln.conv_nhwc %x, %w, %none {auto_pad = "SAME_UPPER", group = 32 : i64, strides = array<i64: 2, 2>}
+      : (tensor<?x8x8x32xf32>, tensor<32x3x3x1xf32>, none) -> tensor<?x4x4x32xf32>
+  return %y : tensor<?x4x4x32xf32>
+}
+
+// -----
+
+// Not a library convolution: half precision, and a run-time spatial size.
+// Neither is rewritten; keep-library-convs decomposes both (NCHW between
+// transposes).
+// CHECK-LABEL: func.func @not_library
+// CHECK-NOT: call
+// CHECK: kiln.conv_nhwc
+// CHECK: kiln.conv_nhwc
+// KEEP-LABEL: func.func @not_library
+// KEEP-NOT: kiln.conv_nhwc
+// KEEP: kiln.conv {{.*}}tensor<1x8x6x6xf16>
+// KEEP: kiln.conv {{.*}}tensor<1x8x?x6xf32>
+func.func @not_library(%x: tensor<1x6x6x8xf16>, %w: tensor<8x1x1x8xf16>,
+                       %x2: tensor<1x?x6x8xf32>, %w2: tensor<8x1x1x8xf32>)
+    -> (tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>) {
+  %none = kiln.none
+  %y = kiln.conv_nhwc %x, %w, %none : (tensor<1x6x6x8xf16>, tensor<8x1x1x8xf16>, none) -> tensor<1x6x6x8xf16>
+  %y2 = kiln.conv_nhwc %x2, %w2, %none : (tensor<1x?x6x8xf32>, tensor<8x1x1x8xf32>, none) -> tensor<1x?x6x8xf32>
+  return %y, %y2 : tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>
+}
+
+// -----
+
+// keep-library-convs keeps the channels-last pools too.
+// KEEP-LABEL: func.func @pool
+// KEEP: kiln.max_pool_nhwc
+func.func @pool(%x: tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32> {
+  %y = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  return %y : tensor<1x4x4x16xf32>
+}
