@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -315,6 +316,33 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
   auto resultType = cast<RankedTensorType>(op->getResult(index).getType());
   int64_t rank = resultType.getRank();
   StringRef name = op->getName().getStringRef();
+  // A library call's result (kiln-cpu-dnnl-convs): the tensor of a buffer
+  // allocated with `tensor.dim`s of known tensors as its run-time sizes.
+  if (name == "bufferization.to_tensor") {
+    Operation *alloc = op->getOperand(0).getDefiningOp();
+    if (!alloc || alloc->getName().getStringRef() != "memref.alloc")
+      return std::nullopt;
+    SymbolicDims dims;
+    unsigned next = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!resultType.isDynamicDim(d)) {
+        dims.push_back(constant(context, resultType.getDimSize(d)));
+        continue;
+      }
+      if (next >= alloc->getNumOperands())
+        return std::nullopt;
+      Operation *dim = alloc->getOperand(next++).getDefiningOp();
+      APInt which;
+      if (!dim || dim->getName().getStringRef() != "tensor.dim" ||
+          !matchPattern(dim->getOperand(1), m_ConstantInt(&which)))
+        return std::nullopt;
+      std::optional<SymbolicDims> source = known(dim->getOperand(0));
+      if (!source || which.getZExtValue() >= source->size())
+        return std::nullopt;
+      dims.push_back((*source)[which.getZExtValue()]);
+    }
+    return dims;
+  }
   auto operandDims = [&](unsigned i) -> std::optional<SymbolicDims> {
     if (i >= op->getNumOperands())
       return std::nullopt;

@@ -109,12 +109,19 @@ struct DecomposeFusedPass
       }
 
     // keep-library-convs: the convolutions a library kernel runs and the
-    // channels-last pools between them are not roots.
+    // channels-last pools between them (static shapes: their lowering needs
+    // them) are not roots.
     auto kept = [&](Operation *op) {
-      return keepLibraryConvs &&
-             (kiln::isLibraryConvolution(op) ||
-              isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp,
-                  kiln::GlobalAveragePoolNhwcOp>(op));
+      if (!keepLibraryConvs)
+        return false;
+      if (kiln::isLibraryConvolution(op))
+        return true;
+      return isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp,
+                 kiln::GlobalAveragePoolNhwcOp>(op) &&
+             cast<RankedTensorType>(op->getOperand(0).getType())
+                 .hasStaticShape() &&
+             cast<RankedTensorType>(op->getResult(0).getType())
+                 .hasStaticShape();
     };
     auto countRoots = [&]() {
       int64_t n = 0;

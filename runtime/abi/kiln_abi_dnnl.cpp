@@ -14,8 +14,9 @@
 // shared object (a memref.global). The first call creates the primitive for
 // the shapes and the thread count and reorders the OHWI filter into the
 // layout the primitive reads, once: ONNX Runtime's prepacking at session
-// creation, done at the first run. The slot then points at that state; a
-// later call with another batch size or thread count makes a new one. A
+// creation, done at the first run. The slot then points at the call site's
+// states, one per batch size and thread count seen (they live as long as
+// the process: a state may be running on another thread). A
 // slot belongs to one loaded model: a model loaded again starts from zero,
 // so a state is never taken for another model's weights at the same
 // address. A call whose filter is computed at run time (`flags` bit 0
@@ -45,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #define KILN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -66,9 +68,14 @@ struct State {
   dnnl::engine engine;
   dnnl::stream stream;
   dnnl::convolution_forward conv;
-  memory::desc src, weights, dst, bias, residual;
+  memory::desc src, weights, dst, bias, residual, scratchpad;
   memory packedWeights;     // valid when the filter is constant
   const float *weightsFrom; // the filter `packedWeights` was made from
+};
+
+/// A call site's states, one per key.
+struct Site {
+  std::vector<std::unique_ptr<State>> states;
 };
 
 /// The slots' states are made under this lock (they are few: one per
@@ -143,6 +150,9 @@ std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
     addResidual();
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
+  // Each call brings its own scratchpad: one session runs on many threads
+  // at once, and the library's shared one gave wrong results then.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   // oneDNN's dilation counts the gaps: ONNX's dilation minus one.
   auto desc = s.hasBias
                   ? dnnl::convolution_forward::desc(
@@ -161,6 +171,7 @@ std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
   dnnl::convolution_forward::primitive_desc pd(desc, attr, state->engine);
   state->conv = dnnl::convolution_forward(pd);
   state->weights = pd.weights_desc();
+  state->scratchpad = pd.scratchpad_desc();
   state->weightsFrom = nullptr;
   return state;
 }
@@ -217,13 +228,18 @@ KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
   bool constant = flags & 1;
   try {
     std::unique_lock<std::mutex> guard(stateLock());
-    auto *state = reinterpret_cast<State *>(*slot);
-    if (!state || !(state->key == key)) {
-      // The old state may still be running on another thread: it is kept
-      // (leaked) rather than freed under it; a new batch size or thread
-      // count is rare.
-      state = makeState(s, key).release();
-      *slot = reinterpret_cast<int64_t>(state);
+    auto *site = reinterpret_cast<Site *>(*slot);
+    if (!site) {
+      site = new Site();
+      *slot = reinterpret_cast<int64_t>(site);
+    }
+    State *state = nullptr;
+    for (auto &candidate : site->states)
+      if (candidate->key == key)
+        state = candidate.get();
+    if (!state) {
+      site->states.push_back(makeState(s, key));
+      state = site->states.back().get();
     }
     memory scratch;
     memory packed = packWeights(*state, s, w, constant, scratch);
@@ -244,6 +260,8 @@ KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
                    memory(state->residual, state->engine,
                           const_cast<float *>(residual)));
     }
+    memory scratchpad(state->scratchpad, state->engine);
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
     dnnl::stream stream(state->engine);
     state->conv.execute(stream, args);
     stream.wait();

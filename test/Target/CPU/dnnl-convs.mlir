@@ -95,3 +95,16 @@ func.func @pool(%x: tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32> {
       : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
   return %y : tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// ... but not a pool with a run-time batch: its channels-last lowering needs
+// static shapes.
+// KEEP-LABEL: func.func @dynamic_pool
+// KEEP-NOT: kiln.max_pool_nhwc
+// KEEP: kiln.max_pool {{.*}}tensor<?x16x8x8xf32>
+func.func @dynamic_pool(%x: tensor<?x8x8x16xf32>) -> tensor<?x4x4x16xf32> {
+  %y = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<?x8x8x16xf32>) -> tensor<?x4x4x16xf32>
+  return %y : tensor<?x4x4x16xf32>
+}
