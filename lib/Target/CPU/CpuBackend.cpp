@@ -566,22 +566,24 @@ bool linkSharedObject(llvm::ArrayRef<std::string> objects,
     llvm::sys::path::append(blas, "libkiln_abi_blas.a");
     libraries.push_back(std::string(blas));
   }
-  // libomp of the LLVM whose OpenMP lowering the code calls into.
-  std::string ompDir = host::llvmLibraryDir();
-  libraries.insert(libraries.end(), {"-Wl,--no-whole-archive", "-L" + ompDir,
-                                     "-Wl,-rpath," + ompDir, "-lomp"});
-  if (options.kernels == "library")
-    libraries.push_back("-lopenblas");
-  // The oneDNN convolutions: the archive's kernel (an ordinary archive
-  // member, taken only when the code calls it) and libdnnl, needed only
-  // then.
+  libraries.push_back("-Wl,--no-whole-archive");
+  // The oneDNN convolutions: the archive's kernel, an ordinary archive
+  // member taken only when the code calls it, before -lomp (it asks for
+  // the thread count) and libdnnl (needed only then).
   if (options.dnnlConvolutions()) {
     llvm::SmallString<256> dnnl(llvm::sys::path::parent_path(archive));
     llvm::sys::path::append(dnnl, "libkiln_abi_dnnl.a");
-    libraries.insert(libraries.end(),
-                     {std::string(dnnl), "-Wl,--as-needed", "-ldnnl",
-                      "-lstdc++", "-Wl,--no-as-needed"});
+    libraries.push_back(std::string(dnnl));
   }
+  // libomp of the LLVM whose OpenMP lowering the code calls into.
+  std::string ompDir = host::llvmLibraryDir();
+  libraries.insert(libraries.end(),
+                   {"-L" + ompDir, "-Wl,-rpath," + ompDir, "-lomp"});
+  if (options.kernels == "library")
+    libraries.push_back("-lopenblas");
+  if (options.dnnlConvolutions())
+    libraries.insert(libraries.end(), {"-Wl,--as-needed", "-ldnnl",
+                                       "-lstdc++", "-Wl,--no-as-needed"});
   libraries.push_back("-lm");
   return host::linkWithSystemCompiler(
       objects, libraries, "the model's shared object", sharedObject, error);
