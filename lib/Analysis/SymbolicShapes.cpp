@@ -316,7 +316,7 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
   auto resultType = cast<RankedTensorType>(op->getResult(index).getType());
   int64_t rank = resultType.getRank();
   StringRef name = op->getName().getStringRef();
-  // A library call's result (kiln-cpu-dnnl-convs): the tensor of a buffer
+  // A library call's result (kiln-cpu-dnnl-calls): the tensor of a buffer
   // allocated with `tensor.dim`s of known tensors as its run-time sizes.
   if (name == "bufferization.to_tensor") {
     Operation *alloc = op->getOperand(0).getDefiningOp();

@@ -818,7 +818,7 @@ bool Invocation::Impl::runGraphPipeline(Stage target) {
   // are not tiled by kiln-cpu-tile-and-vectorize nor called in library
   // mode: measured, the decomposed small CNN ran 5x faster.
   // --kernels=auto on the CPU: the convolutions oneDNN runs stay
-  // channels-last (kiln-cpu-dnnl-convs calls it on NHWC tensors).
+  // channels-last (kiln-cpu-dnnl-calls calls it on NHWC tensors).
   if (backend) {
     pipelineOptions.decomposeFused = true;
     pipelineOptions.keepLibraryConvs =

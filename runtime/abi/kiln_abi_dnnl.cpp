@@ -2,7 +2,7 @@
 //
 // With `kiln-compile --kernels=auto` (the default), every float32 2-D
 // channels-last convolution whose filter is a weight becomes one call to
-// kiln_abi_dnnl_conv2d_f32 (lib/Target/CPU/DnnlConvs.cpp): oneDNN's
+// kiln_abi_dnnl_conv2d_f32 (lib/Target/CPU/DnnlCalls.cpp): oneDNN's
 // convolution on the NHWC activations as they are, with the bias and the
 // fused epilogue (activation, residual add, in either order) as its
 // post-ops. Measured on two AVX-512 cores, oneDNN's NHWC kernels ran the
@@ -67,8 +67,10 @@ struct State {
   Key key;
   dnnl::engine engine;
   dnnl::stream stream;
-  dnnl::convolution_forward conv;
-  memory::desc src, weights, dst, bias, residual, scratchpad;
+  dnnl::primitive prim;
+  /// The weights as Kiln stores them, and as the primitive reads them.
+  memory::desc userWeights, weights;
+  memory::desc src, dst, bias, residual, scratchpad;
   memory packedWeights;     // valid when the filter is constant
   const float *weightsFrom; // the filter `packedWeights` was made from
 };
@@ -169,25 +171,20 @@ std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
                         {s.dilationH - 1, s.dilationW - 1},
                         {s.padTop, s.padLeft}, {s.padBottom, s.padRight});
   dnnl::convolution_forward::primitive_desc pd(desc, attr, state->engine);
-  state->conv = dnnl::convolution_forward(pd);
+  state->prim = dnnl::convolution_forward(pd);
+  state->userWeights = userWeights;
   state->weights = pd.weights_desc();
   state->scratchpad = pd.scratchpad_desc();
   state->weightsFrom = nullptr;
   return state;
 }
 
-/// The filter in the primitive's layout: the state's packed copy (made at
-/// the first call) for a constant filter, else a reorder into `scratch`.
-memory packWeights(State &state, const Shape &s, const float *weights,
-                   bool constant, memory &scratch) {
-  memory::desc user =
-      s.group == 1
-          ? memory::desc({s.m, s.c, s.kh, s.kw}, memory::data_type::f32,
-                         Tag::ohwi)
-          : memory::desc({s.group, s.m / s.group, s.c / s.group, s.kh, s.kw},
-                         memory::data_type::f32, Tag::gohwi);
-  memory from(user, state.engine, const_cast<float *>(weights));
-  if (user == state.weights)
+/// The weights in the primitive's layout: the state's packed copy (made at
+/// the first call) for constant weights, else a reorder into `scratch`.
+memory packWeights(State &state, const float *weights, bool constant,
+                   memory &scratch) {
+  memory from(state.userWeights, state.engine, const_cast<float *>(weights));
+  if (state.userWeights == state.weights)
     return from;
   if (constant && state.weightsFrom == weights)
     return state.packedWeights;
@@ -201,6 +198,74 @@ memory packWeights(State &state, const Shape &s, const float *weights,
   }
   scratch = to;
   return to;
+}
+
+/// Runs the call site's primitive for `key` (made by `make` the first time):
+/// src x, the weights w (packed once when constant), dst y, the bias and a
+/// residual post-op operand where given.
+template <typename Make>
+void run(int64_t *slot, const Key &key, Make make, const float *x,
+         const float *w, bool constant, const float *bias,
+         const float *residual, int residualPostOp, float *y) {
+  std::unique_lock<std::mutex> guard(stateLock());
+  auto *site = reinterpret_cast<Site *>(*slot);
+  if (!site) {
+    site = new Site();
+    *slot = reinterpret_cast<int64_t>(site);
+  }
+  State *state = nullptr;
+  for (auto &candidate : site->states)
+    if (candidate->key == key)
+      state = candidate.get();
+  if (!state) {
+    site->states.push_back(make());
+    state = site->states.back().get();
+  }
+  memory scratch;
+  memory packed = packWeights(*state, w, constant, scratch);
+  guard.unlock();
+  // Primitives are immutable: two threads may run one at a time, each on
+  // its own stream and with its own scratchpad.
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(state->src, state->engine, const_cast<float *>(x))},
+      {DNNL_ARG_WEIGHTS, packed},
+      {DNNL_ARG_DST, memory(state->dst, state->engine, y)},
+      {DNNL_ARG_SCRATCHPAD, memory(state->scratchpad, state->engine)}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS, memory(state->bias, state->engine,
+                                       const_cast<float *>(bias)));
+  if (residual)
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(residualPostOp) |
+                     DNNL_ARG_SRC_1,
+                 memory(state->residual, state->engine,
+                        const_cast<float *>(residual)));
+  dnnl::stream stream(state->engine);
+  state->prim.execute(stream, args);
+  stream.wait();
+}
+
+std::unique_ptr<State> makeMatmulState(int64_t m, int64_t k, int64_t n,
+                                       bool hasBias, const Key &key) {
+  auto state = std::make_unique<State>();
+  state->key = key;
+  state->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  state->stream = dnnl::stream(state->engine);
+  state->src = memory::desc({m, k}, memory::data_type::f32, Tag::ab);
+  state->dst = memory::desc({m, n}, memory::data_type::f32, Tag::ab);
+  state->bias = memory::desc({1, n}, memory::data_type::f32, Tag::ab);
+  state->userWeights = memory::desc({k, n}, memory::data_type::f32, Tag::ab);
+  memory::desc anyWeights({k, n}, memory::data_type::f32, Tag::any);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  auto desc = hasBias ? dnnl::matmul::desc(state->src, anyWeights,
+                                           state->bias, state->dst)
+                      : dnnl::matmul::desc(state->src, anyWeights, state->dst);
+  dnnl::matmul::primitive_desc pd(desc, attr, state->engine);
+  state->prim = dnnl::matmul(pd);
+  state->weights = pd.weights_desc();
+  state->scratchpad = pd.scratchpad_desc();
+  state->weightsFrom = nullptr;
+  return state;
 }
 
 } // namespace
@@ -225,46 +290,10 @@ KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
   if (n == 0)
     return;
   Key key{n, omp_get_max_threads()};
-  bool constant = flags & 1;
   try {
-    std::unique_lock<std::mutex> guard(stateLock());
-    auto *site = reinterpret_cast<Site *>(*slot);
-    if (!site) {
-      site = new Site();
-      *slot = reinterpret_cast<int64_t>(site);
-    }
-    State *state = nullptr;
-    for (auto &candidate : site->states)
-      if (candidate->key == key)
-        state = candidate.get();
-    if (!state) {
-      site->states.push_back(makeState(s, key));
-      state = site->states.back().get();
-    }
-    memory scratch;
-    memory packed = packWeights(*state, s, w, constant, scratch);
-    guard.unlock();
-    // Primitives are immutable: two threads may run one at a time, each on
-    // its own stream.
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC,
-         memory(state->src, state->engine, const_cast<float *>(x))},
-        {DNNL_ARG_WEIGHTS, packed},
-        {DNNL_ARG_DST, memory(state->dst, state->engine, y)}};
-    if (hasBias)
-      args.emplace(DNNL_ARG_BIAS, memory(state->bias, state->engine,
-                                         const_cast<float *>(bias)));
-    if (hasResidual) {
-      int index = residualFirst || activation == 0 ? 0 : 1;
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
-                   memory(state->residual, state->engine,
-                          const_cast<float *>(residual)));
-    }
-    memory scratchpad(state->scratchpad, state->engine);
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
-    dnnl::stream stream(state->engine);
-    state->conv.execute(stream, args);
-    stream.wait();
+    run(slot, key, [&] { return makeState(s, key); }, x, w, flags & 1,
+        hasBias ? bias : nullptr, hasResidual ? residual : nullptr,
+        residualFirst || activation == 0 ? 0 : 1, y);
   } catch (const dnnl::error &e) {
     std::fprintf(stderr,
                  "kiln: oneDNN convolution failed (%s, status %d): input "
@@ -272,6 +301,30 @@ KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
                  e.what(), static_cast<int>(e.status), long(n), long(h),
                  long(wd), long(c), long(m), long(kh), long(kw),
                  long(c / group), long(group));
+    std::abort();
+  }
+}
+
+/// y [m, n] = x [m, k] * w [k, n] (+ bias [n]): a MatMul or Gemm whose
+/// right-hand side is a weight, with enough rows that oneDNN's GEMM is the
+/// faster one (kiln-cpu-dnnl-calls). flags bit 0: `w` is constant.
+KILN_EXPORT void kiln_abi_dnnl_matmul_f32(int64_t *slot, const float *x,
+                                          const float *w, const float *bias,
+                                          float *y, int64_t m, int64_t k,
+                                          int64_t n, int64_t hasBias,
+                                          int64_t flags) {
+  if (m == 0 || n == 0)
+    return;
+  Key key{m, omp_get_max_threads()};
+  try {
+    run(slot, key, [&] { return makeMatmulState(m, k, n, hasBias, key); }, x,
+        w, flags & 1, hasBias ? bias : nullptr, nullptr, 0, y);
+  } catch (const dnnl::error &e) {
+    std::fprintf(stderr,
+                 "kiln: oneDNN matmul failed (%s, status %d): %ldx%ld times "
+                 "%ldx%ld\n",
+                 e.what(), static_cast<int>(e.status), long(m), long(k),
+                 long(k), long(n));
     std::abort();
   }
 }

@@ -326,6 +326,11 @@ static bool hasAmxBf16(const CpuOptions &options) {
 }
 
 void buildPackWeightsPipeline(OpPassManager &pm, const CpuOptions &options) {
+  // --kernels=auto: the channels-last convolutions the graph pipeline kept
+  // for a library kernel, and the matmuls of many rows by a weight, become
+  // oneDNN calls (before the packing, which leaves their weights alone).
+  if (options.dnnlConvolutions())
+    pm.addPass(createDnnlCallsPass());
   if (options.codegenKernels())
     pm.addPass(createPackWeightsPass(kWeightPanel,
                                      /*skipBf16=*/hasAmxBf16(options)));
@@ -340,10 +345,6 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
     pm.addPass(createKilnHoistWeights());
     buildPackWeightsPipeline(pm, options);
   }
-  // --kernels=auto: the channels-last convolutions the graph pipeline kept
-  // for a library kernel become oneDNN calls; any other lowers as usual.
-  if (options.dnnlConvolutions())
-    pm.addPass(createDnnlConvsPass());
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<FuseElementwisePass>());
@@ -529,7 +530,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createOutlineParallelRegionsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
-  registerPass([] { return createDnnlConvsPass(); });
+  registerPass([] { return createDnnlCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createMarkInPlaceOutputsPass(); });
   registerPass([] { return createElideAliasedCopiesPass(); });

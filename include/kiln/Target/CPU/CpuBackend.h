@@ -85,7 +85,7 @@ void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// --kernels=auto, on the graph (weights hoisted): the channels-last
 /// convolutions kiln::isLibraryConvolution accepts become calls to oneDNN
 /// (kiln_abi_dnnl.cpp) with their epilogue as post-ops.
-std::unique_ptr<mlir::Pass> createDnnlConvsPass();
+std::unique_ptr<mlir::Pass> createDnnlCallsPass();
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();

@@ -1,7 +1,7 @@
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-dnnl-convs -cse | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-dnnl-calls -cse | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-decompose-fused=keep-library-convs=true | FileCheck %s --check-prefix=KEEP
 
-// kiln-cpu-dnnl-convs: the float32 channels-last convolutions become calls
+// kiln-cpu-dnnl-calls: the float32 channels-last convolutions become calls
 // to oneDNN (kiln_abi_dnnl_conv2d_f32) on 1-element views of their buffers,
 // with the sizes, the window and the epilogue as index arguments; each call
 // has its own state slot. kiln-decompose-fused keep-library-convs keeps
@@ -107,4 +107,26 @@ func.func @dynamic_pool(%x: tensor<?x8x8x16xf32>) -> tensor<?x4x4x16xf32> {
   %y = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
       : (tensor<?x8x8x16xf32>) -> tensor<?x4x4x16xf32>
   return %y : tensor<?x4x4x16xf32>
+}
+
+// -----
+
+// A matmul of 128 rows or more by a weight is a oneDNN matmul (m, k, n,
+// bias, constant weight); Gemm's bias of N elements goes with it. Fewer
+// rows, or a right-hand side that is not a weight, stay Kiln's GEMM.
+// CHECK-LABEL: func.func @matmuls
+// CHECK: call @kiln_abi_dnnl_matmul_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c256, %c16, %c32, %c0, %c1)
+// CHECK: call @kiln_abi_dnnl_matmul_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c128, %c16, %c32, %c1, %c1)
+// CHECK: kiln.matmul %{{.+}} : (tensor<8x16xf32>
+// CHECK: kiln.matmul %{{.+}} : (tensor<128x16xf32>, tensor<16x32xf32>)
+func.func @matmuls(%a: tensor<2x128x16xf32>, %small: tensor<8x16xf32>,
+                   %g: tensor<128x16xf32>, %x: tensor<16x32xf32>,
+                   %w: tensor<16x32xf32> {kiln.weight_value = dense<0.5> : tensor<16x32xf32>},
+                   %bias: tensor<32xf32>)
+    -> (tensor<2x128x32xf32>, tensor<128x32xf32>, tensor<8x32xf32>, tensor<128x32xf32>) {
+  %0 = kiln.matmul %a, %w : (tensor<2x128x16xf32>, tensor<16x32xf32>) -> tensor<2x128x32xf32>
+  %1 = kiln.gemm %g, %w, %bias : (tensor<128x16xf32>, tensor<16x32xf32>, tensor<32xf32>) -> tensor<128x32xf32>
+  %2 = kiln.matmul %small, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %3 = kiln.matmul %g, %x : (tensor<128x16xf32>, tensor<16x32xf32>) -> tensor<128x32xf32>
+  return %0, %1, %2, %3 : tensor<2x128x32xf32>, tensor<128x32xf32>, tensor<8x32xf32>, tensor<128x32xf32>
 }

@@ -1,7 +1,8 @@
-//===- DnnlConvs.cpp - Channels-last convolutions through oneDNN ----------===//
+//===- DnnlCalls.cpp - Convolutions and large matmuls through oneDNN ------===//
 //
-// kiln-cpu-dnnl-convs (--kernels=auto, on the graph before the linalg
-// lowering, weights hoisted): each kiln.conv_nhwc / kiln.fused_conv_nhwc
+// kiln-cpu-dnnl-calls (--kernels=auto, on the graph with the weights
+// hoisted, before kiln-cpu-pack-weights and the linalg lowering): each
+// kiln.conv_nhwc / kiln.fused_conv_nhwc
 // that kiln::isLibraryConvolution accepts becomes one call to
 // kiln_abi_dnnl_conv2d_f32 (runtime/abi/kiln_abi_dnnl.cpp), oneDNN's
 // convolution on the NHWC activations with the bias, the activation and
@@ -25,6 +26,11 @@
 // cores, oneDNN ran a ResNet-50's convolutions at about 225 GFLOP/s on
 // NHWC tensors, and 1.6x slower (15-20x for the depthwise ones) on NCHW.
 //
+// A float32 MatMul or Gemm of at least kMatmulMinRows rows by a weight
+// becomes kiln_abi_dnnl_matmul_f32 the same way (the weight reordered once
+// into oneDNN's blocked layout); its epilogue stays generated code. Below
+// that, Kiln's GEMM on packed panels was as fast or faster.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../../Conversion/KilnToLinalg/NN.h"
@@ -47,6 +53,15 @@ namespace kiln::cpu {
 namespace {
 
 constexpr llvm::StringLiteral kKernel = "kiln_abi_dnnl_conv2d_f32";
+constexpr llvm::StringLiteral kMatmulKernel = "kiln_abi_dnnl_matmul_f32";
+
+/// The rows from which a matmul with a weight is oneDNN's. Measured on two
+/// AVX-512 cores (kiln-run, median ms, Kiln's tiled GEMM on packed panels
+/// against oneDNN): M x K x N = 16 x 576 x 1536: 0.14 / 0.33; 32 x 768 x
+/// 768: 0.24 / 0.34; 64 x 576 x 1536: 0.54 / 0.53; 128 x 768 x 768: 0.72 /
+/// 0.71; 197 x 768 x 3072: 6.5 / 4.8; 1024 x 768 x 3072: 28.5 / 24.6. A
+/// decode step's matrix-vector products stay Kiln's.
+constexpr int64_t kMatmulMinRows = 128;
 
 /// The kernel's code for an epilogue activation (kiln_abi_dnnl.cpp).
 int64_t activationCode(StringRef activation) {
@@ -74,9 +89,9 @@ bool isConstantFilter(Value w) {
          func.getArgAttr(arg.getArgNumber(), "kiln.weight_value");
 }
 
-struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DnnlConvsPass)
-  StringRef getArgument() const override { return "kiln-cpu-dnnl-convs"; }
+struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DnnlCallsPass)
+  StringRef getArgument() const override { return "kiln-cpu-dnnl-calls"; }
   StringRef getDescription() const override {
     return "Call oneDNN for the float32 channels-last convolutions "
            "(kiln::isLibraryConvolution), epilogues as post-ops";
@@ -89,14 +104,51 @@ struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> convs;
+    SmallVector<Operation *> convs, matmuls;
     module.walk([&](Operation *op) {
       if (kiln::isLibraryConvolution(op))
         convs.push_back(op);
+      else if (isLibraryMatmul(op))
+        matmuls.push_back(op);
     });
     for (Operation *op : convs)
       if (failed(rewrite(module, op)))
         return signalPassFailure();
+    for (Operation *op : matmuls)
+      rewriteMatmul(module, op);
+  }
+
+  /// A float32 MatMul (or Gemm without transposes, alpha 1, and a bias of
+  /// N elements or none) of static A [..., M', K] by a weight [K, N], with
+  /// at least kMatmulMinRows rows in all.
+  static bool isLibraryMatmul(Operation *op) {
+    if (!isa<kiln::MatMulOp, kiln::GemmOp>(op))
+      return false;
+    auto a = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!a || !w || !y || a.getRank() < 2 || w.getRank() != 2 ||
+        !a.hasStaticShape() || !w.hasStaticShape() ||
+        !a.getElementType().isF32() || !w.getElementType().isF32() ||
+        !y.getElementType().isF32() || !isConstantFilter(op->getOperand(1)) ||
+        a.getShape().back() != w.getDimSize(0) || w.getDimSize(0) == 0)
+      return false;
+    if (auto gemm = dyn_cast<kiln::GemmOp>(op)) {
+      if (gemm.getTransA() != 0 || gemm.getTransB() != 0 ||
+          gemm.getAlpha().convertToFloat() != 1.0f)
+        return false;
+      Value c = gemm.getC();
+      if (c && !kiln::isNone(c)) {
+        auto cType = dyn_cast<RankedTensorType>(c.getType());
+        if (gemm.getBeta().convertToFloat() != 1.0f || !cType ||
+            !cType.getElementType().isF32() ||
+            cType.getNumElements() != w.getDimSize(1) ||
+            (cType.getRank() == 2 && cType.getDimSize(0) != 1) ||
+            cType.getRank() > 2)
+          return false;
+      }
+    }
+    return a.getNumElements() / a.getShape().back() >= kMatmulMinRows;
   }
 
   /// A new private, zero-initialized, writable 8-byte global.
@@ -116,20 +168,71 @@ struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
     return global.getSymName();
   }
 
-  func::FuncOp declareKernel(ModuleOp module, MLIRContext *ctx,
-                             unsigned numIndices) {
-    if (auto fn = module.lookupSymbol<func::FuncOp>(kKernel))
+  /// The private declaration of kernel `name`: the state slot, `numBuffers`
+  /// float pointers, `numIndices` index values.
+  func::FuncOp declareKernel(ModuleOp module, StringRef name,
+                             unsigned numBuffers, unsigned numIndices) {
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
       return fn;
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToStart(module.getBody());
     Type f32 = b.getF32Type();
     SmallVector<Type> types{MemRefType::get({1}, b.getI64Type())};
-    types.append(5, MemRefType::get({1}, f32)); // x, w, bias, residual, y
+    types.append(numBuffers, MemRefType::get({1}, f32));
     types.append(numIndices, b.getIndexType());
-    auto fn = func::FuncOp::create(b, module.getLoc(), kKernel,
+    auto fn = func::FuncOp::create(b, module.getLoc(), name,
                                    b.getFunctionType(types, {}));
     fn.setPrivate();
     return fn;
+  }
+
+  /// A tensor's buffer as the 1-element view a kernel's pointer is.
+  static Value pointerTo(OpBuilder &b, Location loc, Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Type f32 = b.getF32Type();
+    auto buffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), f32), tensor,
+        /*read_only=*/true);
+    return memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({1}, f32), buffer, /*offset=*/0,
+        /*sizes=*/{1}, /*strides=*/{1});
+  }
+
+  /// x [..., K] * w [K, N] (+ bias) as one oneDNN matmul of x's rows.
+  void rewriteMatmul(ModuleOp module, Operation *op) {
+    Location loc = op->getLoc();
+    OpBuilder b(op);
+    Value x = op->getOperand(0), w = op->getOperand(1), bias;
+    if (auto gemm = dyn_cast<kiln::GemmOp>(op))
+      if (gemm.getC() && !kiln::isNone(gemm.getC()))
+        bias = gemm.getC();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    int64_t m = xType.getNumElements() / k;
+    Value xPtr = pointerTo(b, loc, x);
+    Value wPtr = pointerTo(b, loc, w);
+    Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
+    Value y = memref::AllocOp::create(
+        b, loc, MemRefType::get(yType.getShape(), b.getF32Type()),
+        ValueRange(), b.getI64IntegerAttr(64));
+    Value yPtr = memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({1}, b.getF32Type()), y, /*offset=*/0,
+        /*sizes=*/{1}, /*strides=*/{1});
+    SmallVector<Value> args{
+        memref::GetGlobalOp::create(b, loc,
+                                    MemRefType::get({1}, b.getI64Type()),
+                                    createSlot(module, loc)),
+        xPtr, wPtr, biasPtr, yPtr};
+    for (int64_t v : {m, k, n, int64_t(bool(bias)), int64_t(1)})
+      args.push_back(arith::ConstantIndexOp::create(b, loc, v));
+    func::CallOp::create(b, loc, declareKernel(module, kMatmulKernel, 4, 5),
+                         args);
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, yType, y, /*restrict=*/true, /*writable=*/true);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
   }
 
   LogicalResult rewrite(ModuleOp module, Operation *op) {
@@ -167,20 +270,10 @@ struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
 
     Type f32 = b.getF32Type();
     auto pointerType = MemRefType::get({1}, f32);
-    // A tensor's buffer as the 1-element view the kernel's pointer is.
-    auto pointer = [&](Value tensor) -> Value {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      auto buffer = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), f32), tensor,
-          /*read_only=*/true);
-      return memref::ReinterpretCastOp::create(b, loc, pointerType, buffer,
-                                               /*offset=*/0, /*sizes=*/{1},
-                                               /*strides=*/{1});
-    };
-    Value xPtr = pointer(x);
-    Value wPtr = pointer(w);
-    Value biasPtr = bias ? pointer(bias) : xPtr;
-    Value residualPtr = residual ? pointer(residual) : xPtr;
+    Value xPtr = pointerTo(b, loc, x);
+    Value wPtr = pointerTo(b, loc, w);
+    Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
+    Value residualPtr = residual ? pointerTo(b, loc, residual) : xPtr;
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -210,8 +303,7 @@ struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
           residualFirst, int64_t(bool(bias)), int64_t(bool(residual)),
           int64_t(isConstantFilter(w))})
       args.push_back(index(v));
-    func::FuncOp fn =
-        declareKernel(module, &getContext(), args.size() - 6);
+    func::FuncOp fn = declareKernel(module, kKernel, 5, args.size() - 6);
     func::CallOp::create(b, loc, fn, args);
     Value result = bufferization::ToTensorOp::create(
         b, loc, yType, y, /*restrict=*/true, /*writable=*/true);
@@ -225,8 +317,8 @@ struct DnnlConvsPass : PassWrapper<DnnlConvsPass, OperationPass<ModuleOp>> {
 
 } // namespace
 
-std::unique_ptr<Pass> createDnnlConvsPass() {
-  return std::make_unique<DnnlConvsPass>();
+std::unique_ptr<Pass> createDnnlCallsPass() {
+  return std::make_unique<DnnlCallsPass>();
 }
 
 } // namespace kiln::cpu
