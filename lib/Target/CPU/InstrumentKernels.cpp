@@ -50,7 +50,7 @@ bool isLibraryGemm(StringRef callee) {
   return callee.starts_with("kiln_abi_sgemm") ||
          callee.starts_with("kiln_abi_qgemm") ||
          callee.starts_with("kiln_abi_conv") ||
-         callee.starts_with("kiln_abi_dnnl_conv");
+         callee.starts_with("kiln_abi_dnnl_");
 }
 
 constexpr StringLiteral kBegin = "kiln_abi_prof_begin";
