@@ -325,6 +325,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--settle", type=float, default=0.3,
+                        help="seconds of pause before each timed block (the "
+                        "previous runtime's spinning threads stop)")
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--models", default="transformer_block,small_cnn",
                         help="demo models (" + ", ".join(MODELS) + "), "
@@ -474,9 +477,16 @@ def main():
             if not kiln_sessions:
                 continue
             ort_ms, iree_ms = [], []
+            # Each runtime's threads spin for a while after its last run
+            # (libomp 200 ms, ONNX Runtime's pool likewise) and take the cores
+            # from the next one: each timed block starts after a pause.
+            def settle():
+                time.sleep(args.settle)
+
             for _ in range(args.rounds):
                 for kernels, k in list(kiln_sessions.items()):
                     try:
+                        settle()
                         k["ms"].append(time_kiln(k["session"], feeds,
                                                  args.warmup,
                                                  args.iterations))
@@ -484,10 +494,12 @@ def main():
                         fail(model, batch, kernels,
                              f"run failed: {str(e)[:300]}")
                         del kiln_sessions[kernels]
+                settle()
                 ort_ms.append(time_ort(session, feeds, args.warmup,
                                        args.iterations))
                 if iree_model is not None:
                     try:
+                        settle()
                         iree_ms.append(iree_model.time(x, args.warmup,
                                                        args.iterations))
                     except Exception as e:  # noqa: BLE001

@@ -12,6 +12,10 @@
 # convolutions and matmuls are oneDNN calls, compiles it with the kiln
 # package and compares the outputs with float64 numpy references written
 # from the ONNX definitions (|kiln - numpy| <= 1e-4 + 1e-4 |numpy|).
+# oneDNN picks its kernels for the CPU at run time: the checks run with
+# its best ISA, then again in a child process capped at AVX2
+# (DNNL_MAX_CPU_ISA=AVX2) so that the AVX2 kernels run on an AVX-512
+# machine too; a CPU without AVX2 reports that pass as skipped.
 # A Kiln built without oneDNN: exit 77 (skipped), nothing is claimed.
 #
 #   dnnl_calls.py --kiln-compile BIN --workdir DIR
@@ -217,6 +221,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln-compile", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--isa", default="",
+                    help="(internal) the DNNL_MAX_CPU_ISA this process has")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     # Is oneDNN in this build? A model with one convolution tells.
@@ -272,7 +278,39 @@ def main():
         message = check(f"conv_dynamic batch={batch}", got, [want])
         print(message or f"PASS conv_dynamic batch={batch}: matches numpy")
         failures += message is not None
-    print(f"dnnl calls: {failures} failure(s)")
+    label = args.isa or "best ISA"
+    print(f"dnnl calls ({label}): {failures} failure(s)")
+    if not args.isa:
+        flags = open("/proc/cpuinfo").read()
+        if " avx2" not in flags:
+            print("SKIP dnnl calls capped at AVX2: this CPU has no AVX2")
+        elif " avx512f" not in flags:
+            print("(AVX2 is this CPU's best ISA: the pass above ran it)")
+        else:
+            # oneDNN's verbose lines say which kernels ran.
+            env = dict(os.environ, DNNL_MAX_CPU_ISA="AVX2",
+                       ONEDNN_MAX_CPU_ISA="AVX2", DNNL_VERBOSE="1")
+            child = subprocess.run(
+                [sys.executable, __file__, "--kiln-compile", args.kiln_compile,
+                 "--workdir", os.path.join(args.workdir, "avx2"),
+                 "--isa", "AVX2"], env=env, capture_output=True, text=True)
+            execs = [line for line in child.stdout.splitlines()
+                     if line.startswith(("onednn_verbose,exec",
+                                         "dnnl_verbose,exec"))]
+            for line in child.stdout.splitlines():
+                if "_verbose," not in line:
+                    print(line)
+            print(child.stderr, end="")
+            wide = [line for line in execs if "avx512" in line]
+            if child.returncode != 0:
+                failures += 1
+            elif not execs or wide:
+                print(f"FAIL capped at AVX2: {len(execs)} oneDNN kernels ran, "
+                      f"{len(wide)} of them AVX-512")
+                failures += 1
+            else:
+                print(f"PASS capped at AVX2: {len(execs)} oneDNN kernel runs, "
+                      "none AVX-512")
     return 1 if failures else 0
 
 
