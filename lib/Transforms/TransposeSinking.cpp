@@ -2,10 +2,10 @@
 //
 // populateTransposeSinkingPatterns: each pattern moves a kiln.transpose from
 // an operand of an op to its result (elementwise ops, reductions, axis ops,
-// BatchNormalization), where it meets the next transpose and composes with
-// it (cancelling when the composition is the identity), or reaches a
-// constant and folds into it. Transposes only ever move towards the
-// results, so the rewriting terminates.
+// Concat, BatchNormalization), where it meets the next transpose and
+// composes with it (cancelling when the composition is the identity), or
+// reaches a constant and folds into it. Transposes only ever move towards
+// the results, so the rewriting terminates.
 //
 // A sink puts one transpose after an op and must take away at least one
 // before it, so the number of transposes never grows: a transpose shared with
@@ -377,6 +377,41 @@ LogicalResult sinkSingleAxisOp(Operation *op, int64_t axis,
   return success();
 }
 
+/// Concat(T(x1), ..., T(xn), axis) -> T(Concat(x1, ..., xn, perm[axis]))
+/// when every input is transposed the same way: a SqueezeNet Fire module's
+/// or a DenseNet block's concatenation of channels-last convolutions stays
+/// channels-last (the inputs were transposed back to NCHW, concatenated
+/// and transposed again for the next convolution).
+LogicalResult sinkConcat(ConcatOp op, PatternRewriter *rewriter,
+                         LayoutCounters *counters) {
+  if (op.getInputs().empty())
+    return failure();
+  TransposeOp first = getPlainTranspose(op.getInputs()[0]);
+  if (!first)
+    return failure();
+  SmallVector<int64_t> perm = getPermutation(first);
+  if (isIdentityPermutation(perm))
+    return failure();
+  SmallVector<Value> inputs;
+  for (Value v : op.getInputs()) {
+    TransposeOp t = getPlainTranspose(v);
+    if (!t || getPermutation(t) != perm)
+      return failure();
+    inputs.push_back(t.getData());
+  }
+  std::optional<SmallVector<int64_t>> axes =
+      normalizeAxes({op.getAxis()}, perm.size());
+  if (!axes)
+    return failure();
+  if (!rewriter)
+    return success();
+  Operation *sunk = cloneWith(*rewriter, op, inputs,
+                              {unpermutedType(op.getType(), perm)});
+  sunk->setAttr("axis", rewriter->getI64IntegerAttr(perm[(*axes)[0]]));
+  replaceWithSunk(*rewriter, op, {{sunk->getResult(0), perm}}, counters);
+  return success();
+}
+
 /// MeanVarianceNormalization(T(x), axes) -> T(MVN(x, perm[axes])).
 LogicalResult sinkMeanVarianceNormalization(MeanVarianceNormalizationOp op,
                                             PatternRewriter *rewriter,
@@ -570,6 +605,9 @@ LogicalResult sinkThrough(Operation *op, PatternRewriter *rewriter,
       })
       .Case([&](BatchNormalizationOp bn) {
         return sinkBatchNormalization(bn, rewriter, counters);
+      })
+      .Case([&](ConcatOp concat) {
+        return sinkConcat(concat, rewriter, counters);
       })
       .Default([&](Operation *other) {
         return sinkElementwise(other, rewriter, counters);

@@ -380,3 +380,32 @@ func.func @unit_dims_same_type(%x: tensor<1x3x1xf32>) -> tensor<1x3x1xf32> {
   %t = kiln.transpose %x {perm = array<i64: 2, 1, 0>} : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
   return %t : tensor<1x3x1xf32>
 }
+
+// -----
+
+// Concat of inputs transposed alike: the transpose goes below it and the
+// axis follows it (NHWC -> NCHW, axis 1 = channels becomes axis 3), then
+// cancels against the next one (a SqueezeNet Fire module between two
+// channels-last convolutions). Inputs transposed differently stay.
+// CHECK-LABEL: func.func @concat_channels(
+// CHECK-SAME: %[[A:.+]]: tensor<1x8x8x16xf32>, %[[B:.+]]: tensor<1x8x8x32xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: %[[C:.+]] = kiln.concat %[[A]], %[[B]] {axis = 3 : i64} : (tensor<1x8x8x16xf32>, tensor<1x8x8x32xf32>) -> tensor<1x8x8x48xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[C]]
+func.func @concat_channels(%a: tensor<1x8x8x16xf32>, %b: tensor<1x8x8x32xf32>) -> tensor<1x8x8x48xf32> {
+  %ta = kiln.transpose %a {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x16x8x8xf32>
+  %tb = kiln.transpose %b {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x32xf32>) -> tensor<1x32x8x8xf32>
+  %c = kiln.concat %ta, %tb {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32>
+  %t = kiln.transpose %c {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x48x8x8xf32>) -> tensor<1x8x8x48xf32>
+  return %t : tensor<1x8x8x48xf32>
+}
+
+// CHECK-LABEL: func.func @concat_mixed(
+// CHECK: kiln.transpose
+// CHECK: kiln.concat {{.*}}{axis = 1 : i64}
+func.func @concat_mixed(%a: tensor<1x8x8x16xf32>, %b: tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32> {
+  %ta = kiln.transpose %a {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x16x8x8xf32>
+  %c = kiln.concat %ta, %b {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32>
+  return %c : tensor<1x48x8x8xf32>
+}
