@@ -75,6 +75,35 @@ struct State {
   const float *weightsFrom; // the filter `packedWeights` was made from
 };
 
+/// The CPU engine every state uses (one per process).
+const dnnl::engine &cpuEngine() {
+  static dnnl::engine *engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+/// What one thread reuses from call to call: a stream on the engine and a
+/// scratchpad buffer that grows to the largest a primitive asked for (a
+/// malloc and a stream per call cost more than a small depthwise
+/// convolution's compute).
+struct ThreadContext {
+  dnnl::stream stream{cpuEngine()};
+  std::unique_ptr<char[]> scratch;
+  size_t scratchBytes = 0;
+  void *scratchpad(size_t bytes) {
+    if (bytes > scratchBytes) {
+      scratch.reset(new char[bytes + 64]);
+      scratchBytes = bytes;
+    }
+    // 64-byte aligned.
+    uintptr_t p = reinterpret_cast<uintptr_t>(scratch.get());
+    return reinterpret_cast<void *>((p + 63) & ~uintptr_t(63));
+  }
+};
+ThreadContext &threadContext() {
+  thread_local ThreadContext context;
+  return context;
+}
+
 /// A call site's states, one per key.
 struct Site {
   std::vector<std::unique_ptr<State>> states;
@@ -118,7 +147,7 @@ struct Shape {
 std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
   auto state = std::make_unique<State>();
   state->key = key;
-  state->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  state->engine = cpuEngine();
   state->stream = dnnl::stream(state->engine);
   memory::dims src{s.n, s.c, s.h, s.w}, dst{s.n, s.m, s.oh, s.ow};
   state->src = memory::desc(src, memory::data_type::f32, Tag::nhwc);
@@ -226,11 +255,14 @@ void run(int64_t *slot, const Key &key, Make make, const float *x,
   guard.unlock();
   // Primitives are immutable: two threads may run one at a time, each on
   // its own stream and with its own scratchpad.
+  ThreadContext &context = threadContext();
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(state->src, state->engine, const_cast<float *>(x))},
       {DNNL_ARG_WEIGHTS, packed},
       {DNNL_ARG_DST, memory(state->dst, state->engine, y)},
-      {DNNL_ARG_SCRATCHPAD, memory(state->scratchpad, state->engine)}};
+      {DNNL_ARG_SCRATCHPAD,
+       memory(state->scratchpad, state->engine,
+              context.scratchpad(state->scratchpad.get_size()))}};
   if (bias)
     args.emplace(DNNL_ARG_BIAS, memory(state->bias, state->engine,
                                        const_cast<float *>(bias)));
@@ -239,16 +271,15 @@ void run(int64_t *slot, const Key &key, Make make, const float *x,
                      DNNL_ARG_SRC_1,
                  memory(state->residual, state->engine,
                         const_cast<float *>(residual)));
-  dnnl::stream stream(state->engine);
-  state->prim.execute(stream, args);
-  stream.wait();
+  state->prim.execute(context.stream, args);
+  context.stream.wait();
 }
 
 std::unique_ptr<State> makeMatmulState(int64_t m, int64_t k, int64_t n,
                                        bool hasBias, const Key &key) {
   auto state = std::make_unique<State>();
   state->key = key;
-  state->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  state->engine = cpuEngine();
   state->stream = dnnl::stream(state->engine);
   state->src = memory::desc({m, k}, memory::data_type::f32, Tag::ab);
   state->dst = memory::desc({m, n}, memory::data_type::f32, Tag::ab);
