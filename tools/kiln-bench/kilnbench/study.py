@@ -145,9 +145,9 @@ def validate(study):
         if not isinstance(g[key], list) or not g[key]:
             raise StudyError(f"grid.{key} must be a non-empty list")
     for k in g["kernels"]:
-        if k not in ("codegen", "library"):
+        if k not in ("auto", "codegen", "library"):
             raise StudyError(f"grid.kernels: unknown strategy '{k}' "
-                             f"(codegen, library)")
+                             f"(auto, codegen, library)")
     for t in g["targets"]:
         if t not in ("cpu", "cuda"):
             raise StudyError(f"grid.targets: unknown target '{t}' (cpu, "
