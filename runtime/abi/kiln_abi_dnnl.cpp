@@ -250,19 +250,21 @@ void run(int64_t *slot, const Key &key, Make make, const float *x,
     site->states.push_back(make());
     state = site->states.back().get();
   }
-  memory scratch;
-  memory packed = packWeights(*state, w, constant, scratch);
+  memory scratch, packed;
+  if (w)
+    packed = packWeights(*state, w, constant, scratch);
   guard.unlock();
   // Primitives are immutable: two threads may run one at a time, each on
   // its own stream and with its own scratchpad.
   ThreadContext &context = threadContext();
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(state->src, state->engine, const_cast<float *>(x))},
-      {DNNL_ARG_WEIGHTS, packed},
       {DNNL_ARG_DST, memory(state->dst, state->engine, y)},
       {DNNL_ARG_SCRATCHPAD,
        memory(state->scratchpad, state->engine,
               context.scratchpad(state->scratchpad.get_size()))}};
+  if (w)
+    args.emplace(DNNL_ARG_WEIGHTS, packed);
   if (bias)
     args.emplace(DNNL_ARG_BIAS, memory(state->bias, state->engine,
                                        const_cast<float *>(bias)));
@@ -294,6 +296,33 @@ std::unique_ptr<State> makeMatmulState(int64_t m, int64_t k, int64_t n,
   dnnl::matmul::primitive_desc pd(desc, attr, state->engine);
   state->prim = dnnl::matmul(pd);
   state->weights = pd.weights_desc();
+  state->scratchpad = pd.scratchpad_desc();
+  state->weightsFrom = nullptr;
+  return state;
+}
+
+std::unique_ptr<State> makePoolState(const int64_t *d, const Key &key) {
+  // d: n, h, w, c, oh, ow, kh, kw, sh, sw, padTop, padLeft, padBottom,
+  // padRight, kind.
+  auto state = std::make_unique<State>();
+  state->key = key;
+  state->engine = cpuEngine();
+  state->stream = dnnl::stream(state->engine);
+  state->src = memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32,
+                            Tag::nhwc);
+  state->dst = memory::desc({d[0], d[3], d[4], d[5]}, memory::data_type::f32,
+                            Tag::nhwc);
+  dnnl::algorithm kind = d[14] == 0   ? dnnl::algorithm::pooling_max
+                         : d[14] == 1 ? dnnl::algorithm::pooling_avg_include_padding
+                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, kind,
+                                   state->src, state->dst, {d[8], d[9]},
+                                   {d[6], d[7]}, {d[10], d[11]},
+                                   {d[12], d[13]});
+  dnnl::pooling_forward::primitive_desc pd(desc, attr, state->engine);
+  state->prim = dnnl::pooling_forward(pd);
   state->scratchpad = pd.scratchpad_desc();
   state->weightsFrom = nullptr;
   return state;
@@ -356,6 +385,35 @@ KILN_EXPORT void kiln_abi_dnnl_matmul_f32(int64_t *slot, const float *x,
                  "%ldx%ld\n",
                  e.what(), static_cast<int>(e.status), long(m), long(k),
                  long(k), long(n));
+    std::abort();
+  }
+}
+
+/// NHWC pooling of x [n, h, w, c] into y [n, oh, ow, c] with a kh x kw window,
+/// strides (sh, sw) and padding (top, left, bottom, right; a ceil_mode
+/// output's overhang is bottom/right padding): kind 0 max (padding never
+/// wins), 1 average counting the padding, 2 average over the input only.
+KILN_EXPORT void kiln_abi_dnnl_pool2d_f32(int64_t *slot, const float *x,
+                                          float *y, int64_t n, int64_t h,
+                                          int64_t w, int64_t c, int64_t oh,
+                                          int64_t ow, int64_t kh, int64_t kw,
+                                          int64_t sh, int64_t sw, int64_t padTop,
+                                          int64_t padLeft, int64_t padBottom,
+                                          int64_t padRight, int64_t kind) {
+  if (n == 0 || c == 0)
+    return;
+  const int64_t d[] = {n,  h,  w,      c,       oh,        ow,       kh, kw,
+                       sh, sw, padTop, padLeft, padBottom, padRight, kind};
+  Key key{n, omp_get_max_threads()};
+  try {
+    run(slot, key, [&] { return makePoolState(d, key); }, x, nullptr, false,
+        nullptr, nullptr, 0, y);
+  } catch (const dnnl::error &e) {
+    std::fprintf(stderr,
+                 "kiln: oneDNN pooling failed (%s, status %d): input "
+                 "%ldx%ldx%ldx%ld, window %ldx%ld\n",
+                 e.what(), static_cast<int>(e.status), long(n), long(h),
+                 long(w), long(c), long(kh), long(kw));
     std::abort();
   }
 }

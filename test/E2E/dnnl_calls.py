@@ -5,7 +5,8 @@
 # 128+ rows by a weight run through oneDNN (kiln-cpu-dnnl-calls,
 # runtime/abi/kiln_abi_dnnl.cpp). This builds small ONNX models that reach
 # every argument of those calls (grouped, depthwise, strided, dilated
-# convolutions; asymmetric, SAME_UPPER and SAME_LOWER padding; no bias; the
+# convolutions; max and average pools with padding and ceil_mode;
+# asymmetric, SAME_UPPER and SAME_LOWER padding; no bias; the
 # residual added before and after Relu; a Conv whose filter is a graph
 # input; a dynamic batch at three sizes; MatMul of a 3-D input, Gemm with a
 # bias), checks with `kiln-compile --emit=linalg` that each one's
@@ -141,6 +142,54 @@ def conv_model(name, rng, shape, m, k, strides=(1, 1), pads=(0, 0, 0, 0),
     return model, feeds, [y]
 
 
+def pool_ref(x, kind, k, s, pads, ceil, include_pad):
+    """ONNX MaxPool / AveragePool (NCHW) in float64; pads [t, l, b, r]."""
+    x = x.astype(np.float64)
+    n, c, h, w = x.shape
+    def out(size, p0, p1, kk, ss):
+        span = size + p0 + p1 - kk
+        return (-(-span // ss) if ceil else span // ss) + 1
+    oh, ow = out(h, pads[0], pads[2], k, s), out(w, pads[1], pads[3], k, s)
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * s - pads[0], j * s - pads[1]
+            r1, c1 = r0 + k, c0 + k
+            win = x[:, :, max(r0, 0):min(r1, h), max(c0, 0):min(c1, w)]
+            if kind == "MaxPool":
+                y[:, :, i, j] = win.max(axis=(2, 3))
+            elif include_pad:
+                # The explicit pads count, not the ceil_mode overhang.
+                rows = min(r1, h + pads[2]) - r0
+                cols = min(c1, w + pads[3]) - c0
+                y[:, :, i, j] = win.sum(axis=(2, 3)) / (rows * cols)
+            else:
+                y[:, :, i, j] = win.mean(axis=(2, 3))
+    return y
+
+
+def pool_models(rng):
+    for name, kind, k, s, pads, ceil, include in [
+            ("maxpool_resnet", "MaxPool", 3, 2, (1, 1, 1, 1), 0, 0),
+            ("maxpool_ceil", "MaxPool", 3, 2, (0, 0, 0, 0), 1, 0),
+            ("avgpool_pads_counted", "AveragePool", 3, 2, (1, 1, 1, 1), 0, 1),
+            ("avgpool_ceil_pads_excluded", "AveragePool", 3, 2,
+             (1, 0, 1, 0), 1, 0)]:
+        x = rng.standard_normal((2, 8, 11, 11)).astype(np.float32)
+        y = pool_ref(x, kind, k, s, pads, ceil, include)
+        attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=list(pads),
+                     ceil_mode=ceil)
+        if kind == "AveragePool":
+            attrs["count_include_pad"] = include
+        graph = helper.make_graph(
+            [helper.make_node(kind, ["x"], ["y"], **attrs)], name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                           list(x.shape))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                           list(y.shape))])
+        yield name, graph, [x], [y]
+
+
 def matmul_models(rng):
     a = rng.standard_normal((2, 96, 48)).astype(np.float32)
     w = (rng.standard_normal((48, 80)) * 0.2).astype(np.float32)
@@ -186,7 +235,8 @@ def cases(rng):
     yield ("conv_filter_input",) + conv_model(
         "conv_filter_input", rng, (1, 5, 7, 7), 4, 3, pads=(1, 1, 1, 1),
         filter_input=True)
-    for name, graph, feeds, expected in matmul_models(rng):
+    for name, graph, feeds, expected in list(matmul_models(rng)) + list(
+            pool_models(rng)):
         model = helper.make_model(graph,
                                   opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
@@ -206,13 +256,15 @@ def check(tag, got, expected):
     return None
 
 
-def calls_in(kiln_compile, path, workdir, shapes=None):
+def calls_in(kiln_compile, path, workdir, shapes=None, kernel=None):
     out = os.path.join(workdir, os.path.basename(path) + ".mlir")
     cmd = [kiln_compile, path, "--emit=linalg", "-o", out]
     if shapes:
         cmd.append(f"--input-shapes={shapes}")
     subprocess.run(cmd, check=True, capture_output=True)
     text = open(out).read()
+    if kernel:
+        return text.count(f"call @{kernel}")
     return (text.count("call @kiln_abi_dnnl_conv2d_f32"),
             text.count("call @kiln_abi_dnnl_matmul_f32"))
 
@@ -239,9 +291,17 @@ def main():
     for name, model, feeds, expected in cases(rng):
         path = os.path.join(args.workdir, f"{name}.onnx")
         onnx.save(model, path)
+        if "pool" in name:
+            pools = calls_in(args.kiln_compile, path, args.workdir,
+                             kernel="kiln_abi_dnnl_pool2d_f32")
+            if pools != 1:
+                print(f"FAIL {name}: {pools} oneDNN pooling calls, want 1")
+                failures += 1
+                continue
         convs, matmuls = calls_in(args.kiln_compile, path, args.workdir)
         want_conv = name.startswith("conv")
-        want = (2 if "residual" in name else 1, 0) if want_conv else (0, 1)
+        want = ((2 if "residual" in name else 1, 0) if want_conv else
+                (0, 0) if "pool" in name else (0, 1))
         if (convs, matmuls) != want:
             print(f"FAIL {name}: {convs} oneDNN convolution and {matmuls} "
                   f"matmul calls, want {want[0]} and {want[1]}")

@@ -29,7 +29,10 @@
 // A float32 MatMul or Gemm of at least kMatmulMinRows rows by a weight
 // becomes kiln_abi_dnnl_matmul_f32 the same way (the weight reordered once
 // into oneDNN's blocked layout); its epilogue stays generated code. Below
-// that, Kiln's GEMM on packed panels was as fast or faster.
+// that, Kiln's GEMM on packed panels was as fast or faster. The static
+// channels-last max and average pools between the convolutions become
+// kiln_abi_dnnl_pool2d_f32 calls (instead of a -inf or zero fill of a padded
+// copy and a generated loop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +57,7 @@ namespace {
 
 constexpr llvm::StringLiteral kKernel = "kiln_abi_dnnl_conv2d_f32";
 constexpr llvm::StringLiteral kMatmulKernel = "kiln_abi_dnnl_matmul_f32";
+constexpr llvm::StringLiteral kPoolKernel = "kiln_abi_dnnl_pool2d_f32";
 
 /// The rows from which a matmul with a weight is oneDNN's. Measured on two
 /// AVX-512 cores (kiln-run, median ms, Kiln's tiled GEMM on packed panels
@@ -104,18 +108,88 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> convs, matmuls;
+    SmallVector<Operation *> convs, matmuls, pools;
     module.walk([&](Operation *op) {
       if (kiln::isLibraryConvolution(op))
         convs.push_back(op);
       else if (isLibraryMatmul(op))
         matmuls.push_back(op);
+      else if (isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp>(op))
+        pools.push_back(op);
     });
     for (Operation *op : convs)
       if (failed(rewrite(module, op)))
         return signalPassFailure();
     for (Operation *op : matmuls)
       rewriteMatmul(module, op);
+    for (Operation *op : pools)
+      rewritePool(module, op);
+  }
+
+  /// A float32 2-D channels-last max or average pooling of static shapes
+  /// without dilation becomes kiln_abi_dnnl_pool2d_f32; the bottom / right
+  /// padding is what makes the result's size (a ceil_mode output's
+  /// overhang). Not taken: an average counting the padding with ceil_mode
+  /// (ONNX does not count the overhang), a window that leaves the input's
+  /// last rows unread (oneDNN takes no negative padding).
+  void rewritePool(ModuleOp module, Operation *op) {
+    auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!x || !y || x.getRank() != 4 || !x.hasStaticShape() ||
+        !y.hasStaticShape() || !x.getElementType().isF32() ||
+        !y.getElementType().isF32())
+      return;
+    kiln::WindowAttrs attrs;
+    int64_t kind = 0;
+    if (auto max = dyn_cast<kiln::MaxPoolNhwcOp>(op)) {
+      attrs = kiln::getPoolWindowAttrs(max);
+    } else {
+      auto avg = cast<kiln::AveragePoolNhwcOp>(op);
+      attrs = kiln::getPoolWindowAttrs(avg);
+      kind = avg.getCountIncludePad() ? 1 : 2;
+      if (kind == 1 && attrs.ceilMode)
+        return;
+    }
+    FailureOr<lowering::Window> window = lowering::resolveWindow(
+        op, x.getShape().slice(1, 2), {}, attrs, y.getShape().slice(1, 2));
+    if (failed(window) ||
+        llvm::any_of(window->dilations, [](int64_t d) { return d != 1; }))
+      return;
+    const lowering::Window &win = *window;
+    SmallVector<int64_t> padEnd;
+    for (int i = 0; i < 2; ++i) {
+      int64_t end = (y.getDimSize(1 + i) - 1) * win.strides[i] +
+                    win.kernel[i] - x.getDimSize(1 + i) - win.padBegin[i];
+      if (end < 0)
+        return;
+      padEnd.push_back(end);
+    }
+    Location loc = op->getLoc();
+    OpBuilder b(op);
+    Value xPtr = pointerTo(b, loc, op->getOperand(0));
+    Value out = memref::AllocOp::create(
+        b, loc, MemRefType::get(y.getShape(), b.getF32Type()), ValueRange(),
+        b.getI64IntegerAttr(64));
+    Value outPtr = memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({1}, b.getF32Type()), out, /*offset=*/0,
+        /*sizes=*/{1}, /*strides=*/{1});
+    SmallVector<Value> args{
+        memref::GetGlobalOp::create(b, loc,
+                                    MemRefType::get({1}, b.getI64Type()),
+                                    createSlot(module, loc)),
+        xPtr, outPtr};
+    for (int64_t v :
+         {x.getDimSize(0), x.getDimSize(1), x.getDimSize(2), x.getDimSize(3),
+          y.getDimSize(1), y.getDimSize(2), win.kernel[0], win.kernel[1],
+          win.strides[0], win.strides[1], win.padBegin[0], win.padBegin[1],
+          padEnd[0], padEnd[1], kind})
+      args.push_back(arith::ConstantIndexOp::create(b, loc, v));
+    func::CallOp::create(b, loc, declareKernel(module, kPoolKernel, 2, 15),
+                         args);
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, y, out, /*restrict=*/true, /*writable=*/true);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
   }
 
   /// A float32 MatMul (or Gemm without transposes, alpha 1, and a bias of

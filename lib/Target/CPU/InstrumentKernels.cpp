@@ -50,7 +50,8 @@ bool isLibraryGemm(StringRef callee) {
   return callee.starts_with("kiln_abi_sgemm") ||
          callee.starts_with("kiln_abi_qgemm") ||
          callee.starts_with("kiln_abi_conv") ||
-         callee.starts_with("kiln_abi_dnnl_");
+         callee.starts_with("kiln_abi_dnnl_conv") ||
+         callee.starts_with("kiln_abi_dnnl_matmul");
 }
 
 constexpr StringLiteral kBegin = "kiln_abi_prof_begin";
@@ -206,11 +207,15 @@ KernelDescription describeKernel(Operation *kernel) {
   if (auto call = dyn_cast<func::CallOp>(kernel)) {
     if (isLibraryGemm(call.getCallee()) && !category)
       category = KernelCategory::GEMM;
-    // A oneDNN convolution is named as the op it runs.
+    // A oneDNN call is named as the op it runs (a pooling is a reduction).
+    StringRef callee = call.getCallee();
+    if (callee.starts_with("kiln_abi_dnnl_pool") && !category)
+      category = KernelCategory::Reduction;
     if (primary.empty())
-      primary.push_back(call.getCallee().starts_with("kiln_abi_dnnl_conv")
-                            ? std::string("dnnl_conv")
-                            : call.getCallee().str());
+      primary.push_back(callee.starts_with("kiln_abi_dnnl_conv")     ? "dnnl_conv"
+                        : callee.starts_with("kiln_abi_dnnl_pool")   ? "dnnl_pool"
+                        : callee.starts_with("kiln_abi_dnnl_matmul") ? "dnnl_matmul"
+                                                                     : callee.str());
   } else if (isa<memref::CopyOp, linalg::CopyOp, linalg::TransposeOp>(inner)) {
     if (!category)
       category = KernelCategory::Copy;

@@ -130,3 +130,20 @@ func.func @matmuls(%a: tensor<2x128x16xf32>, %small: tensor<8x16xf32>,
   %3 = kiln.matmul %g, %x : (tensor<128x16xf32>, tensor<16x32xf32>) -> tensor<128x32xf32>
   return %0, %1, %2, %3 : tensor<2x128x32xf32>, tensor<128x32xf32>, tensor<8x32xf32>, tensor<128x32xf32>
 }
+
+// -----
+
+// A static channels-last max pool (ceil_mode: the overhang is bottom/right
+// padding, 1 here for 8 -> 4 with a 3x3 window, stride 2) is a oneDNN
+// pooling (kind 0: max); an average pool counting its padding with
+// ceil_mode is not (ONNX leaves the overhang out of the count).
+// CHECK-LABEL: func.func @pools
+// CHECK: call @kiln_abi_dnnl_pool2d_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c1, %c8, %c8, %c16, %c4, %c4, %c3, %c3, %c2, %c2, %c0, %c0, %c1, %c1, %c0)
+// CHECK: kiln.average_pool_nhwc
+func.func @pools(%x: tensor<1x8x8x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) {
+  %0 = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64}
+      : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %1 = kiln.average_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, count_include_pad = 1 : i64}
+      : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  return %0, %1 : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>
+}
