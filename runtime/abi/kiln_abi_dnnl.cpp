@@ -1,11 +1,13 @@
-//===- kiln_abi_dnnl.cpp - Convolutions through oneDNN --------------------===//
+//===- kiln_abi_dnnl.cpp - Convolutions, matmuls and pools through oneDNN -===//
 //
-// With `kiln-compile --kernels=auto` (the default), every float32 2-D
-// channels-last convolution whose filter is a weight becomes one call to
-// kiln_abi_dnnl_conv2d_f32 (lib/Target/CPU/DnnlCalls.cpp): oneDNN's
-// convolution on the NHWC activations as they are, with the bias and the
-// fused epilogue (activation, residual add, in either order) as its
-// post-ops. Measured on two AVX-512 cores, oneDNN's NHWC kernels ran the
+// With `kiln-compile --kernels=auto` (the default), kiln-cpu-dnnl-calls
+// (lib/Target/CPU/DnnlCalls.cpp) makes every float32 2-D channels-last
+// convolution a call to kiln_abi_dnnl_conv2d_f32 (oneDNN's convolution on
+// the NHWC activations as they are, with the bias and the fused epilogue:
+// activation, residual add, in either order, as post-ops), every MatMul of
+// 128+ rows by a weight a call to kiln_abi_dnnl_matmul_f32 and every static
+// channels-last max or average pool a call to kiln_abi_dnnl_pool2d_f32.
+// Measured on two AVX-512 cores, oneDNN's NHWC kernels ran the
 // convolutions of a ResNet-50 at about 225 GFLOP/s, its depthwise ones at
 // 100-120 GFLOP/s; the same convolutions on NCHW tensors took 1.6x as long
 // (im2col + GEMM), the depthwise ones 15-20x.
@@ -16,7 +18,8 @@
 // layout the primitive reads, once: ONNX Runtime's prepacking at session
 // creation, done at the first run. The slot then points at the call site's
 // states, one per batch size and thread count seen (they live as long as
-// the process: a state may be running on another thread). A
+// the process, even after the model is unloaded: a state may be running on
+// another thread, and the ABI has no unload hook). A
 // slot belongs to one loaded model: a model loaded again starts from zero,
 // so a state is never taken for another model's weights at the same
 // address. A call whose filter is computed at run time (`flags` bit 0

@@ -167,29 +167,12 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     Location loc = op->getLoc();
     OpBuilder b(op);
     Value xPtr = pointerTo(b, loc, op->getOperand(0));
-    Value out = memref::AllocOp::create(
-        b, loc, MemRefType::get(y.getShape(), b.getF32Type()), ValueRange(),
-        b.getI64IntegerAttr(64));
-    Value outPtr = memref::ReinterpretCastOp::create(
-        b, loc, MemRefType::get({1}, b.getF32Type()), out, /*offset=*/0,
-        /*sizes=*/{1}, /*strides=*/{1});
-    SmallVector<Value> args{
-        memref::GetGlobalOp::create(b, loc,
-                                    MemRefType::get({1}, b.getI64Type()),
-                                    createSlot(module, loc)),
-        xPtr, outPtr};
-    for (int64_t v :
-         {x.getDimSize(0), x.getDimSize(1), x.getDimSize(2), x.getDimSize(3),
-          y.getDimSize(1), y.getDimSize(2), win.kernel[0], win.kernel[1],
-          win.strides[0], win.strides[1], win.padBegin[0], win.padBegin[1],
-          padEnd[0], padEnd[1], kind})
-      args.push_back(arith::ConstantIndexOp::create(b, loc, v));
-    func::CallOp::create(b, loc, declareKernel(module, kPoolKernel, 2, 15),
-                         args);
-    Value result = bufferization::ToTensorOp::create(
-        b, loc, y, out, /*restrict=*/true, /*writable=*/true);
-    op->getResult(0).replaceAllUsesWith(result);
-    op->erase();
+    replaceByCall(b, module, op, kPoolKernel, {xPtr}, ValueRange(), {},
+                  {x.getDimSize(0), x.getDimSize(1), x.getDimSize(2),
+                   x.getDimSize(3), y.getDimSize(1), y.getDimSize(2),
+                   win.kernel[0], win.kernel[1], win.strides[0],
+                   win.strides[1], win.padBegin[0], win.padBegin[1],
+                   padEnd[0], padEnd[1], kind});
   }
 
   /// A float32 MatMul (or Gemm without transposes, alpha 1, and a bias of
@@ -272,6 +255,39 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
         /*sizes=*/{1}, /*strides=*/{1});
   }
 
+  /// Replaces `op` by a call to `kernel`: (its state slot, `inputs`, the
+  /// result's buffer, `indices`, then `sizes` as index constants); the
+  /// result is a new buffer (`dynamicSizes` its run-time dims) as a tensor.
+  void replaceByCall(OpBuilder &b, ModuleOp module, Operation *op,
+                     StringRef kernel, ArrayRef<Value> inputs,
+                     ValueRange dynamicSizes, ArrayRef<Value> indices,
+                     ArrayRef<int64_t> sizes) {
+    Location loc = op->getLoc();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value out = memref::AllocOp::create(
+        b, loc, MemRefType::get(resultType.getShape(), b.getF32Type()),
+        dynamicSizes, b.getI64IntegerAttr(64));
+    Value outPtr = memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({1}, b.getF32Type()), out, /*offset=*/0,
+        /*sizes=*/{1}, /*strides=*/{1});
+    SmallVector<Value> args{memref::GetGlobalOp::create(
+        b, loc, MemRefType::get({1}, b.getI64Type()),
+        createSlot(module, loc))};
+    llvm::append_range(args, inputs);
+    args.push_back(outPtr);
+    llvm::append_range(args, indices);
+    for (int64_t v : sizes)
+      args.push_back(arith::ConstantIndexOp::create(b, loc, v));
+    unsigned numIndices = indices.size() + sizes.size();
+    func::CallOp::create(
+        b, loc,
+        declareKernel(module, kernel, inputs.size() + 1, numIndices), args);
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+  }
+
   /// x [..., K] * w [K, N] (+ bias) as one oneDNN matmul of x's rows.
   void rewriteMatmul(ModuleOp module, Operation *op) {
     Location loc = op->getLoc();
@@ -288,25 +304,8 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     Value xPtr = pointerTo(b, loc, x);
     Value wPtr = pointerTo(b, loc, w);
     Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
-    Value y = memref::AllocOp::create(
-        b, loc, MemRefType::get(yType.getShape(), b.getF32Type()),
-        ValueRange(), b.getI64IntegerAttr(64));
-    Value yPtr = memref::ReinterpretCastOp::create(
-        b, loc, MemRefType::get({1}, b.getF32Type()), y, /*offset=*/0,
-        /*sizes=*/{1}, /*strides=*/{1});
-    SmallVector<Value> args{
-        memref::GetGlobalOp::create(b, loc,
-                                    MemRefType::get({1}, b.getI64Type()),
-                                    createSlot(module, loc)),
-        xPtr, wPtr, biasPtr, yPtr};
-    for (int64_t v : {m, k, n, int64_t(bool(bias)), int64_t(1)})
-      args.push_back(arith::ConstantIndexOp::create(b, loc, v));
-    func::CallOp::create(b, loc, declareKernel(module, kMatmulKernel, 4, 5),
-                         args);
-    Value result = bufferization::ToTensorOp::create(
-        b, loc, yType, y, /*restrict=*/true, /*writable=*/true);
-    op->getResult(0).replaceAllUsesWith(result);
-    op->erase();
+    replaceByCall(b, module, op, kMatmulKernel, {xPtr, wPtr, biasPtr},
+                  ValueRange(), {}, {m, k, n, int64_t(bool(bias)), 1});
   }
 
   LogicalResult rewrite(ModuleOp module, Operation *op) {
@@ -342,47 +341,28 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     if (failed(window))
       return failure();
 
-    Type f32 = b.getF32Type();
-    auto pointerType = MemRefType::get({1}, f32);
     Value xPtr = pointerTo(b, loc, x);
     Value wPtr = pointerTo(b, loc, w);
     Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
     Value residualPtr = residual ? pointerTo(b, loc, residual) : xPtr;
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value n = xType.isDynamicDim(0) ? Value(tensor::DimOp::create(b, loc, x, 0))
-                                    : index(xType.getDimSize(0));
+    Value n = xType.isDynamicDim(0)
+                  ? Value(tensor::DimOp::create(b, loc, x, 0))
+                  : Value(arith::ConstantIndexOp::create(
+                        b, loc, xType.getDimSize(0)));
     SmallVector<Value> dynamicSizes;
     if (yType.isDynamicDim(0))
       dynamicSizes.push_back(n);
-    auto yBufferType = MemRefType::get(yType.getShape(), f32);
-    Value y = memref::AllocOp::create(b, loc, yBufferType, dynamicSizes,
-                                      b.getI64IntegerAttr(64));
-    Value yPtr = memref::ReinterpretCastOp::create(
-        b, loc, pointerType, y, /*offset=*/0, /*sizes=*/{1}, /*strides=*/{1});
-
     const lowering::Window &win = *window;
-    SmallVector<Value> args{
-        memref::GetGlobalOp::create(b, loc,
-                                    MemRefType::get({1}, b.getI64Type()),
-                                    createSlot(module, loc)),
-        xPtr, wPtr, biasPtr, residualPtr, yPtr, n};
-    for (int64_t v :
-         {xType.getDimSize(1), xType.getDimSize(2), xType.getDimSize(3),
-          yType.getDimSize(1), yType.getDimSize(2), yType.getDimSize(3),
-          wType.getDimSize(1), wType.getDimSize(2), group, win.strides[0],
-          win.strides[1], win.dilations[0], win.dilations[1], win.padBegin[0],
-          win.padBegin[1], win.padEnd[0], win.padEnd[1], activation,
-          residualFirst, int64_t(bool(bias)), int64_t(bool(residual)),
-          int64_t(isConstantFilter(w))})
-      args.push_back(index(v));
-    func::FuncOp fn = declareKernel(module, kKernel, 5, args.size() - 6);
-    func::CallOp::create(b, loc, fn, args);
-    Value result = bufferization::ToTensorOp::create(
-        b, loc, yType, y, /*restrict=*/true, /*writable=*/true);
-    op->getResult(0).replaceAllUsesWith(result);
-    op->erase();
+    replaceByCall(
+        b, module, op, kKernel, {xPtr, wPtr, biasPtr, residualPtr},
+        dynamicSizes, {n},
+        {xType.getDimSize(1), xType.getDimSize(2), xType.getDimSize(3),
+         yType.getDimSize(1), yType.getDimSize(2), yType.getDimSize(3),
+         wType.getDimSize(1), wType.getDimSize(2), group, win.strides[0],
+         win.strides[1], win.dilations[0], win.dilations[1], win.padBegin[0],
+         win.padBegin[1], win.padEnd[0], win.padEnd[1], activation,
+         residualFirst, int64_t(bool(bias)), int64_t(bool(residual)),
+         int64_t(isConstantFilter(w))});
     return success();
   }
 
