@@ -47,6 +47,18 @@ static Value buildActivation(OpBuilder &b, Location loc, StringRef activation,
     return SigmoidOp::create(b, loc, x);
   if (activation == "tanh")
     return TanhOp::create(b, loc, x);
+  if (activation == "hard_swish")
+    return HardSwishOp::create(b, loc, x);
+  if (activation == "relu6") {
+    auto scalar = RankedTensorType::get(
+        {}, cast<RankedTensorType>(x.getType()).getElementType());
+    auto bound = [&](double v) -> Value {
+      return ConstantOp::create(
+          b, loc, DenseElementsAttr::get(scalar, b.getFloatAttr(
+                                                     scalar.getElementType(), v)));
+    };
+    return ClipOp::create(b, loc, x.getType(), x, bound(0.0), bound(6.0));
+  }
   assert(activation == "none" && "the verifier admits no other activation");
   return x;
 }

@@ -12,7 +12,7 @@
 //   2. a residual Add of a tensor of the result's type, when an activation
 //      follows it (ResNet: relu(conv + bn + shortcut));
 //   3. an activation: Relu, kiln.gelu (either form), kiln.silu, Sigmoid,
-//      Tanh;
+//      Tanh, HardSwish, a float Clip to constant bounds [0, 6] (ReLU6);
 //   4. a residual Add after the activation (or with no activation: the
 //      transformer's x + MatMul(...)).
 //
@@ -83,6 +83,16 @@ std::optional<StringRef> getActivationName(Operation *op) {
     return StringRef("sigmoid");
   if (isa<TanhOp>(op))
     return StringRef("tanh");
+  if (isa<HardSwishOp>(op))
+    return StringRef("hard_swish");
+  if (auto clip = dyn_cast<ClipOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(clip.getType());
+    std::optional<double> lo = getScalarConstant(clip.getMin());
+    std::optional<double> hi = getScalarConstant(clip.getMax());
+    if (type && isa<FloatType>(type.getElementType()) && lo && hi &&
+        *lo == 0.0 && *hi == 6.0)
+      return StringRef("relu6");
+  }
   return std::nullopt;
 }
 

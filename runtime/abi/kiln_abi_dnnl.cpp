@@ -119,8 +119,9 @@ std::mutex &stateLock() {
   return lock;
 }
 
-dnnl::algorithm activationAlgorithm(int64_t activation, float &alpha) {
-  alpha = 0.f;
+dnnl::algorithm activationAlgorithm(int64_t activation, float &alpha,
+                                    float &beta) {
+  alpha = beta = 0.f;
   switch (activation) {
   case 1:
     return dnnl::algorithm::eltwise_relu;
@@ -135,6 +136,11 @@ dnnl::algorithm activationAlgorithm(int64_t activation, float &alpha) {
     return dnnl::algorithm::eltwise_logistic;
   case 6:
     return dnnl::algorithm::eltwise_tanh;
+  case 7: // x * relu6(x + 3) / 6, ONNX HardSwish (oneDNN 2.x: no parameters)
+    return dnnl::algorithm::eltwise_hardswish;
+  case 8:
+    beta = 6.f;
+    return dnnl::algorithm::eltwise_clip_v2;
   default:
     return dnnl::algorithm::undef;
   }
@@ -170,8 +176,8 @@ std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
                           Tag::any);
 
   dnnl::post_ops ops;
-  float alpha;
-  dnnl::algorithm act = activationAlgorithm(s.activation, alpha);
+  float alpha, beta;
+  dnnl::algorithm act = activationAlgorithm(s.activation, alpha, beta);
   auto addResidual = [&] {
     if (s.hasResidual)
       ops.append_binary(dnnl::algorithm::binary_add, state->residual);
@@ -179,7 +185,7 @@ std::unique_ptr<State> makeState(const Shape &s, const Key &key) {
   if (s.residualFirst)
     addResidual();
   if (act != dnnl::algorithm::undef)
-    ops.append_eltwise(1.f, act, alpha, 0.f);
+    ops.append_eltwise(1.f, act, alpha, beta);
   if (!s.residualFirst)
     addResidual();
   dnnl::primitive_attr attr;
@@ -336,7 +342,7 @@ std::unique_ptr<State> makePoolState(const int64_t *d, const Key &key) {
 /// y = epilogue(conv(x, w) + bias) for NHWC x [n, h, w, c], OHWI w
 /// [m, kh, kw, c / group], y [n, oh, ow, m], with the residual (y's shape)
 /// added before (residualFirst) or after the activation (1 relu, 2 gelu,
-/// 3 gelu_tanh, 4 silu, 5 sigmoid, 6 tanh, 0 none). `slot` is the call
+/// 3 gelu_tanh, 4 silu, 5 sigmoid, 6 tanh, 7 hard_swish, 8 relu6, 0 none). `slot` is the call
 /// site's 8-byte state slot; flags bit 0: `w` is constant.
 KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
     int64_t *slot, const float *x, const float *w, const float *bias,

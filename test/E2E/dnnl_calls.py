@@ -7,7 +7,8 @@
 # every argument of those calls (grouped, depthwise, strided, dilated
 # convolutions; max and average pools with padding and ceil_mode;
 # asymmetric, SAME_UPPER and SAME_LOWER padding; no bias; the
-# residual added before and after Relu; a Conv whose filter is a graph
+# residual added before and after Relu; HardSwish and Clip(0, 6) as
+# post-ops; a squeeze-and-excitation 1x1 layer left to Kiln; a Conv whose filter is a graph
 # input; a dynamic batch at three sizes; MatMul of a 3-D input, Gemm with a
 # bias), checks with `kiln-compile --emit=linalg` that each one's
 # convolutions and matmuls are oneDNN calls, compiles it with the kiln
@@ -72,9 +73,11 @@ def same_pads(size, k, s, d, upper):
 
 def conv_model(name, rng, shape, m, k, strides=(1, 1), pads=(0, 0, 0, 0),
                dilations=(1, 1), group=1, bias=True, auto_pad=None,
-               residual=None, filter_input=False, dynamic_batch=False):
+               residual=None, filter_input=False, dynamic_batch=False,
+               activation=None):
     """Conv [+ residual Add, Relu in the order `residual`: None, 'before'
-    (Relu(conv + r)) or 'after' (Relu(conv) + r)]."""
+    (Relu(conv + r)) or 'after' (Relu(conv) + r)] [+ `activation`:
+    'hard_swish' (HardSwish) or 'relu6' (Clip to constants 0 and 6)]."""
     n, c, h, wd = shape
     w = (rng.standard_normal((m, c // group, k, k)) * 0.2).astype(np.float32)
     b = rng.standard_normal(m).astype(np.float32) if bias else None
@@ -131,6 +134,16 @@ def conv_model(name, rng, shape, m, k, strides=(1, 1), pads=(0, 0, 0, 0),
                       helper.make_node("Add", ["a", "h"], ["y"])]
             y = np.maximum(y, 0) + r
         out = "y"
+    if activation == "hard_swish":
+        nodes.append(helper.make_node("HardSwish", [out], ["act"]))
+        y = y * np.clip(y / 6 + 0.5, 0, 1)
+        out = "act"
+    elif activation == "relu6":
+        nodes.append(helper.make_node("Clip", [out, "lo", "hi"], ["act"]))
+        initializers += [numpy_helper.from_array(np.float32(0), "lo"),
+                         numpy_helper.from_array(np.float32(6), "hi")]
+        y = np.clip(y, 0, 6)
+        out = "act"
     oshape = ["batch" if dynamic_batch else y.shape[0]] + list(y.shape[1:])
     graph = helper.make_graph(
         nodes, name, graph_inputs,
@@ -235,6 +248,17 @@ def cases(rng):
     yield ("conv_filter_input",) + conv_model(
         "conv_filter_input", rng, (1, 5, 7, 7), 4, 3, pads=(1, 1, 1, 1),
         filter_input=True)
+    # MobileNetV3's epilogues: oneDNN's hardswish and clip post-ops (the
+    # filters scaled up so that both bounds of each are crossed).
+    yield ("conv_hard_swish",) + conv_model(
+        "conv_hard_swish", rng, (2, 16, 9, 9), 16, 3, pads=(1, 1, 1, 1),
+        group=16, activation="hard_swish")
+    yield ("conv_relu6",) + conv_model(
+        "conv_relu6", rng, (1, 24, 7, 7), 32, 1, activation="relu6")
+    # A squeeze-and-excitation layer (1x1 filter over a 1x1 image) is a
+    # matrix-vector product Kiln's own kernel runs: no oneDNN call.
+    yield ("se_fc_relu6",) + conv_model(
+        "se_fc_relu6", rng, (3, 64, 1, 1), 96, 1, activation="relu6")
     for name, graph, feeds, expected in list(matmul_models(rng)) + list(
             pool_models(rng)):
         model = helper.make_model(graph,
@@ -301,7 +325,8 @@ def main():
         convs, matmuls = calls_in(args.kiln_compile, path, args.workdir)
         want_conv = name.startswith("conv")
         want = ((2 if "residual" in name else 1, 0) if want_conv else
-                (0, 0) if "pool" in name else (0, 1))
+                (0, 0) if "pool" in name or name.startswith("se_") else
+                (0, 1))
         if (convs, matmuls) != want:
             print(f"FAIL {name}: {convs} oneDNN convolution and {matmuls} "
                   f"matmul calls, want {want[0]} and {want[1]}")
@@ -314,7 +339,9 @@ def main():
             failures += 1
             continue
         message = check(name, got, expected)
-        print(message or f"PASS {name}: oneDNN call, matches numpy")
+        print(message or f"PASS {name}: "
+              f"{'Kiln kernel' if name.startswith('se_') else 'oneDNN call'}"
+              ", matches numpy")
         failures += message is not None
     # A run-time batch: one artifact at three batch sizes (the call takes
     # the batch at run time).

@@ -122,3 +122,47 @@ func.func @conv_nhwc_negative(%x: tensor<1x4x4x4xf32>, %w: tensor<4x1x1x4xf32>, 
   %5 = kiln.add %4, %d : (tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %0, %1, %3, %5 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// MobileNetV3's HardSwish and MobileNetV2's ReLU6 (a float Clip to the
+// constants 0 and 6) are epilogue activations.
+// CHECK-LABEL: func.func @conv_nhwc_hard_swish
+// CHECK: %[[Y:.+]] = kiln.fused_conv_nhwc %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {activation = "hard_swish", group = 4 : i64, pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT: return %[[Y]]
+func.func @conv_nhwc_hard_swish(%x: tensor<1x8x8x4xf32>, %w: tensor<4x3x3x1xf32>, %b: tensor<4xf32>) -> tensor<1x8x8x4xf32> {
+  %0 = kiln.conv_nhwc %x, %w, %b {group = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<4x3x3x1xf32>, tensor<4xf32>) -> tensor<1x8x8x4xf32>
+  %1 = kiln.hard_swish %0 : tensor<1x8x8x4xf32>
+  return %1 : tensor<1x8x8x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_nhwc_relu6
+// CHECK: %[[Y:.+]] = kiln.fused_conv_nhwc %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {activation = "relu6"}
+// CHECK-NEXT: return %[[Y]]
+func.func @conv_nhwc_relu6(%x: tensor<1x8x8x4xf32>, %w: tensor<8x1x1x4xf32>, %b: tensor<8xf32>) -> tensor<1x8x8x8xf32> {
+  %lo = kiln.constant dense<0.0> : tensor<f32>
+  %hi = kiln.constant dense<6.0> : tensor<1xf32>
+  %0 = kiln.conv_nhwc %x, %w, %b : (tensor<1x8x8x4xf32>, tensor<8x1x1x4xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  %1 = kiln.clip %0, %lo, %hi : (tensor<1x8x8x8xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1x8x8x8xf32>
+  return %1 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// A Clip to other bounds, or with a bound that is not a constant, stays.
+// CHECK-LABEL: func.func @conv_nhwc_clip_not_relu6
+// CHECK: %[[C:.+]] = kiln.conv_nhwc
+// CHECK: kiln.clip %[[C]]
+// CHECK: %[[D:.+]] = kiln.conv_nhwc
+// CHECK: kiln.clip %[[D]]
+func.func @conv_nhwc_clip_not_relu6(%x: tensor<1x8x8x4xf32>, %w: tensor<8x1x1x4xf32>, %b: tensor<8xf32>, %hi2: tensor<f32>) -> (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) {
+  %lo = kiln.constant dense<0.0> : tensor<f32>
+  %hi = kiln.constant dense<5.0> : tensor<f32>
+  %0 = kiln.conv_nhwc %x, %w, %b : (tensor<1x8x8x4xf32>, tensor<8x1x1x4xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  %1 = kiln.clip %0, %lo, %hi : (tensor<1x8x8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<1x8x8x8xf32>
+  %2 = kiln.conv_nhwc %x, %w, %b : (tensor<1x8x8x4xf32>, tensor<8x1x1x4xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  %3 = kiln.clip %2, %lo, %hi2 : (tensor<1x8x8x8xf32>, tensor<f32>, tensor<f32>) -> tensor<1x8x8x8xf32>
+  return %1, %3 : tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>
+}

@@ -189,6 +189,19 @@ static Value applyActivation(OpBuilder &b, Location l, StringRef act, Value v) {
     return arith::MulFOp::create(b, l, v, sigmoid(v));
   if (act == "tanh")
     return math::TanhOp::create(b, l, v);
+  auto clamp = [&](Value x, double lo, double hi) -> Value {
+    return arith::MinimumFOp::create(b, l,
+                                     arith::MaximumFOp::create(b, l, x, c(lo)),
+                                     c(hi));
+  };
+  if (act == "relu6")
+    return clamp(v, 0, 6);
+  if (act == "hard_swish") // x * clamp(x / 6 + 1/2, 0, 1), as kiln.hard_swish
+    return arith::MulFOp::create(
+        b, l, v,
+        clamp(arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, v, c(1.0 / 6.0)), c(0.5)),
+              0, 1));
   Value half = arith::MulFOp::create(b, l, v, c(0.5));
   if (act == "gelu") {
     Value erf = math::ErfOp::create(

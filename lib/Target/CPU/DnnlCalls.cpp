@@ -67,16 +67,20 @@ constexpr llvm::StringLiteral kPoolKernel = "kiln_abi_dnnl_pool2d_f32";
 /// decode step's matrix-vector products stay Kiln's.
 constexpr int64_t kMatmulMinRows = 128;
 
-/// The kernel's code for an epilogue activation (kiln_abi_dnnl.cpp).
+/// The kernel's code for an epilogue activation (kiln_abi_dnnl.cpp); -1
+/// for one it does not know.
 int64_t activationCode(StringRef activation) {
   return llvm::StringSwitch<int64_t>(activation)
+      .Case("none", 0)
       .Case("relu", 1)
       .Case("gelu", 2)
       .Case("gelu_tanh", 3)
       .Case("silu", 4)
       .Case("sigmoid", 5)
       .Case("tanh", 6)
-      .Default(0);
+      .Case("hard_swish", 7)
+      .Case("relu6", 8)
+      .Default(-1);
 }
 
 /// Whether `w` holds the same values in every run: a weight argument of the
@@ -326,6 +330,9 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
       group = fused.getGroup();
       residual = fused.getResidual();
       activation = activationCode(fused.getActivation());
+      if (activation < 0)
+        return op->emitOpError("no oneDNN post-op for the activation ")
+               << fused.getActivation();
       residualFirst = fused.getResidualBeforeActivation();
     }
     if (kiln::isNone(bias))

@@ -589,6 +589,35 @@ func.func @fused_conv(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %b: tens
 
 // -----
 
+// The hard_swish and relu6 epilogues: x * clamp(x / 6 + 1/2, 0, 1) and
+// clamp(x, 0, 6).
+// CHECK-LABEL: func.func @fused_conv_hard_swish_relu6
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[V:[^:]*]]: f32,
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[SIXTH:.*]] = arith.constant 0.16666{{[0-9]*}} : f32
+// CHECK: %[[T:.*]] = arith.mulf %[[V]], %[[SIXTH]]
+// CHECK: %[[U:.*]] = arith.addf %[[T]], %[[HALF]]
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[LO:.*]] = arith.maximumf %[[U]], %[[ZERO]]
+// CHECK: %[[HI:.*]] = arith.minimumf %[[LO]], %[[ONE]]
+// CHECK: arith.mulf %[[V]], %[[HI]]
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[W:[^:]*]]: f32,
+// CHECK-DAG: %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-DAG: %[[ZERO6:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[L6:.*]] = arith.maximumf %[[W]], %[[ZERO6]]
+// CHECK: arith.minimumf %[[L6]], %[[SIX]]
+func.func @fused_conv_hard_swish_relu6(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %none = kiln.none
+  %0 = kiln.fused_conv %x, %w, %b, %none {activation = "hard_swish", pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, none) -> tensor<1x4x6x6xf32>
+  %1 = kiln.fused_conv %x, %w, %b, %none {activation = "relu6", pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, none) -> tensor<1x4x6x6xf32>
+  return %0, %1 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+}
+
+// -----
+
 // kiln.rms_norm on f16 with an f32 stash: the sum of squares in f32, then
 // x * rsqrt(mean + eps) rounded to f16 before the scale.
 // CHECK-LABEL: func.func @rms_norm

@@ -65,24 +65,44 @@ func.func @depthwise(%x: tensor<?x8x8x32xf32>, %w: tensor<32x3x3x1xf32>)
 
 // -----
 
-// Not a library convolution: half precision, and a run-time spatial size.
-// Neither is rewritten; keep-library-convs decomposes both (NCHW between
-// transposes).
+// Not a library convolution: half precision, a run-time spatial size, and
+// a 1x1 filter over a 1x1 image (a squeeze-and-excitation layer: a
+// matrix-vector product per image, left to Kiln's kernel). None is
+// rewritten; keep-library-convs decomposes them (NCHW between transposes).
 // CHECK-LABEL: func.func @not_library
 // CHECK-NOT: call
 // CHECK: kiln.conv_nhwc
 // CHECK: kiln.conv_nhwc
+// CHECK: kiln.fused_conv_nhwc
 // KEEP-LABEL: func.func @not_library
 // KEEP-NOT: kiln.conv_nhwc
 // KEEP: kiln.conv {{.*}}tensor<1x8x6x6xf16>
 // KEEP: kiln.conv {{.*}}tensor<1x8x?x6xf32>
+// KEEP: kiln.conv {{.*}}tensor<?x96x1x1xf32>
 func.func @not_library(%x: tensor<1x6x6x8xf16>, %w: tensor<8x1x1x8xf16>,
-                       %x2: tensor<1x?x6x8xf32>, %w2: tensor<8x1x1x8xf32>)
-    -> (tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>) {
+                       %x2: tensor<1x?x6x8xf32>, %w2: tensor<8x1x1x8xf32>,
+                       %x3: tensor<?x1x1x24xf32>, %w3: tensor<96x1x1x24xf32>)
+    -> (tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>, tensor<?x1x1x96xf32>) {
   %none = kiln.none
   %y = kiln.conv_nhwc %x, %w, %none : (tensor<1x6x6x8xf16>, tensor<8x1x1x8xf16>, none) -> tensor<1x6x6x8xf16>
   %y2 = kiln.conv_nhwc %x2, %w2, %none : (tensor<1x?x6x8xf32>, tensor<8x1x1x8xf32>, none) -> tensor<1x?x6x8xf32>
-  return %y, %y2 : tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>
+  %y3 = kiln.fused_conv_nhwc %x3, %w3, %none, %none {activation = "relu"} : (tensor<?x1x1x24xf32>, tensor<96x1x1x24xf32>, none, none) -> tensor<?x1x1x96xf32>
+  return %y, %y2, %y3 : tensor<1x6x6x8xf16>, tensor<1x?x6x8xf32>, tensor<?x1x1x96xf32>
+}
+
+// -----
+
+// MobileNet's activations are post-ops: hard_swish (7) and relu6 (8), the
+// fifth argument from the end.
+// CHECK-LABEL: func.func @mobilenet_activations
+// CHECK: call @kiln_abi_dnnl_conv2d_f32({{.*}}, %c7, %c0, %c0, %c0, %c0) :
+// CHECK: call @kiln_abi_dnnl_conv2d_f32({{.*}}, %c8, %c0, %c0, %c0, %c0) :
+func.func @mobilenet_activations(%x: tensor<1x8x8x16xf32>, %w: tensor<16x3x3x1xf32>, %w2: tensor<32x1x1x16xf32>)
+    -> tensor<1x8x8x32xf32> {
+  %none = kiln.none
+  %y = kiln.fused_conv_nhwc %x, %w, %none, %none {activation = "hard_swish", group = 16 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<16x3x3x1xf32>, none, none) -> tensor<1x8x8x16xf32>
+  %z = kiln.fused_conv_nhwc %y, %w2, %none, %none {activation = "relu6"} : (tensor<1x8x8x16xf32>, tensor<32x1x1x16xf32>, none, none) -> tensor<1x8x8x32xf32>
+  return %z : tensor<1x8x8x32xf32>
 }
 
 // -----

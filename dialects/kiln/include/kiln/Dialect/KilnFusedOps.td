@@ -17,10 +17,12 @@ include "kiln/Dialect/KilnWindowAttrs.td"
 
 /// The activations a fused matmul or convolution applies to its result.
 def Kiln_EpilogueActivationAttr : StringBasedAttr<And<[StrAttrPred, Or<!foreach(v,
-      ["none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh"],
+      ["none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh",
+       "hard_swish", "relu6"],
       CPred<"::llvm::cast<::mlir::StringAttr>($_self).getValue() == \"" # v # "\"">)>]>,
     "string attribute whose value is one of \"none\", \"relu\", \"gelu\", " #
-    "\"gelu_tanh\", \"silu\", \"sigmoid\", \"tanh\"">;
+    "\"gelu_tanh\", \"silu\", \"sigmoid\", \"tanh\", \"hard_swish\", " #
+    "\"relu6\"">;
 
 //===----------------------------------------------------------------------===//
 // Normalization
@@ -115,7 +117,8 @@ def Kiln_FusedMatMulOp : Kiln_OnnxOp<"fused_matmul"> {
     (or `none`) is 1-D with `N` elements, the last dim of `P`. `residual`
     (or `none`) has `P`'s shape (numpy broadcasting applies, but must not
     change the shape). `act` is `activation`: `none`, `relu`, `gelu`
-    (exact, erf), `gelu_tanh`, `silu`, `sigmoid` or `tanh`. Every operand has
+    (exact, erf), `gelu_tanh`, `silu`, `sigmoid`, `tanh`, `hard_swish`
+    (ONNX HardSwish) or `relu6` (Clip to [0, 6]). Every operand has
     one element type, which is the result's. `residual_before_activation`
     only matters when `activation` is not `none`; the fusion pass then sets
     it to the order it found (a ResNet block adds the shortcut before its
@@ -156,7 +159,8 @@ def Kiln_FusedConvOp : Kiln_OnnxOp<"fused_conv"> {
     `group`, `kernel_shape`, `pads`, `strides`) are those of `kiln.conv`.
     `residual` (or `none`) has the result's shape `N x M x D1' ...`. `act`
     is `activation`: `none`, `relu`, `gelu` (exact, erf), `gelu_tanh`,
-    `silu`, `sigmoid` or `tanh`. A PyTorch ResNet basic block's second
+    `silu`, `sigmoid`, `tanh`, `hard_swish` or `relu6` (Clip to [0, 6]).
+    A PyTorch ResNet basic block's second
     convolution is `relu(conv + bn + shortcut)`: after BatchNormalization
     is folded into the Conv's bias, it becomes one `kiln.fused_conv` with
     `residual_before_activation = true`.
@@ -198,7 +202,7 @@ def Kiln_FusedConvNhwcOp : Kiln_OnnxOp<"fused_conv_nhwc"> {
     outn x M`. `residual` (or `none`) has the result's shape (numpy
     broadcasting applies, but must not change the shape). `act` is
     `activation`: `none`, `relu`, `gelu` (exact, erf), `gelu_tanh`, `silu`,
-    `sigmoid` or `tanh`.
+    `sigmoid`, `tanh`, `hard_swish` or `relu6` (Clip to [0, 6]).
 
     Made by `kiln-fuse-epilogues` from a `kiln.conv_nhwc` (as
     kiln-optimize-layout leaves a ResNet at -O3): a channel bias `[M]` or
