@@ -367,6 +367,15 @@ registerTile(llvm::ArrayRef<std::string> features) {
   return {4, 8};
 }
 
+/// The width of the target's vector registers.
+static int64_t vectorRegisterBits(llvm::ArrayRef<std::string> features) {
+  if (llvm::is_contained(features, "avx512f"))
+    return 512;
+  if (llvm::is_contained(features, "avx2") || llvm::is_contained(features, "avx"))
+    return 256;
+  return 128;
+}
+
 void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addPass(host::createPrepareEntryPass());
   // --kernels=library: BLAS takes the f32 contractions (LibraryCalls, after
@@ -433,6 +442,8 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopiesToLoopsPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createSplitParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(
+      createVectorizeInnerLoopsPass(vectorRegisterBits(target.features)));
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
@@ -539,6 +550,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createSpecializeShapesPass(); });
   registerPackWeightsPass();
   registerTileAndVectorizePasses();
+  registerVectorizeInnerLoopsPass();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
       "kiln graph -> linalg on tensors (weights hoisted)",

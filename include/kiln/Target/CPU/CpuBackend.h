@@ -125,6 +125,12 @@ std::unique_ptr<mlir::Pass> createLowerVectorsPass();
 /// OpenMP loop does not collapse the innermost (vectorizable) dimension.
 std::unique_ptr<mlir::Pass> createSplitParallelLoopsPass();
 void registerTileAndVectorizePasses();
+/// After createSplitParallelLoopsPass: the innermost scf.for of an
+/// elementwise loop nest gets a vector body of `vectorBits`-wide registers
+/// (contiguous loads and stores along the induction variable, invariants
+/// broadcast) and a scalar remainder.
+std::unique_ptr<mlir::Pass> createVectorizeInnerLoopsPass(int64_t vectorBits);
+void registerVectorizeInnerLoopsPass();
 
 /// On the LLVM dialect: each omp.parallel of a function with several moves
 /// into a function of its own, so that translating the OpenMP regions is not
