@@ -36,6 +36,8 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -223,6 +225,61 @@ struct Invocation::Impl {
   }
 
   void setPipelineOptions(GraphPipelineOptions &p) const;
+
+  /// The weight transforms left to run time (kiln-cpu-find-weight-
+  /// transforms' `kiln.weight_transforms`): a message naming them when
+  /// there are any, the count for the artifact, the list for --report.
+  int64_t weightTransforms = -1; // -1: not looked for (not the CPU)
+  std::string weightTransformsJson = "[]";
+  void reportWeightTransforms(ModuleOp m) {
+    auto list = m->getAttrOfType<ArrayAttr>("kiln.weight_transforms");
+    if (!list)
+      return;
+    weightTransforms = list.size();
+    std::string text;
+    llvm::raw_string_ostream json(weightTransformsJson);
+    weightTransformsJson.clear();
+    json << "[";
+    int64_t bytes = 0;
+    auto strings = [](ArrayAttr a) {
+      std::vector<std::string> out;
+      for (Attribute e : a)
+        out.push_back(cast<StringAttr>(e).str());
+      return out;
+    };
+    for (auto [i, entry] : llvm::enumerate(list)) {
+      auto d = cast<DictionaryAttr>(entry);
+      std::string op = d.getAs<StringAttr>("op").str();
+      std::vector<std::string> weights = strings(d.getAs<ArrayAttr>("weights"));
+      std::vector<std::string> nodes =
+          strings(d.getAs<ArrayAttr>("onnx_nodes"));
+      int64_t size = d.getAs<IntegerAttr>("bytes").getInt();
+      bytes += size;
+      llvm::json::Array w(weights), n(nodes);
+      json << (i ? ", " : "")
+           << llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
+                                       {"op", op},
+                                       {"weights", std::move(w)},
+                                       {"onnx_nodes", std::move(n)},
+                                       {"bytes", size}}));
+      if (i < 4) {
+        text += (i ? "; " : "") + op + " of " + llvm::join(weights, ", ");
+        if (!nodes.empty())
+          text += " (ONNX " + llvm::join(nodes, ", ") + ")";
+      }
+    }
+    json << "]";
+    if (list.empty())
+      return;
+    kiln::Diagnostic d;
+    d.fromDriver = true;
+    d.severity = kiln::Diagnostic::Severity::Remark;
+    d.message = std::to_string(list.size()) +
+                " weight transform(s) run on every call, " +
+                std::to_string(bytes) + " bytes per run: " + text +
+                (list.size() > 4 ? "; ..." : "");
+    add(std::move(d));
+  }
   bool runGraphPipeline(Stage target);
   bool compileMachineCode(ModuleOp m, const cpu::CpuOptions &cpuOptions,
                           Stage target, StringRef what, host::TargetInfo &info,
@@ -552,6 +609,14 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   if (failed(pm.run(m)))
     return false;
   pipelineTiming.stop();
+  if (!quiet) {
+    reportWeightTransforms(m);
+    // --report: the backend's finding joins the graph passes' report.
+    size_t end = reportJson.rfind('}');
+    if (options.collectPassReport && end != std::string::npos)
+      reportJson.insert(end, ",\n  \"runtime_weight_transforms\": " +
+                                 weightTransformsJson + "\n");
+  }
   {
     backendPipeline = packPipeline.empty() ? "" : packPipeline + " ; ";
     llvm::raw_string_ostream os(backendPipeline);
@@ -584,6 +649,8 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   artifact->setOption("kernels", c.kernels);
   artifact->setOption("cpu", c.cpu);
   artifact->setOption("parallel", c.parallel);
+  if (weightTransforms >= 0)
+    artifact->setOption("runtime_weight_transforms", weightTransforms);
   return true;
 }
 

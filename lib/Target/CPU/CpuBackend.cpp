@@ -405,6 +405,9 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // What is left of the weights' transforms runs on every call: recorded
+  // for the compile report (goal: none).
+  pm.addPass(createFindWeightTransformsPass());
   // A static KV cache: the inputs written in place become writable.
   pm.addPass(createMarkInPlaceOutputsPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<DuplicateEmptyTensorsPass>());
@@ -551,6 +554,7 @@ void registerCpuBackendPasses() {
   registerPackWeightsPass();
   registerTileAndVectorizePasses();
   registerVectorizeInnerLoopsPass();
+  registerFindWeightTransformsPass();
   PassPipelineRegistration<>(
       "kiln-cpu-linalg-pipeline",
       "kiln graph -> linalg on tensors (weights hoisted)",

@@ -131,6 +131,11 @@ void registerTileAndVectorizePasses();
 /// broadcast) and a scalar remainder.
 std::unique_ptr<mlir::Pass> createVectorizeInnerLoopsPass(int64_t vectorBits);
 void registerVectorizeInnerLoopsPass();
+/// On tensors, right before bufferization: the ops of @main that compute
+/// only from weights (they run on every call) as the module attribute
+/// `kiln.weight_transforms` ([{op, weights, onnx_nodes, bytes}]).
+std::unique_ptr<mlir::Pass> createFindWeightTransformsPass();
+void registerFindWeightTransformsPass();
 
 /// On the LLVM dialect: each omp.parallel of a function with several moves
 /// into a function of its own, so that translating the OpenMP regions is not

@@ -1,0 +1,39 @@
+// RUN: kiln-opt %s -kiln-cpu-find-weight-transforms | FileCheck %s
+
+// kiln-cpu-find-weight-transforms: what @main computes from weights alone
+// (kiln.weight arguments, constants, run-time sizes) runs on every call.
+// Recorded: the transpose of a weight (named by the kiln op it came from
+// and its ONNX node), a broadcast of a weight to an input's batch. Not
+// recorded: views (collapse_shape), ops that read an input, a fill of a
+// constant, a transform whose result is unused.
+
+// CHECK: module attributes {kiln.weight_transforms = [
+// CHECK-SAME: {bytes = 8192 : i64, onnx_nodes = ["/lm_head/Transpose"], op = "kiln.transpose", weights = ["embed"]},
+// CHECK-SAME: {bytes = 0 : i64, onnx_nodes = [], op = "linalg.broadcast", weights = ["bias"]}]}
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<?x64xf32> {kiln.name = "x"},
+                %embed: tensor<32x64xf32> {kiln.weight = "embed"},
+                %bias: tensor<64xf32> {kiln.weight = "bias"})
+    -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x32xf32>
+  %t = linalg.transpose ins(%embed : tensor<32x64xf32>) outs(%e : tensor<64x32xf32>) permutation = [1, 0] loc(#lm)
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %acc0 = tensor.empty(%n) : tensor<?x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %y = linalg.matmul ins(%x, %t : tensor<?x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %be = tensor.empty(%n) : tensor<?x64xf32>
+  %b = linalg.broadcast ins(%bias : tensor<64xf32>) outs(%be : tensor<?x64xf32>) dimensions = [0]
+  %s = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<?x64xf32>, tensor<?x64xf32>) outs(%be : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %r = arith.addf %a, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  %flat = tensor.collapse_shape %embed [[0, 1]] : tensor<32x64xf32> into tensor<2048xf32>
+  %e2 = tensor.empty() : tensor<64x32xf32>
+  %unused = linalg.transpose ins(%embed : tensor<32x64xf32>) outs(%e2 : tensor<64x32xf32>) permutation = [1, 0]
+  return %y, %s, %flat : tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>
+}
+#lm = loc(fused<"kiln.transpose">["/lm_head/Transpose"])
