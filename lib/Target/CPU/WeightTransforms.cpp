@@ -12,11 +12,13 @@
 //   [{op = "kiln.transpose", weights = ["embed.weight"],
 //     onnx_nodes = ["/lm_head/MatMul"], bytes = 113246208 : i64}, ...]
 //
-// (`bytes`: the result's size per run; 0 when it has a run-time dim). Views (reshapes, slices, casts,
-// to_buffer) are not transforms: they cost nothing. kiln-compile prints
-// them, records their number in the artifact (option
-// `runtime_weight_transforms`) and lists them in --report; the goal of
-// the CPU backend is none.
+// (`bytes`: the result's size per run; 0 when it has a run-time dim). Views
+// (reshapes, slices, casts, to_buffer) are not transforms: they cost
+// nothing; nor is a weight inserted into part of a tensor the inputs fill
+// too (a ViT's class token concatenated with the patch embeddings).
+// kiln-compile prints them, records their number in the artifact (option
+// `runtime_weight_transforms`) and lists them in --report; the goal of the
+// CPU backend is none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,7 +114,12 @@ struct FindWeightTransformsPass
         continue;
       for (Value r : op.getResults())
         derived[r] = weights;
+      // A weight written into part of a new tensor that the inputs fill
+      // too (a ViT's class token concatenated with the patches: the
+      // insert_slice into the concatenation's empty tensor) is a copy
+      // into an activation, not a transform of the weight.
       if (weights.empty() || isView(&op) ||
+          isa<tensor::InsertSliceOp, tensor::InsertOp>(op) ||
           op.hasTrait<OpTrait::ConstantLike>() ||
           llvm::all_of(op.getResults(),
                        [](Value r) { return r.use_empty(); }))

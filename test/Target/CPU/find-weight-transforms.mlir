@@ -5,7 +5,8 @@
 // Recorded: the transpose of a weight (named by the kiln op it came from
 // and its ONNX node), a broadcast of a weight to an input's batch. Not
 // recorded: views (collapse_shape), ops that read an input, a fill of a
-// constant, a transform whose result is unused.
+// constant, a transform whose result is unused, a weight inserted into a
+// tensor that an input fills too (a ViT's class token and its patches).
 
 // CHECK: module attributes {kiln.weight_transforms = [
 // CHECK-SAME: {bytes = 8192 : i64, onnx_nodes = ["/lm_head/Transpose"], op = "kiln.transpose", weights = ["embed"]},
@@ -14,7 +15,7 @@
 func.func @main(%x: tensor<?x64xf32> {kiln.name = "x"},
                 %embed: tensor<32x64xf32> {kiln.weight = "embed"},
                 %bias: tensor<64xf32> {kiln.weight = "bias"})
-    -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>) {
+    -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>, tensor<2x64xf32>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x32xf32>
@@ -34,6 +35,11 @@ func.func @main(%x: tensor<?x64xf32> {kiln.name = "x"},
   %flat = tensor.collapse_shape %embed [[0, 1]] : tensor<32x64xf32> into tensor<2048xf32>
   %e2 = tensor.empty() : tensor<64x32xf32>
   %unused = linalg.transpose ins(%embed : tensor<32x64xf32>) outs(%e2 : tensor<64x32xf32>) permutation = [1, 0]
-  return %y, %s, %flat : tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>
+  %cat0 = tensor.empty() : tensor<2x64xf32>
+  %tok = tensor.expand_shape %bias [[0, 1]] output_shape [1, 64] : tensor<64xf32> into tensor<1x64xf32>
+  %cat1 = tensor.insert_slice %tok into %cat0[0, 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<2x64xf32>
+  %row = tensor.extract_slice %x[0, 0] [1, 64] [1, 1] : tensor<?x64xf32> to tensor<1x64xf32>
+  %cat = tensor.insert_slice %row into %cat1[1, 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<2x64xf32>
+  return %y, %s, %flat, %cat : tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>, tensor<2x64xf32>
 }
 #lm = loc(fused<"kiln.transpose">["/lm_head/Transpose"])
