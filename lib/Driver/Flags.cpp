@@ -142,6 +142,11 @@ const CompileFlag kFlags[] = {
               "Bracket each kernel with the profiling hooks kiln-run "
               "--profile reads, and record the kernel table in the artifact "
               "(on by default; --profile-hooks=false leaves them out)"),
+    BOOL_FLAG("outline-kernels", outlineKernels,
+              "CPU: compile each kernel as a function of its own and the "
+              "kernels that are the same code (every layer's copy) once (on "
+              "by default; --outline-kernels=false keeps them in one function, "
+              "for compile-time and code studies)"),
     BOOL_FLAG("summary", summary,
               "Print ops by type before and after the graph pipeline, "
               "parameter counts, and where the IR was written"),

@@ -301,6 +301,7 @@ cpu::CpuOptions Invocation::Impl::cpuOptions() const {
   c.kernels = kernelStrategyName(options.kernels);
   c.parallel = options.parallel;
   c.profileHooks = options.profileHooks;
+  c.outlineKernels = options.outlineKernels;
   return c;
 }
 

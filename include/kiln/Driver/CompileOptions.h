@@ -92,6 +92,9 @@ struct CompileOptions {
   bool parallel = true;
   /// Profiling hooks around each kernel and the kernel table.
   bool profileHooks = true;
+  /// Each kernel of @main in a function of its own, the same ones merged
+  /// (cpu::CpuOptions::outlineKernels).
+  bool outlineKernels = true;
 
   // --- Graph pipeline ----------------------------------------------------
   unsigned optLevel = 2;

@@ -440,6 +440,10 @@ void buildLLVMPipeline(OpPassManager &pm, const CpuOptions &options) {
   // Here each top-level op of @main is one kernel: time them.
   if (options.profileHooks)
     pm.addPass(createInstrumentKernelsPass());
+  // Each kernel in a function of its own, the same ones merged: the rest of
+  // the pipeline and LLVM see one layer's kernels, not thirty copies.
+  if (options.outlineKernels)
+    pm.addPass(createOutlineKernelsPass());
   // The thread blocks of the tiled kernels join the other parallel loops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopiesToLoopsPass>());
@@ -543,6 +547,7 @@ void registerCpuBackendPasses() {
   PassRegistration<DuplicateEmptyTensorsPass>();
   registerPass([] { return createInstrumentKernelsPass(); });
   registerPass([] { return createOutlineParallelRegionsPass(); });
+  registerPass([] { return createOutlineKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createDnnlCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });

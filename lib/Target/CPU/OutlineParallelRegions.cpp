@@ -26,15 +26,15 @@
 
 #include "kiln/Target/CPU/CpuBackend.h"
 
+#include "DeduplicateFunctions.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 
@@ -69,6 +69,12 @@ struct OutlineParallelRegionsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<LLVM::LLVMFuncOp> funcs(module.getOps<LLVM::LLVMFuncOp>());
+    // kiln-cpu-outline-kernels marks its functions `llvm.no_inline` (the
+    // func-to-LLVM conversion keeps it as a discardable attribute): inlined
+    // back, they would make @main one huge function again.
+    for (LLVM::LLVMFuncOp func : funcs)
+      if (func->removeAttr("llvm.no_inline"))
+        func.setNoInline(true);
     for (LLVM::LLVMFuncOp func : funcs) {
       SmallVector<omp::ParallelOp> regions;
       func.walk([&](omp::ParallelOp op) {
@@ -85,48 +91,12 @@ struct OutlineParallelRegionsPass
 
   SmallVector<LLVM::LLVMFuncOp> outlined;
 
-  /// The outlined functions whose type and body print the same (no
-  /// locations; values numbered within the function) become the first of
+  /// The outlined functions that are the same code become the first of
   /// them.
   void deduplicate(ModuleOp module) {
-    llvm::StringMap<LLVM::LLVMFuncOp> byText;
-    llvm::DenseMap<StringAttr, StringAttr> replacement;
-    OpPrintingFlags flags;
-    flags.enableDebugInfo(false);
-    for (LLVM::LLVMFuncOp fn : outlined) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << fn.getFunctionType() << "\n";
-      AsmState state(fn, flags);
-      for (Block &block : fn.getBody()) {
-        os << "^bb(";
-        for (BlockArgument arg : block.getArguments())
-          os << arg.getType() << ",";
-        os << ")\n";
-        for (Operation &op : block) {
-          op.print(os, state);
-          os << "\n";
-        }
-      }
-      auto [it, inserted] = byText.try_emplace(text, fn);
-      if (!inserted)
-        replacement[fn.getSymNameAttr()] = it->second.getSymNameAttr();
-    }
-    if (replacement.empty()) {
-      outlined.clear();
-      return;
-    }
-    // The outlined functions are only called (one walk for all of them).
-    module.walk([&](LLVM::CallOp call) {
-      if (std::optional<StringRef> callee = call.getCallee())
-        if (auto it = replacement.find(
-                StringAttr::get(module.getContext(), *callee));
-            it != replacement.end())
-          call.setCallee(it->second.getValue());
-    });
-    for (LLVM::LLVMFuncOp fn : outlined)
-      if (replacement.count(fn.getSymNameAttr()))
-        fn.erase();
+    SmallVector<FunctionOpInterface> functions(outlined.begin(),
+                                               outlined.end());
+    deduplicateFunctions(module, functions);
     outlined.clear();
   }
 

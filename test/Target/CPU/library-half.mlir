@@ -14,11 +14,14 @@ func.func @main(%x: tensor<8x64xf16> {kiln.name = "x"}, %a: tensor<8x64xf32> {ki
   return %m, %n : tensor<8x32xf16>, tensor<8x32xf32>
 }
 
-// The f16 matmul: vector loads of f16 widened to f32 vectors, f32 FMAs.
+// @mixed's f32 matmul: BLAS, called from the function.
+// CHECK-LABEL: llvm.func @mixed(
+// CHECK: llvm.call @kiln_abi_sgemm(
+// Its f16 matmul, in a kernel function of its own: vector loads of f16
+// widened to f32 vectors, f32 FMAs.
+// CHECK-LABEL: llvm.func internal @mixed_kernel_
 // CHECK: llvm.fpext {{.*}} : vector<{{[0-9]+}}xf16> to vector<{{[0-9]+}}xf32>
 // CHECK: llvm.intr.fmuladd{{.*}} -> vector<16xf32>
-// The f32 matmul: BLAS.
-// CHECK: llvm.call @kiln_abi_sgemm(
 
 // -----
 

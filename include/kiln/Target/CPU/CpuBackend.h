@@ -56,6 +56,10 @@ struct CpuOptions {
   /// Bracket each kernel with the profiling hooks (kiln_abi_prof_begin/end)
   /// and record the kernel table in the artifact (docs/artifact.md).
   bool profileHooks = true;
+  /// Each top-level kernel in a function of its own, the same ones merged
+  /// (kiln-cpu-outline-kernels): the lowering and LLVM see one layer's
+  /// kernels of a deep model, not one huge function.
+  bool outlineKernels = true;
 };
 
 /// The columns of one thread block of the tiled GEMM kernels (the tile
@@ -141,6 +145,13 @@ void registerFindWeightTransformsPass();
 /// into a function of its own, so that translating the OpenMP regions is not
 /// quadratic in the number of kernels of @main.
 std::unique_ptr<mlir::Pass> createOutlineParallelRegionsPass();
+
+/// On bufferized IR, after the instrumentation: each top-level kernel of a
+/// function moves into a private function of its own (parameters: what it
+/// reads from outside), and the ones that are the same code become one, so
+/// that the lowering and LLVM work on one layer's kernels, not on every
+/// layer's copy of them in one huge @main.
+std::unique_ptr<mlir::Pass> createOutlineKernelsPass();
 
 /// On bufferized IR, before the loops are lowered: brackets each top-level
 /// kernel of @main with calls to kiln_abi_prof_begin/end(i32 id) and records
