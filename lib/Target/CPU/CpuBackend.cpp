@@ -325,15 +325,37 @@ static bool hasAmxBf16(const CpuOptions &options) {
          llvm::is_contained(target.features, "amx-tile");
 }
 
+/// The register tile (rows x vector columns) of the GEMM micro-kernel for the
+/// target's vector registers: 16 accumulators of the 32 zmm (AVX-512),
+/// 12 of the 16 ymm (AVX2), 8 of the 16 xmm otherwise.
+static std::pair<int64_t, int64_t>
+registerTile(llvm::ArrayRef<std::string> features) {
+  auto has = [&](StringRef feature) {
+    return llvm::is_contained(features, feature);
+  };
+  if (has("avx512f"))
+    return {8, 32};
+  if (has("avx2") && has("fma"))
+    return {6, 16};
+  return {4, 8};
+}
+
 void buildPackWeightsPipeline(OpPassManager &pm, const CpuOptions &options) {
   // --kernels=auto: the channels-last convolutions the graph pipeline kept
   // for a library kernel, and the matmuls of many rows by a weight, become
   // oneDNN calls (before the packing, which leaves their weights alone).
   if (options.dnnlConvolutions())
     pm.addPass(createDnnlCallsPass());
-  if (options.codegenKernels())
+  if (options.codegenKernels()) {
+    // The panels are the tile pass's thread blocks: the same register tile.
+    host::TargetInfo target;
+    std::string error;
+    if (!host::resolveTarget(options.cpu, target, error))
+      target.features.clear();
     pm.addPass(createPackWeightsPass(kWeightPanel,
-                                     /*skipBf16=*/hasAmxBf16(options)));
+                                     /*skipBf16=*/hasAmxBf16(options),
+                                     registerTile(target.features).second));
+  }
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
@@ -352,20 +374,6 @@ void buildLinalgPipeline(OpPassManager &pm, const CpuOptions &options,
   pm.addPass(createCanonicalizerPass());
 }
 
-/// The register tile (rows x vector columns) of the GEMM micro-kernel for the
-/// target's vector registers: 16 accumulators of the 32 zmm (AVX-512),
-/// 12 of the 16 ymm (AVX2), 8 of the 16 xmm otherwise.
-static std::pair<int64_t, int64_t>
-registerTile(llvm::ArrayRef<std::string> features) {
-  auto has = [&](StringRef feature) {
-    return llvm::is_contained(features, feature);
-  };
-  if (has("avx512f"))
-    return {8, 32};
-  if (has("avx2") && has("fma"))
-    return {6, 16};
-  return {4, 8};
-}
 
 /// The width of the target's vector registers.
 static int64_t vectorRegisterBits(llvm::ArrayRef<std::string> features) {

@@ -69,9 +69,10 @@ struct PackWeightsPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PackWeightsPass)
   PackWeightsPass() = default;
   PackWeightsPass(const PackWeightsPass &other) : PassWrapper(other) {}
-  PackWeightsPass(int64_t panelWidth, bool skipBf16Matmuls) {
+  PackWeightsPass(int64_t panelWidth, bool skipBf16Matmuls, int64_t nr) {
     panel = panelWidth;
     skipBf16 = skipBf16Matmuls;
+    registerCols = nr;
   }
   StringRef getArgument() const override { return "kiln-cpu-pack-weights"; }
   StringRef getDescription() const override {
@@ -83,9 +84,14 @@ struct PackWeightsPass
   }
 
   Option<int64_t> panel{*this, "panel",
-                        llvm::cl::desc("Columns of one panel (the tile "
-                                       "pass's block-n)"),
+                        llvm::cl::desc("Columns of the widest panel (the "
+                                       "tile pass's block-n); each weight's "
+                                       "is gemmBlockColumns(N, panel, nr)"),
                         llvm::cl::init(kWeightPanel)};
+  Option<int64_t> registerCols{
+      *this, "nr",
+      llvm::cl::desc("The tile pass's register tile columns (nr)"),
+      llvm::cl::init(32)};
   Option<bool> skipBf16{*this, "skip-bf16",
                         llvm::cl::desc("Leave bf16 weights row-major (the "
                                        "AMX-BF16 kernel reads them)"),
@@ -115,6 +121,8 @@ struct PackWeightsPass
         continue;
       int64_t k = type.getDimSize(0), n = type.getDimSize(1);
       int64_t width = element.getIntOrFloatBitWidth() / 8;
+      // This weight's panel: its matmuls' thread blocks.
+      int64_t panel = gemmBlockColumns(n, this->panel, registerCols);
       // A weight no wider than one panel is one panel already.
       if (n <= panel || k * n * width < minBytes)
         continue;
@@ -187,8 +195,9 @@ struct PackWeightsPass
 
 } // namespace
 
-std::unique_ptr<Pass> createPackWeightsPass(int64_t panel, bool skipBf16) {
-  return std::make_unique<PackWeightsPass>(panel, skipBf16);
+std::unique_ptr<Pass> createPackWeightsPass(int64_t panel, bool skipBf16,
+                                            int64_t registerCols) {
+  return std::make_unique<PackWeightsPass>(panel, skipBf16, registerCols);
 }
 
 void registerPackWeightsPass() { PassRegistration<PackWeightsPass>(); }

@@ -591,6 +591,19 @@ struct TileAndVectorizePass
   /// cache-sized buffer, instead of the whole image's im2col being written
   /// to (freshly faulted-in) memory and read back. Anything else keeps the
   /// im2col outside the loop.
+  /// Whether a contraction's right-hand side is an im2col (a convolution
+  /// as a matmul, whose blocks must read whole output rows).
+  static bool readsIm2Col(linalg::LinalgOp op) {
+    if (op.getNumDpsInputs() < 2)
+      return false;
+    auto collapse = op.getDpsInputOperand(1)
+                        ->get()
+                        .getDefiningOp<tensor::CollapseShapeOp>();
+    auto im2col = collapse ? collapse.getSrc().getDefiningOp<linalg::GenericOp>()
+                           : linalg::GenericOp();
+    return im2col && im2col->hasAttr(kIm2ColAttr);
+  }
+
   static void fuseIm2ColIntoBlock(RewriterBase &rewriter, Operation *blockOp) {
     auto matmul = dyn_cast<linalg::BatchMatmulOp>(blockOp);
     auto forall = blockOp->getParentOfType<scf::ForallOp>();
@@ -695,7 +708,8 @@ struct TileAndVectorizePass
   /// that kiln-cpu-pack-weights stored as panels reads its panel instead: a
   /// contiguous [K, cols] slab of the argument. The block's columns must be
   /// one panel (block-n == panel).
-  void readWeightPanels(RewriterBase &rewriter, linalg::LinalgOp block) {
+  void readWeightPanels(RewriterBase &rewriter, linalg::LinalgOp block,
+                        int64_t blockN) {
     if (block.getNumLoops() != 3)
       return;
     auto slice = block.getDpsInputOperand(1)
@@ -715,7 +729,7 @@ struct TileAndVectorizePass
     std::optional<int64_t> kOffset = getConstantIntValue(offsets[0]);
     std::optional<int64_t> kSize = getConstantIntValue(sizes[0]);
     std::optional<int64_t> cols = getConstantIntValue(sizes[1]);
-    if (kOffset != 0 || kSize != k || panel != blockCols ||
+    if (kOffset != 0 || kSize != k || panel != blockN ||
         (cols && *cols > panel))
       return;
     OpBuilder::InsertionGuard guard(rewriter);
@@ -741,10 +755,15 @@ struct TileAndVectorizePass
     unsigned m = numLoops - 3, n = numLoops - 2, k = numLoops - 1;
     using LoopType = scf::SCFTilingOptions::LoopType;
 
-    // Thread blocks: one batch index, blockRows x blockCols of the output.
+    // Thread blocks: one batch index, blockRows x blockN of the output;
+    // blockN splits N evenly (gemmBlockColumns, as the weight's panels),
+    // except where the blocks read whole output rows of an im2col.
+    int64_t blockN = blockCols;
+    if (!readsIm2Col(op) && !ShapedType::isDynamic(ranges[n]))
+      blockN = gemmBlockColumns(ranges[n], blockCols, registerCols);
     SmallVector<int64_t> blockSizes(numLoops, 1);
     blockSizes[m] = clampTile(blockRows, ranges[m]);
-    blockSizes[n] = clampTile(blockCols, ranges[n]);
+    blockSizes[n] = clampTile(blockN, ranges[n]);
     blockSizes[k] = 0;
     FailureOr<SmallVector<Operation *>> blocks =
         tileAndFuseInit(rewriter, op, blockSizes, LoopType::ForallOp);
@@ -753,7 +772,8 @@ struct TileAndVectorizePass
                           "threads");
     rewriter.eraseOp(op);
     fuseIm2ColIntoBlock(rewriter, blocks->front());
-    readWeightPanels(rewriter, cast<linalg::LinalgOp>(blocks->front()));
+    readWeightPanels(rewriter, cast<linalg::LinalgOp>(blocks->front()),
+                     blockN);
 
     // Rows in static pieces, never masked register tiles (a masked tile
     // computes all mr rows whatever its size: M = 1 did 8 times the 1-row
@@ -849,7 +869,7 @@ struct TileAndVectorizePass
         !ShapedType::isDynamic(ranges[n]) && nr == registerCols) {
       int64_t widest = (registerRows / ranges[m]) * registerCols;
       for (int64_t cols = widest; cols > registerCols; cols -= registerCols)
-        if (ranges[n] % cols == 0) {
+        if (ranges[n] % cols == 0 && llvm::isPowerOf2_64(cols / registerCols)) {
           nr = cols;
           break;
         }

@@ -66,10 +66,11 @@ func.func @matmul_edges(%a: tensor<10x7xf32>, %b: tensor<7x20xf32>, %c: tensor<1
 // one or the last one (12 rows), each static (an scf.index_switch over the
 // two), the last one an 8-row and a 4-row register tile (4 x 64: a tile of
 // fewer rows is wider, as many accumulators); the zero fill fused into both.
+// N = 256 is two blocks of 128 columns (gemmBlockColumns: an even split).
 // CHECK-LABEL: func.func @matmul_uneven
 //   CHECK-NOT:   linalg.fill
-//       CHECK:   scf.forall (%{{.+}}) = (0) to (44) step (32)
-//       CHECK:     scf.index_switch %{{.+}} -> tensor<?x256xf32>
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (44, 256) step (32, 128)
+//       CHECK:     scf.index_switch %{{.+}} -> tensor<?x128xf32>
 //       CHECK:     case 32 {
 //       CHECK:       vector.contract {{.*}} into vector<8x32xf32>
 //       CHECK:     case 12 {

@@ -67,13 +67,37 @@ struct CpuOptions {
 /// panel.
 constexpr int64_t kWeightPanel = 256;
 
+/// The columns of the thread blocks of a GEMM whose output has `n` columns,
+/// and of the panels its weight is stored in: the widest multiple of
+/// `registerCols`, from `maxCols` down to two register tiles, that splits N
+/// into an even number of whole blocks; `maxCols` when none does (or N is
+/// dynamic). A decode step has one row, so its blocks are N's: [1, 576] x
+/// [576, 576] in blocks of 256 was 256 + 256 + 64 columns, one thread
+/// running two blocks while the other ran one, and a [576, 192] weight was
+/// one block on one thread; as 6 x 96 and 2 x 96 two threads (or three, or
+/// six) share them evenly. The weight-packing pass and the tile pass both
+/// call this, so a block reads exactly one panel.
+inline int64_t gemmBlockColumns(int64_t n, int64_t maxCols,
+                                int64_t registerCols) {
+  if (n <= 0 || registerCols <= 0)
+    return maxCols;
+  for (int64_t cols = maxCols - maxCols % registerCols;
+       cols >= 2 * registerCols; cols -= registerCols)
+    if (n % cols == 0 && (n / cols) % 2 == 0)
+      return cols;
+  return maxCols;
+}
+
 /// On the graph, weights hoisted (--kernels=codegen): the [K, N] weights
 /// that MatMul/Gemm read as B become column panels [N/panel, K, panel],
 /// read through a transpose that kiln-cpu-tile-and-vectorize folds into
 /// its thread blocks (a contiguous slab per block). skipBf16: the AMX-BF16
 /// kernel's weights stay row-major.
+/// `panel` is the widest panel; each weight's is gemmBlockColumns(N, panel,
+/// registerCols) (registerCols: the tile pass's nr for the target).
 std::unique_ptr<mlir::Pass> createPackWeightsPass(int64_t panel = kWeightPanel,
-                                                  bool skipBf16 = false);
+                                                  bool skipBf16 = false,
+                                                  int64_t registerCols = 32);
 void registerPackWeightsPass();
 
 /// kiln-cpu-pack-weights with the options' target (none with
