@@ -26,8 +26,6 @@ using namespace mlir;
 
 namespace kiln::cpu {
 
-/// The fewest rows of A (M) a matmul needs to go to the AMX kernel.
-constexpr int64_t kMinRows = 4;
 
 bool isAmxBf16Contraction(Operation *op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
@@ -51,7 +49,7 @@ bool isAmxBf16Contraction(Operation *op) {
   if (!lhs || !lhs.hasRank() || lhs.getRank() < 2)
     return false;
   int64_t rows = lhs.getDimSize(lhs.getRank() - 2);
-  if (ShapedType::isDynamic(rows) || rows < kMinRows)
+  if (ShapedType::isDynamic(rows) || rows < kAmxMinRows)
     return false;
   auto elementOf = [](Value v) { return getElementTypeOrSelf(v.getType()); };
   return elementOf(linalgOp.getDpsInputOperand(0)->get()).isBF16() &&

@@ -55,8 +55,19 @@ bool isPackableUse(OpOperand &use, bool skipBf16) {
   if (use.getOperandNumber() != 1)
     return false;
   auto type = cast<RankedTensorType>(use.get().getType());
-  if (skipBf16 && type.getElementType().isBF16())
-    return false;
+  // On AMX-BF16 targets the bf16 matmuls of kAmxMinRows static rows or more
+  // are the AMX kernel's, which reads B row-major; the others (a decode
+  // step's one row, a run-time row count) are the tile pass's, which reads
+  // panels: left row-major, a GEMV of a [576, 576] bf16 weight read
+  // 96-column slices of its 1152-byte rows (decode step: 25 ms, packed 15).
+  if (skipBf16 && type.getElementType().isBF16()) {
+    auto lhs = dyn_cast<RankedTensorType>(owner->getOperand(0).getType());
+    if (!lhs || lhs.getRank() < 2)
+      return false;
+    int64_t rows = lhs.getDimSize(lhs.getRank() - 2);
+    if (!ShapedType::isDynamic(rows) && rows >= kAmxMinRows)
+      return false;
+  }
   if (isa<kiln::MatMulOp>(owner))
     return true;
   if (auto gemm = dyn_cast<kiln::GemmOp>(owner))

@@ -64,13 +64,31 @@ func.func @main(%ids: tensor<1x2xi64> {kiln.name = "ids"},
 
 // -----
 
-// bf16 weights: packed, except for the AMX-BF16 kernel (skip-bf16), which
-// reads them row-major.
+// bf16 weights: packed, except for the matmuls the AMX-BF16 kernel takes
+// (skip-bf16: 4 static rows or more), which it reads row-major.
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %arg1: tensor<2x2x4xbf16>
-// AMX: func.func @main(%arg0: tensor<3x2xbf16> {kiln.name = "x"}, %arg1: tensor<2x8xbf16>
+// AMX: func.func @main(%arg0: tensor<4x2xbf16> {kiln.name = "x"}, %arg1: tensor<2x8xbf16>
 // AMX-NEXT: kiln.matmul %arg0, %arg1
-func.func @main(%x: tensor<3x2xbf16> {kiln.name = "x"}, %w: tensor<2x8xbf16> {kiln.weight = "w", kiln.weight_value = dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xbf16>}) -> tensor<3x8xbf16> {
-  %y = kiln.matmul %x, %w : (tensor<3x2xbf16>, tensor<2x8xbf16>) -> tensor<3x8xbf16>
-  return %y : tensor<3x8xbf16>
+func.func @main(%x: tensor<4x2xbf16> {kiln.name = "x"}, %w: tensor<2x8xbf16> {kiln.weight = "w", kiln.weight_value = dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xbf16>}) -> tensor<4x8xbf16> {
+  %y = kiln.matmul %x, %w : (tensor<4x2xbf16>, tensor<2x8xbf16>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+// Fewer rows (a decode step's one) or a run-time row count are the tile
+// pass's vectorized kernel on AMX targets too: their weights are packed.
+// CHECK-LABEL: func.func @main(%arg0: tensor<1x2xbf16>
+// CHECK-SAME: %arg2: tensor<2x2x4xbf16>
+// CHECK-SAME: %arg3: tensor<2x2x4xbf16>
+// AMX-LABEL: func.func @main(%arg0: tensor<1x2xbf16>
+// AMX-SAME: %arg2: tensor<2x2x4xbf16>
+// AMX-SAME: %arg3: tensor<2x2x4xbf16>
+func.func @main(%x: tensor<1x2xbf16> {kiln.name = "x"}, %d: tensor<?x2xbf16> {kiln.name = "d"},
+                %w: tensor<2x8xbf16> {kiln.weight = "w", kiln.weight_value = dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xbf16>},
+                %v: tensor<2x8xbf16> {kiln.weight = "v", kiln.weight_value = dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xbf16>}) -> (tensor<1x8xbf16>, tensor<?x8xbf16>) {
+  %y = kiln.matmul %x, %w : (tensor<1x2xbf16>, tensor<2x8xbf16>) -> tensor<1x8xbf16>
+  %z = kiln.matmul %d, %v : (tensor<?x2xbf16>, tensor<2x8xbf16>) -> tensor<?x8xbf16>
+  return %y, %z : tensor<1x8xbf16>, tensor<?x8xbf16>
 }

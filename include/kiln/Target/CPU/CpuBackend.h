@@ -88,6 +88,11 @@ inline int64_t gemmBlockColumns(int64_t n, int64_t maxCols,
   return maxCols;
 }
 
+/// The fewest rows of A (M, static) a bf16 matmul needs to go to the AMX-BF16
+/// kernel (kiln-cpu-amx-bf16-calls); fewer or a run-time count: the tile
+/// pass's vectorized kernel.
+constexpr int64_t kAmxMinRows = 4;
+
 /// On the graph, weights hoisted (--kernels=codegen): the [K, N] weights
 /// that MatMul/Gemm read as B become column panels [N/panel, K, panel],
 /// read through a transpose that kiln-cpu-tile-and-vectorize folds into
