@@ -39,6 +39,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCONVERTPRECISION
@@ -305,28 +306,57 @@ private:
     return castOp.getResult();
   }
 
-  /// `constant` (float32) in the half type, or null when its elements
-  /// cannot be read (an elided blob).
-  Value convertConstant(OpBuilder &b, kiln::ConstantOp constant) {
-    std::optional<fold::ConstTensor> value =
-        fold::ConstTensor::read(constant.getValue());
-    if (!value)
-      return nullptr;
-    auto type = cast<RankedTensorType>(toHalf(constant.getType()));
-    fold::ConstTensor result = value->isSplat()
-                                   ? fold::ConstTensor::getSplat(type)
-                                   : fold::ConstTensor::getDense(type);
-    int64_t n = value->isSplat() ? 1 : value->getNumElements();
+  /// A large float32 tensor's bytes rounded to bfloat16 (nearest, ties to
+  /// even; NaN stays a quiet NaN with its sign and upper payload), as
+  /// `type`; null when `value` is not a non-splat f32 blob of at least 4096
+  /// elements (the element-by-element path takes those). Rounding the bits
+  /// is what APFloat does for bf16, whose exponent range is float32's, and
+  /// about a hundred times faster: the 30-layer decoder's 134M weights took
+  /// 13.5 s of its compile element by element.
+  ElementsAttr convertToBf16Bits(ElementsAttr value, RankedTensorType type,
+                                 StringRef name) {
+    if (!value.getElementType().isF32() || value.getNumElements() < 4096)
+      return {};
+    ArrayRef<char> data;
+    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      if (dense.isSplat())
+        return {};
+      data = dense.getRawData();
+    } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+        data = blob->getData();
+    }
+    int64_t n = value.getNumElements();
+    if (int64_t(data.size()) != n * 4)
+      return {};
+    std::vector<char> out(size_t(n) * 2);
     bool overflowed = false;
     for (int64_t i = 0; i < n; ++i) {
-      double x = value->getFloat(i);
-      double r = fold::roundToType(half, x);
-      overflowed |= std::isfinite(x) && !std::isfinite(r);
-      result.setFloat(i, r);
+      uint32_t u;
+      std::memcpy(&u, data.data() + 4 * i, 4);
+      uint16_t h;
+      if ((u & 0x7fffffffu) > 0x7f800000u) {
+        h = uint16_t((u >> 16) | 0x0040u); // NaN: quiet
+      } else {
+        uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);
+        h = uint16_t(rounded >> 16);
+        // A finite float32 rounded up to infinity.
+        overflowed |= (u & 0x7f800000u) != 0x7f800000u &&
+                      (h & 0x7fffu) == 0x7f80u;
+      }
+      std::memcpy(out.data() + 2 * i, &h, 2);
     }
     if (overflowed)
       ++numOverflowed;
-    replacedConstants.insert(constant);
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        ArrayRef<char>(out), alignof(std::max_align_t));
+    return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  }
+
+  /// `constant` (float32) in the half type, or null when its elements
+  /// cannot be read (an elided blob).
+  Value convertConstant(OpBuilder &b, kiln::ConstantOp constant) {
+    auto type = cast<RankedTensorType>(toHalf(constant.getType()));
     std::string name = "converted";
     if (auto resource =
             dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
@@ -337,8 +367,33 @@ private:
     for (char &c : name)
       if (!llvm::isAlnum(c) && c != '_' && c != '.')
         c = '_';
+    ElementsAttr converted = precision == "bf16"
+                                 ? convertToBf16Bits(constant.getValue(), type,
+                                                     name)
+                                 : ElementsAttr();
+    if (!converted) {
+      std::optional<fold::ConstTensor> value =
+          fold::ConstTensor::read(constant.getValue());
+      if (!value)
+        return nullptr;
+      fold::ConstTensor result = value->isSplat()
+                                     ? fold::ConstTensor::getSplat(type)
+                                     : fold::ConstTensor::getDense(type);
+      int64_t n = value->isSplat() ? 1 : value->getNumElements();
+      bool overflowed = false;
+      for (int64_t i = 0; i < n; ++i) {
+        double x = value->getFloat(i);
+        double r = fold::roundToType(half, x);
+        overflowed |= std::isfinite(x) && !std::isfinite(r);
+        result.setFloat(i, r);
+      }
+      if (overflowed)
+        ++numOverflowed;
+      converted = result.toAttr(name);
+    }
+    replacedConstants.insert(constant);
     auto newConstant = kiln::ConstantOp::create(b, constant.getLoc(), type,
-                                                result.toAttr(name));
+                                                converted);
     created.insert(newConstant);
     ++numConstants;
     return newConstant.getResult();

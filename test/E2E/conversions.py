@@ -17,6 +17,12 @@
 # for float32 IEEE rounding of the float64 value. Every value must match bit
 # for bit (NaN for NaN). Exit 1 on any mismatch or failure.
 #
+# Then the weights `--precision=bf16` converts at compile time: y = x * W
+# with x = 1 and W a float32 initializer of the same values, once as a
+# large tensor (the bulk bit-rounding path of kiln-convert-precision) and
+# once as a small one (element by element); y must be the exact bfloat16
+# rounding of W, bit for bit.
+#
 # Compiled and run in-process through the kiln package
 # (PYTHONPATH=<build>/python).
 #
@@ -30,6 +36,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 from kiln_e2e import E2EError, compile_and_run
@@ -155,6 +162,60 @@ def build_model(n):
     return model
 
 
+def build_weight_model(w):
+    """y_<k> = x_<k> * W_<k> for each float32 weight in `w`."""
+    nodes, inputs, outputs, inits = [], [], [], []
+    for k, values in enumerate(w):
+        n = len(values)
+        inits.append(onnx.numpy_helper.from_array(values, f"w{k}"))
+        nodes.append(helper.make_node("Mul", [f"x{k}", f"w{k}"], [f"y{k}"],
+                                      name=f"/mul{k}"))
+        inputs.append(helper.make_tensor_value_info(f"x{k}",
+                                                    TensorProto.FLOAT, [n]))
+        outputs.append(helper.make_tensor_value_info(f"y{k}",
+                                                     TensorProto.FLOAT, [n]))
+    graph = helper.make_graph(nodes, "weights", inputs, outputs, inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def check_weight_conversion(x, workdir):
+    """The compile-time float32 -> bfloat16 conversion of weights: a large
+    one (over 4096 elements: the bulk path) and a small one. Returns the
+    number of failures."""
+    with np.errstate(over="ignore"):
+        w32 = x.astype(np.float32)
+    weights = [np.concatenate([w32, w32[::-1]]), w32[:1000]]
+    assert len(weights[0]) >= 4096
+    model = build_weight_model(weights)
+    path = os.path.join(workdir, "weights.onnx")
+    onnx.save(model, path)
+    try:
+        outputs = compile_and_run(path, [np.ones_like(w) for w in weights],
+                                  precision="bf16")
+    except E2EError as e:
+        print(f"FAIL weights --precision=bf16: {str(e)[:800]}")
+        return 1
+    failures = 0
+    for k, (w, got) in enumerate(zip(weights, outputs)):
+        ref = round_to_16bit(w.astype(np.float64), "bf16")
+        got = got.astype(np.float64)
+        same = (got.view(np.uint64) == ref.view(np.uint64)) | (
+            np.isnan(got) & np.isnan(ref))
+        if not same.all():
+            j = int(np.flatnonzero(~same)[0])
+            failures += 1
+            print(f"FAIL weights --precision=bf16, w{k} ({len(w)} values): "
+                  f"{int((~same).sum())} differ, first w = {w[j]!r}: got "
+                  f"{got[j]!r}, want {ref[j]!r}")
+        else:
+            print(f"PASS weights --precision=bf16, w{k}: {len(w)} values "
+                  f"bit-exact")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", required=True)
@@ -197,6 +258,7 @@ def main():
         else:
             print(f"PASS --cpu={cpu}: {len(names)} conversions x "
                   f"{len(x)} values bit-exact")
+    failures += check_weight_conversion(x, args.workdir)
     print(f"conversions: {failures} failure(s)")
     return 1 if failures else 0
 
