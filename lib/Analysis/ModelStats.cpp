@@ -4,6 +4,8 @@
 #include "kiln/Dialect/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -203,4 +205,23 @@ void kiln::printStatsComparison(llvm::raw_ostream &os, const ModelStats &before,
   };
   flops("import", before);
   flops("graph", after);
+}
+
+/// The bytes of `attr` (a non-splat dense or a dense_resource of a
+/// byte-sized element type), empty when they cannot be read.
+llvm::ArrayRef<char> kiln::weightBytes(mlir::ElementsAttr attr,
+                                      int64_t width) {
+  llvm::ArrayRef<char> data;
+  if (auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return {};
+    data = dense.getRawData();
+  } else if (auto resource =
+                 mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attr)) {
+    if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      data = blob->getData();
+  }
+  if (int64_t(data.size()) != attr.getNumElements() * width)
+    return {};
+  return data;
 }

@@ -23,6 +23,7 @@
 
 #include "FoldUtils.h"
 
+#include "kiln/Analysis/ModelStats.h"
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
@@ -317,18 +318,10 @@ private:
                                  StringRef name) {
     if (!value.getElementType().isF32() || value.getNumElements() < 4096)
       return {};
-    ArrayRef<char> data;
-    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-      if (dense.isSplat())
-        return {};
-      data = dense.getRawData();
-    } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-        data = blob->getData();
-    }
-    int64_t n = value.getNumElements();
-    if (int64_t(data.size()) != n * 4)
+    ArrayRef<char> data = weightBytes(value, 4);
+    if (data.empty())
       return {};
+    int64_t n = value.getNumElements();
     std::vector<char> out(size_t(n) * 2);
     bool overflowed = false;
     for (int64_t i = 0; i < n; ++i) {

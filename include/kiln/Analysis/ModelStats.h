@@ -47,6 +47,12 @@ std::optional<int64_t> estimateFlops(mlir::Operation *op);
 void printStatsComparison(llvm::raw_ostream &os, const ModelStats &before,
                           const ModelStats &after);
 
+/// The bytes of a weight's value (a non-splat dense or a dense_resource of
+/// a byte-sized element type, `width` bytes each), empty when they cannot
+/// be read. kiln-hoist-weights, kiln-cpu-pack-weights and
+/// kiln-convert-precision rewrite them.
+llvm::ArrayRef<char> weightBytes(mlir::ElementsAttr attr, int64_t width);
+
 } // namespace kiln
 
 #endif // KILN_ANALYSIS_MODELSTATS_H

@@ -20,11 +20,6 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Conversion/Passes.h.inc"
 
-/// The bytes of a weight's value (a non-splat dense or a dense_resource of
-/// a byte-sized element type, `width` bytes each), empty when they cannot
-/// be read. kiln-hoist-weights and kiln-cpu-pack-weights rewrite them.
-llvm::ArrayRef<char> weightBytes(mlir::ElementsAttr attr, int64_t width);
-
 } // namespace kiln
 
 #endif // KILN_CONVERSION_PASSES_H

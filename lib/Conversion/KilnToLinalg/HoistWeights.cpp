@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Analysis/ModelStats.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnOps.h"
 
@@ -37,22 +38,6 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The bytes of `attr` (a non-splat dense or a dense_resource of a
-/// byte-sized element type), empty when they cannot be read.
-ArrayRef<char> kiln::weightBytes(ElementsAttr attr, int64_t width) {
-  ArrayRef<char> data;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat())
-      return {};
-    data = dense.getRawData();
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      data = blob->getData();
-  }
-  if (int64_t(data.size()) != attr.getNumElements() * width)
-    return {};
-  return data;
-}
 
 namespace {
 

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/CPU/CpuBackend.h"
+#include "kiln/Analysis/ModelStats.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnOps.h"
 
