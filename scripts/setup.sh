@@ -18,6 +18,9 @@ PACKAGES=(
   libopenblas-dev
   # oneDNN: the float32 convolutions of --kernels=auto (runtime/abi/kiln_abi_dnnl.cpp)
   libdnnl-dev
+  # Open MPI: the tools under mpirun (docs/cluster.md); the tests run
+  # mpirun -n 1, 2, 4
+  openmpi-bin libopenmpi-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
   python3 python3-venv python3-pip python3-dev

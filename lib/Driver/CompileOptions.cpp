@@ -91,6 +91,16 @@ static bool isQuantizedOpType(StringRef op) {
 std::string CompileOptions::validate(Stage stage) const {
   if (optLevel > 3)
     return "-O" + std::to_string(optLevel) + ": the levels are -O0 to -O3";
+  if (tensorParallel < 1 || tensorParallelRank < 0 ||
+      tensorParallelRank >= tensorParallel)
+    return "--tensor-parallel-rank=" + std::to_string(tensorParallelRank) +
+           " is not a rank of --tensor-parallel=" +
+           std::to_string(tensorParallel) + " (0 .. " +
+           std::to_string(tensorParallel - 1) + ")";
+  if (tensorParallel > 1 && target != "cpu")
+    return "--tensor-parallel: the CPU target only for now (the "
+           "collectives lower to MPI there; the NCCL path of --target=cuda "
+           "is not built yet)";
   std::vector<std::string> known = getGraphPipelinePassNames();
   for (const std::string &name : disabledPasses) {
     if (llvm::is_contained(known, name))

@@ -208,6 +208,21 @@ const CompileFlag kFlags[] = {
      [](CompileOptions &o, const std::string &v) {
        return parseNumber(v, o.foldSizeLimit, "fold-size-limit");
      }},
+    {CompileFlag::Value, "tensor-parallel", "",
+     "Split the model's transformer blocks over N ranks (Megatron-style: "
+     "column-parallel QKV/up/gate, row-parallel output/down, an "
+     "all-reduce after each; docs/cluster.md): one artifact per rank, "
+     "run under mpirun -n N. Without --tensor-parallel-rank every rank is "
+     "compiled and -o must contain {rank}",
+     [](CompileOptions &o, const std::string &v) {
+       return parseNumber(v, o.tensorParallel, "tensor-parallel");
+     }},
+    {CompileFlag::Value, "tensor-parallel-rank", "",
+     "With --tensor-parallel=N: compile only this rank's artifact (0 .. N-1)",
+     [](CompileOptions &o, const std::string &v) {
+       o.tensorParallelRankGiven = true;
+       return parseNumber(v, o.tensorParallelRank, "tensor-parallel-rank");
+     }},
     BOOL_FLAG("decompose-fused", decomposeFused,
               "Decompose Kiln's fused ops back into plain ops at the end"),
     BOOL_FLAG("print-pipeline", printPipeline,

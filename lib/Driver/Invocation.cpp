@@ -313,6 +313,8 @@ void Invocation::Impl::setPipelineOptions(GraphPipelineOptions &p) const {
       options.matmulWeightLayout == WeightLayout::NK ? "nk" : "kn";
   p.foldSizeLimit = options.foldSizeLimit;
   p.decomposeFused = options.decomposeFused;
+  p.tensorParallelRanks = options.tensorParallel;
+  p.tensorParallelRank = options.tensorParallelRank;
   // int8 is quantized before the pipeline (Q/DQ pairs that kiln-fuse-qdq
   // makes integer ops); the pipeline itself runs in fp32.
   p.precision = options.precision == Precision::Int8
@@ -652,6 +654,14 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   artifact->setOption("parallel", c.parallel);
   if (weightTransforms >= 0)
     artifact->setOption("runtime_weight_transforms", weightTransforms);
+  // A tensor-parallel shard: the runtime runs it only as that rank of a
+  // world of that size.
+  if (auto tp = m->getAttrOfType<DictionaryAttr>("kiln.tensor_parallel")) {
+    artifact->setOption("tensor_parallel_ranks",
+                        tp.getAs<IntegerAttr>("ranks").getInt());
+    artifact->setOption("tensor_parallel_rank",
+                        tp.getAs<IntegerAttr>("rank").getInt());
+  }
   return true;
 }
 

@@ -42,19 +42,24 @@ class PipelineBuilder {
 public:
   PipelineBuilder(OpPassManager &module, const kiln::GraphPipelineOptions &options,
                   std::vector<std::string> *seen)
-      : module(module), fn(module.nest<func::FuncOp>()), options(options),
-        seen(seen) {}
+      : module(module), options(options), seen(seen) {}
 
   /// Adds a function pass.
   void add(std::unique_ptr<Pass> pass) {
-    if (isEnabled(*pass))
-      fn.addPass(std::move(pass));
+    if (!isEnabled(*pass))
+      return;
+    if (!fn)
+      fn = &module.nest<func::FuncOp>();
+    fn->addPass(std::move(pass));
   }
 
-  /// Adds a module pass, after the function passes added so far.
+  /// Adds a module pass, after the function passes added so far; function
+  /// passes added later run after it.
   void addToModule(std::unique_ptr<Pass> pass) {
-    if (isEnabled(*pass))
-      module.addPass(std::move(pass));
+    if (!isEnabled(*pass))
+      return;
+    module.addPass(std::move(pass));
+    fn = nullptr;
   }
 
   void cleanup() {
@@ -72,7 +77,9 @@ private:
   }
 
   OpPassManager &module;
-  OpPassManager &fn;
+  /// The function passes' manager, nested when the first is added (after
+  /// a module pass, a new one).
+  OpPassManager *fn = nullptr;
   const kiln::GraphPipelineOptions &options;
   std::vector<std::string> *seen;
 };
@@ -93,16 +100,30 @@ createPrecisionPass(const kiln::GraphPipelineOptions &options) {
   return kiln::createKilnConvertPrecision(precision);
 }
 
+/// kiln-shard-tensor-parallel, when the model is split over ranks: after
+/// the fusions (it splits fused matmuls, attention and rotary embeddings)
+/// and the precision conversion, before the fused ops are decomposed.
+template <typename Builder>
+static void addTensorParallel(Builder &b,
+                              const kiln::GraphPipelineOptions &options) {
+  if (options.tensorParallelRanks <= 1)
+    return;
+  kiln::KilnShardTensorParallelOptions tp;
+  tp.ranks = options.tensorParallelRanks;
+  tp.rank = options.tensorParallelRank;
+  b.addToModule(kiln::createKilnShardTensorParallel(tp));
+}
+
 static void buildPipeline(OpPassManager &pm,
                           const kiln::GraphPipelineOptions &options,
                           std::vector<std::string> *seen) {
   using namespace kiln;
   bool mixed = options.precision != "fp32";
   if (options.optLevel == 0) {
-    if (mixed) {
-      PipelineBuilder b(pm, options, seen);
+    PipelineBuilder b(pm, options, seen);
+    if (mixed)
       b.add(createPrecisionPass(options));
-    }
+    addTensorParallel(b, options);
     return;
   }
   PipelineBuilder b(pm, options, seen);
@@ -124,6 +145,7 @@ static void buildPipeline(OpPassManager &pm,
       b.add(createPrecisionPass(options));
       b.add(createKilnDCE());
     }
+    addTensorParallel(b, options);
     b.addToModule(createSymbolDCEPass());
     return;
   }
@@ -156,6 +178,7 @@ static void buildPipeline(OpPassManager &pm,
     b.add(createPrecisionPass(options));
   }
   b.add(createKilnFuseEpilogues());
+  addTensorParallel(b, options);
   b.cleanup();
   if (options.decomposeFused) {
     KilnDecomposeFusedOptions decompose;
@@ -189,6 +212,7 @@ std::vector<std::string> kiln::getGraphPipelinePassNames() {
   all.optLevel = 3;
   all.decomposeFused = true;
   all.precision = "fp16";
+  all.tensorParallelRanks = 2;
   OpPassManager pm("builtin.module");
   std::vector<std::string> names;
   buildPipeline(pm, all, &names);

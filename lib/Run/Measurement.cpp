@@ -655,6 +655,8 @@ bool kiln::run::measure(const RunOptions &o, RunResult &r, std::string &error) {
   TimedRuns &timed = r.timed;
   if (!timeRuns(runOnce, o.warmup, o.iterations, o.duration,
                 [&] {
+                  if (o.beforeTimed && !o.beforeTimed(runOnce))
+                    return false;
                   return !o.profile ||
                          kiln_session_set_profiling(model.s, 1) == KILN_OK;
                 },

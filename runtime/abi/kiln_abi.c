@@ -8,6 +8,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,44 @@ KILN_EXPORT void kiln_abi_set_num_threads(int32_t n) {
     omp_set_num_threads(n);
   if (n > 0 && kiln_abi_blas_set_num_threads)
     kiln_abi_blas_set_num_threads(n);
+}
+
+/* Tensor parallelism (docs/cluster.md): kiln-cpu-collective-calls turns each
+ * kiln.all_reduce into a call to kiln_abi_all_reduce_sum_<type>(in, out,
+ * count), which copies in to out and has the runtime sum out over the ranks
+ * (MPI_Allreduce; f16 and bf16 summed in f32). The runtime sets the hook
+ * when it loads the model; it refuses to run a tensor-parallel artifact
+ * outside a world of the right size, so a missing hook is a broken
+ * embedding of the code, reported and fatal. dtype: 0 f32, 1 f16, 2 bf16. */
+typedef int32_t (*KilnAllReduce)(void *data, int64_t count, int32_t dtype);
+static KilnAllReduce allReduceHook = 0;
+
+KILN_EXPORT void kiln_abi_set_all_reduce(KilnAllReduce fn) {
+  __atomic_store_n(&allReduceHook, fn, __ATOMIC_RELEASE);
+}
+
+static void allReduceSum(const void *in, void *out, intptr_t count,
+                         int32_t dtype, size_t width) {
+  KilnAllReduce fn = __atomic_load_n(&allReduceHook, __ATOMIC_ACQUIRE);
+  if (count > 0)
+    memcpy(out, in, (size_t)count * width);
+  if (!fn || fn(out, count, dtype) != 0) {
+    fprintf(stderr, "kiln: the model's all-reduce failed (%s): run a "
+                    "tensor-parallel artifact through the Kiln runtime "
+                    "under mpirun\n",
+            fn ? "the runtime reported an error" : "no runtime hook");
+    abort();
+  }
+}
+
+void kiln_abi_all_reduce_sum_f32(const void *in, void *out, intptr_t count) {
+  allReduceSum(in, out, count, 0, 4);
+}
+void kiln_abi_all_reduce_sum_f16(const void *in, void *out, intptr_t count) {
+  allReduceSum(in, out, count, 1, 2);
+}
+void kiln_abi_all_reduce_sum_bf16(const void *in, void *out, intptr_t count) {
+  allReduceSum(in, out, count, 2, 2);
 }
 
 /* memref.copy between views that are not both contiguous lowers to this

@@ -354,6 +354,23 @@ kiln_status parseArtifact(const unsigned char *data, uint64_t size,
     out.features.push_back(f.getString());
   }
 
+  if (const json::Value *options = root.find("options")) {
+    const json::Value *ranks = options->find("tensor_parallel_ranks");
+    const json::Value *rank = options->find("tensor_parallel_rank");
+    if (ranks || rank) {
+      if (!ranks || !rank || !ranks->isInteger() || !rank->isInteger() ||
+          ranks->getInteger() < 1 || rank->getInteger() < 0 ||
+          rank->getInteger() >= ranks->getInteger()) {
+        c.fail("options: \"tensor_parallel_ranks\" and "
+               "\"tensor_parallel_rank\" must be integers, 0 <= rank < "
+               "ranks");
+        return bad();
+      }
+      out.tensorParallelRanks = ranks->getInteger();
+      out.tensorParallelRank = rank->getInteger();
+    }
+  }
+
   // Symbolic dims (optional): the symbols' names, then inputs naming them
   // and outputs computing from them.
   if (const json::Value *symbols = root.find("symbols")) {

@@ -19,6 +19,10 @@
 #include "Errors.h"
 #include "Profile.h"
 #include "kiln/cuda_abi.h"
+#include "kiln/distributed.hpp"
+
+extern "C" int32_t kilnRuntimeAllReduce(void *data, int64_t count,
+                                        int32_t dtype);
 #include "kiln/runtime.h"
 #if KILN_WITH_CUDA_RUNTIME
 #include "CudaSession.h"
@@ -307,6 +311,7 @@ struct kiln_model {
   void (*setNumThreads)(int32_t) = nullptr;
   // Optional (models compiled without the hooks lack it).
   void (*setProfiler)(void (*)(int32_t, int32_t)) = nullptr;
+  void (*setAllReduce)(int32_t (*)(void *, int64_t, int32_t)) = nullptr;
   std::mutex profilerMutex;
   int profilingSessions = 0; // the callback is set while > 0
   std::vector<std::vector<const char *>> kernelNodes; // kernel_info's arrays
@@ -486,6 +491,9 @@ kiln_status findSymbols(kiln_model *m) {
     else if (!missing)
       m->setNumThreads = reinterpret_cast<void (*)(int32_t)>(p);
   }
+  if (!missing && sym("kiln_abi_set_all_reduce", p))
+    m->setAllReduce =
+        reinterpret_cast<void (*)(int32_t (*)(void *, int64_t, int32_t))>(p);
   if (!missing && sym("kiln_abi_set_profiler", p))
     m->setProfiler = reinterpret_cast<void (*)(void (*)(int32_t, int32_t))>(p);
   if (missing)
@@ -562,6 +570,9 @@ kiln_status loadModel(const char *path, kiln_model *m) {
     return st;
   if (m->setHooks)
     m->setHooks(kilnHookAlloc, kilnHookFree);
+  // Tensor parallelism: the code's all-reduces go to the process's world.
+  if (m->setAllReduce)
+    m->setAllReduce(kilnRuntimeAllReduce);
 #if KILN_WITH_CUDA_RUNTIME
   if (m->isCuda) {
     // Needs no driver: a model loads (and --info works) on any machine.
@@ -703,6 +714,15 @@ extern "C" uint64_t kiln_model_content_hash(const kiln_model *m) {
   return m ? m->header.hash : 0;
 }
 
+extern "C" void kiln_model_tensor_parallel(const kiln_model *model,
+                                           int64_t *ranks,
+                                           int64_t *rank) {
+  if (ranks)
+    *ranks = model ? model->header.tensorParallelRanks : 1;
+  if (rank)
+    *rank = model ? model->header.tensorParallelRank : 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Sessions
 //===----------------------------------------------------------------------===//
@@ -744,7 +764,12 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
   // The device: the artifact's target kind, "cuda:N" picking a CUDA device.
   std::string target = model->isCuda ? "cuda" : "cpu";
   std::string device = opts.device ? opts.device : target;
+  // Under a launcher, a rank without an explicit device index takes the
+  // GPU of its local rank (one rank per GPU, docs/cluster.md).
   int deviceIndex = 0;
+  const kiln::dist::World &world = kiln::dist::World::get();
+  if (world.initialized() && world.usesMpi())
+    deviceIndex = world.localRank();
   if (device.compare(0, 5, "cuda:") == 0) {
     std::string n = device.substr(5);
     char *end = nullptr;
@@ -761,6 +786,27 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
                     "device \"" + device + "\" is not supported by this "
                                            "runtime (\"cpu\", \"cuda\", "
                                            "\"cuda:N\")");
+  // A tensor-parallel shard runs only as its rank of a world of its size
+  // (its all-reduces would wait forever, or sum the wrong shards).
+  if (model->header.tensorParallelRanks > 1) {
+    const kiln::dist::World &w = kiln::dist::World::get();
+    int64_t ranks = model->header.tensorParallelRanks;
+    int64_t want = model->header.tensorParallelRank;
+    if (!w.initialized() || !w.usesMpi() || w.size() != ranks ||
+        w.rank() != want)
+      return setError(
+          KILN_ERROR_INVALID_ARGUMENT,
+          model->path + ": rank " + std::to_string(want) + " of a " +
+              std::to_string(ranks) +
+              "-rank tensor-parallel model; this process is " +
+              (w.initialized() && w.usesMpi()
+                   ? "rank " + std::to_string(w.rank()) + " of " +
+                         std::to_string(w.size())
+                   : std::string("not started by mpirun (or the tool did "
+                                 "not join the MPI world)")) +
+              ": run it as `mpirun -n " + std::to_string(ranks) +
+              " kiln-run model.rank{rank}.kiln`");
+  }
   if (device != target)
     return setError(KILN_ERROR_UNSUPPORTED_TARGET,
                     model->path + ": the artifact is compiled for target \"" +

@@ -84,6 +84,46 @@ static bool writeFile(llvm::StringRef path, llvm::StringRef bytes) {
   return true;
 }
 
+/// Compiles the model once, writing `outPath` (one rank's artifact under
+/// --tensor-parallel).
+static int compileOne(const kiln::CompileOptions &options, kiln::Stage stage,
+                      const std::string &outPath) {
+  kiln::Invocation invocation(options);
+  // Tables go to stdout unless the output does.
+  invocation.setMessageStream(outPath == "-" ? &llvm::errs()
+                                                : &llvm::outs());
+  // Errors, and the remarks of the CUDA passes (what stays off the fast
+  // paths), as MLIR's default handler and kiln-compile always printed
+  // them; warnings (LLVM IR export's notes on attributes) stay collected.
+  invocation.setDiagnosticCallback([](const kiln::Diagnostic &d) {
+    if (d.severity == kiln::Diagnostic::Severity::Error ||
+        d.severity == kiln::Diagnostic::Severity::Remark || d.fromDriver)
+      llvm::errs() << d.format("kiln-compile") << "\n";
+  });
+  // $KILN_QUIET (set by the lit suite, whose checks read stderr) is --quiet.
+  const char *quietEnv = getenv("KILN_QUIET");
+  bool showProgress = !quiet && !(quietEnv && *quietEnv && *quietEnv != '0');
+  kiln::ProgressPrinter progress(llvm::errs(), showProgress);
+  invocation.setProgressCallback(
+      [&](const kiln::Progress &p) { progress.update(p); });
+
+  if (!invocation.importFile(inputPath) || !invocation.run(stage)) {
+    progress.finish();
+    return 1;
+  }
+  progress.finish();
+  if (!reportPath.empty() &&
+      !writeFile(reportPath, invocation.getPassReportJson()))
+    return 1;
+  if (options.summary)
+    (outPath == "-" ? llvm::errs() : llvm::outs())
+        << "  IR (" << (stage == kiln::Stage::Kiln ? "kiln" : "graph")
+        << ") written to: "
+        << (outPath == "-" ? std::string("<stdout>") : outPath)
+        << "\n";
+  return invocation.writeOutput(outPath) ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   kiln::CompileFlagsRegistration flags(category);
@@ -127,38 +167,29 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  kiln::Invocation invocation(options);
-  // Tables go to stdout unless the output does.
-  invocation.setMessageStream(outputPath == "-" ? &llvm::errs()
-                                                : &llvm::outs());
-  // Errors, and the remarks of the CUDA passes (what stays off the fast
-  // paths), as MLIR's default handler and kiln-compile always printed
-  // them; warnings (LLVM IR export's notes on attributes) stay collected.
-  invocation.setDiagnosticCallback([](const kiln::Diagnostic &d) {
-    if (d.severity == kiln::Diagnostic::Severity::Error ||
-        d.severity == kiln::Diagnostic::Severity::Remark || d.fromDriver)
-      llvm::errs() << d.format("kiln-compile") << "\n";
-  });
-  // $KILN_QUIET (set by the lit suite, whose checks read stderr) is --quiet.
-  const char *quietEnv = getenv("KILN_QUIET");
-  bool showProgress = !quiet && !(quietEnv && *quietEnv && *quietEnv != '0');
-  kiln::ProgressPrinter progress(llvm::errs(), showProgress);
-  invocation.setProgressCallback(
-      [&](const kiln::Progress &p) { progress.update(p); });
-
-  if (!invocation.importFile(inputPath) || !invocation.run(stage)) {
-    progress.finish();
-    return 1;
+  // --tensor-parallel=N without a rank: every rank's artifact, -o naming
+  // each with {rank}.
+  std::vector<int64_t> ranks = {options.tensorParallelRank};
+  if (options.tensorParallel > 1 && !options.tensorParallelRankGiven) {
+    if (outputPath.getValue().find("{rank}") == std::string::npos) {
+      llvm::errs() << "kiln-compile: --tensor-parallel="
+                   << options.tensorParallel
+                   << " writes one artifact per rank: put {rank} in -o (e.g. "
+                      "-o model.rank{rank}.kiln), or compile one rank with "
+                      "--tensor-parallel-rank=R\n";
+      return 1;
+    }
+    ranks.clear();
+    for (int64_t r = 0; r < options.tensorParallel; ++r)
+      ranks.push_back(r);
   }
-  progress.finish();
-  if (!reportPath.empty() &&
-      !writeFile(reportPath, invocation.getPassReportJson()))
-    return 1;
-  if (options.summary)
-    (outputPath == "-" ? llvm::errs() : llvm::outs())
-        << "  IR (" << (stage == kiln::Stage::Kiln ? "kiln" : "graph")
-        << ") written to: "
-        << (outputPath == "-" ? std::string("<stdout>") : outputPath.getValue())
-        << "\n";
-  return invocation.writeOutput(outputPath) ? 0 : 1;
+  for (int64_t rank : ranks) {
+    options.tensorParallelRank = rank;
+    std::string out = outputPath;
+    for (size_t at; (at = out.find("{rank}")) != std::string::npos;)
+      out.replace(at, 6, std::to_string(rank));
+    if (int status = compileOne(options, stage, out))
+      return status;
+  }
+  return 0;
 }

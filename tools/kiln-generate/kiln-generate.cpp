@@ -15,15 +15,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Json.h"
+#include "kiln/Run/DataParallel.h"
+#include "kiln/Run/Measure.h"
+#include "kiln/distributed.hpp"
 #include "kiln/Run/TensorIO.h"
 #include "kiln/runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace kiln::run;
@@ -58,6 +63,12 @@ Serving (in-flight batching, docs/generation.md "Serving"):
   --max-tokens T       tokens per step (default 4096)
   --check-alone        also generate each request alone and require the
                        same ids (exit status 1 otherwise)
+Under mpirun -n N (docs/cluster.md): with a tensor-parallel model
+(kiln-compile --tensor-parallel=N -o m.rank{rank}.kiln; "{rank}" in MODEL
+is each rank's number) every rank runs the same generations on its shard
+and their ids must be identical; with any other model each rank runs its
+own generations (data parallel). Rank 0 prints every rank's figures and
+their aggregation (and writes --json and --save-ids).
 Measuring:
   --threads N          threads of the model's parallel loops (0: all cores)
   --warmup N           untimed generations first (default 1)
@@ -402,14 +413,213 @@ int serveMain(const Options &o, kiln_model *model, kiln_session *session) {
 
 } // namespace
 
+/// The numbers of a JSON array.
+static std::vector<double> jsonNumbers(const kiln::json::Value *v) {
+  std::vector<double> out;
+  if (v && v->isArray())
+    for (const kiln::json::Value &e : v->getArray())
+      if (e.isNumber())
+        out.push_back(e.getNumber());
+  return out;
+}
+
+static std::string jsonNumber(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+static std::string jsonArray(const std::vector<double> &v) {
+  std::string s = "[";
+  char buf[40];
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.9g", i ? ", " : "", v[i]);
+    s += buf;
+  }
+  return s + "]";
+}
+
+/// kiln-generate under mpirun: every rank's figures (and ids) go to rank
+/// 0, which checks that a tensor-parallel group's ranks generated the same
+/// ids, or aggregates a data-parallel run (throughput = all ranks' output
+/// tokens / the slowest rank's wall time of the timed generations), prints
+/// the section and fills `json` (the result's "distributed" member).
+/// Returns the exit status every rank exits with.
+static int gatherRanks(const Options &o, kiln::dist::World &world,
+                       int64_t tpRanks, size_t batch, size_t tokensPerRun,
+                       double timedMs, const Stat &ttft, const Stat &tpot,
+                       const Stat &e2e,
+                       const std::vector<std::vector<int64_t>> &ids,
+                       std::string &json) {
+  namespace js = kiln::json;
+  std::string mine = "{\"rank\": " + std::to_string(world.rank()) +
+                     ", \"host\": " + js::quote(world.hostname()) +
+                     ", \"local_rank\": " + std::to_string(world.localRank()) +
+                     ", \"generations\": " +
+                     std::to_string(size_t(o.repeat) * batch) +
+                     ", \"output_tokens\": " +
+                     std::to_string(size_t(o.repeat) * tokensPerRun) +
+                     ", \"wall_ms\": [" + jsonNumber(timedMs) + "]";
+  mine += ", \"ttft_ms\": " + jsonArray(ttft.values) +
+          ", \"tpot_ms\": " + jsonArray(tpot.values) +
+          ", \"e2e_ms\": " + jsonArray(e2e.values) + ", \"ids\": [";
+  for (size_t b = 0; b < ids.size(); ++b) {
+    mine += b ? ", [" : "[";
+    for (size_t i = 0; i < ids[b].size(); ++i)
+      mine += (i ? ", " : "") + std::to_string(ids[b][i]);
+    mine += "]";
+  }
+  mine += "]}";
+  std::vector<std::string> all = world.gather(mine);
+  int status = 0;
+  if (world.rank() == 0) {
+    const bool tp = tpRanks > 1;
+    std::vector<js::Value> reports(all.size());
+    for (size_t r = 0; r < all.size(); ++r) {
+      std::string e;
+      if (!js::parse(all[r], reports[r], e))
+        world.abortJob("kiln-generate", "rank " + std::to_string(r) +
+                                            "'s report: " + e);
+    }
+    auto idsOf = [](const js::Value &v) {
+      std::vector<std::vector<double>> out;
+      if (const js::Value *a = v.find("ids"))
+        for (const js::Value &row : a->getArray())
+          out.push_back(jsonNumbers(&row));
+      return out;
+    };
+    bool identical = true;
+    if (tp)
+      for (size_t r = 1; r < reports.size(); ++r)
+        if (idsOf(reports[r]) != idsOf(reports[0])) {
+          identical = false;
+          std::fprintf(stderr,
+                       "kiln-generate: error: rank %zu generated other ids "
+                       "than rank 0 (the shards of a tensor-parallel model "
+                       "must agree)\n",
+                       r);
+          status = 2;
+        }
+    double generations = 0, tokens = 0, slowest = 0;
+    size_t slowestRank = 0;
+    std::vector<double> allTtft, allTpot, allE2e;
+    for (size_t r = 0; r < reports.size(); ++r) {
+      const js::Value &v = reports[r];
+      double wall = jsonNumbers(v.find("wall_ms")).at(0);
+      if (!tp || r == 0) {
+        generations += v.find("generations")->getNumber();
+        tokens += v.find("output_tokens")->getNumber();
+      }
+      if (wall > slowest) {
+        slowest = wall;
+        slowestRank = r;
+      }
+      for (auto [key, pool] :
+           {std::pair<const char *, std::vector<double> *>{"ttft_ms", &allTtft},
+            {"tpot_ms", &allTpot},
+            {"e2e_ms", &allE2e}}) {
+        std::vector<double> x = jsonNumbers(v.find(key));
+        pool->insert(pool->end(), x.begin(), x.end());
+      }
+    }
+    double tokensPerS = slowest > 0 ? tokens / slowest * 1e3 : 0;
+    double tasksPerHour = slowest > 0 ? generations / slowest * 3.6e6 : 0;
+    std::string runClass = kiln::run::classifyRun(
+        /*onCpu=*/true, world.localSize(), o.threads,
+        int(std::thread::hardware_concurrency()));
+    std::printf("%s: %d rank(s) on %d node(s), launcher %s (%s)\n",
+                tp ? "Tensor parallel" : "Data parallel", world.size(),
+                world.numNodes(), world.launcher().c_str(),
+                world.launcherVersion().c_str());
+    std::printf("  run: %s\n", runClass.c_str());
+    if (tp)
+      std::printf("  every rank ran the same %g generation(s) on its shard; "
+                  "ids %s on every rank\n",
+                  generations, identical ? "identical" : "DIFFERENT");
+    std::printf("  %-5s %-16s %-5s %6s %8s %10s %10s %10s %9s\n", "rank",
+                "host", "local", "gens", "tokens", "TTFT p50", "TPOT p50",
+                "E2E p50", "wall s");
+    for (const js::Value &v : reports)
+      std::printf("  %-5lld %-16s %-5lld %6g %8g %10.3f %10.3f %10.3f %9.3f\n",
+                  (long long)v.find("rank")->getInteger(),
+                  v.find("host")->getString().c_str(),
+                  (long long)v.find("local_rank")->getInteger(),
+                  v.find("generations")->getNumber(),
+                  v.find("output_tokens")->getNumber(),
+                  percentile(jsonNumbers(v.find("ttft_ms")), 50),
+                  percentile(jsonNumbers(v.find("tpot_ms")), 50),
+                  percentile(jsonNumbers(v.find("e2e_ms")), 50),
+                  jsonNumbers(v.find("wall_ms")).at(0) / 1e3);
+    std::printf("  all ranks: %g generation(s), %g output tokens in %.3f s "
+                "(rank %zu, the slowest): %.1f output tokens/s, %.1f "
+                "tasks/hour; TTFT p50 %.3f ms, TPOT p50 %.3f ms (pooled)\n",
+                generations, tokens, slowest / 1e3, slowestRank, tokensPerS,
+                tasksPerHour, percentile(allTtft, 50),
+                percentile(allTpot, 50));
+    const char *rule =
+        tp ? "tensor parallel: the group serves one rank's generations; "
+             "throughput = those output tokens / the slowest rank's wall "
+             "time; latencies pooled over the ranks"
+           : "data parallel: throughput = the output tokens of all ranks / "
+             "the slowest rank's wall time of the timed generations; "
+             "latencies pooled over the ranks";
+    std::printf("  aggregation: %s\n\n", rule);
+    auto statJson = [](const std::vector<double> &v) {
+      Stat s;
+      s.values = v;
+      return s.json();
+    };
+    json = "{\"mode\": " +
+           js::quote(tp ? "tensor_parallel" : "data_parallel") +
+           ", \"launcher\": " + js::quote(world.launcher()) +
+           ", \"library\": " + js::quote(world.launcherVersion()) +
+           ", \"world_size\": " + std::to_string(world.size()) +
+           ", \"nodes\": " + std::to_string(world.numNodes()) +
+           ", \"tensor_parallel\": " + std::to_string(tpRanks) +
+           ", \"run_class\": " + js::quote(runClass) +
+           ", \"aggregation\": " + js::quote(rule) + ",\n  \"ranks\": [";
+    for (size_t r = 0; r < all.size(); ++r)
+      json += std::string(r ? ",\n    " : "\n    ") + all[r];
+    json += "],\n  \"aggregate\": {\"generations\": " +
+            jsonNumber(generations);
+    json += ", \"output_tokens\": " + jsonNumber(tokens);
+    json += ", \"slowest_rank\": " + std::to_string(slowestRank) +
+            ", \"slowest_wall_ms\": " + jsonNumber(slowest);
+    json += ", \"output_tokens_per_s\": " + jsonNumber(tokensPerS);
+    json += ", \"tasks_per_hour\": " + jsonNumber(tasksPerHour);
+    json += ", \"ttft_ms\": " + statJson(allTtft) +
+            ", \"tpot_ms\": " + statJson(allTpot) +
+            ", \"e2e_ms\": " + statJson(allE2e) +
+            ", \"ids_identical\": " +
+            (tp ? (identical ? "true" : "false") : "null") + "}}";
+  }
+  std::fflush(stdout);
+  std::string verdict = world.broadcast(std::to_string(status));
+  return std::atoi(verdict.c_str());
+}
+
 int main(int argc, char **argv) {
   Options o;
   if (int status = parseArgs(argc, argv, o); status >= 0)
     return status;
+  kiln::dist::World &world = kiln::dist::World::get();
+  {
+    std::string e;
+    if (!world.init(e))
+      return fail(e);
+    for (size_t at; (at = o.model.find("{rank}")) != std::string::npos;)
+      o.model.replace(at, 6, std::to_string(world.rank()));
+  }
+  const bool distributed = world.usesMpi();
+  auto failRank = [&](const std::string &message) {
+    if (distributed)
+      world.abortJob("kiln-generate", message);
+    return fail(message);
+  };
 
   kiln_model *model = nullptr;
   if (kiln_model_load(o.model.c_str(), &model) != KILN_OK)
-    return fail(kiln_last_error());
+    return failRank(kiln_last_error());
   kiln_session_options so;
   kiln_session_options_init(&so);
   so.num_threads = int32_t(o.threads);
@@ -417,7 +627,7 @@ int main(int argc, char **argv) {
   if (kiln_session_create(model, &so, &session) != KILN_OK) {
     std::string e = kiln_last_error();
     kiln_model_free(model);
-    return fail(e);
+    return failRank(e);
   }
   struct Cleanup {
     kiln_model *m;
@@ -434,7 +644,7 @@ int main(int argc, char **argv) {
   if (!o.promptPath.empty()) {
     HostTensor t;
     if (!readNpy(o.promptPath, t, error))
-      return fail(error);
+      return failRank(error);
     if (t.dtype != KILN_DTYPE_INT64 || t.dims.empty() || t.dims.size() > 2)
       return fail(o.promptPath + ": want int64 ids [batch, len] or [len], "
                                  "got " +
@@ -487,11 +697,22 @@ int main(int argc, char **argv) {
   size_t tokensPerRun = 0, promptLength = 0;
   std::vector<std::vector<int64_t>> last;
   size_t mismatches = 0, compared = 0;
+  int64_t tpRanks = 1, tpRank = 0;
+  kiln_model_tensor_parallel(model, &tpRanks, &tpRank);
+  if (distributed && world.size() > 1 && o.serve)
+    return failRank("--serve under mpirun is not supported yet (the ranks' "
+                    "schedules would have to agree step by step)");
+  // Under mpirun: the ranks start the timed generations together.
+  auto timedStart = std::chrono::steady_clock::now();
   for (int64_t run = 0; run < o.warmup + o.repeat; ++run) {
+    if (run == o.warmup) {
+      world.barrier();
+      timedStart = std::chrono::steady_clock::now();
+    }
     kiln_generation *g = nullptr;
     if (kiln_generate(session, starts.data(), lengths.data(), batch, &o.gen,
                       &g) != KILN_OK)
-      return fail(kiln_last_error());
+      return failRank(kiln_last_error());
     std::vector<std::vector<int64_t>> tokens(batch);
     size_t total = 0;
     for (size_t b = 0; b < batch; ++b) {
@@ -533,8 +754,20 @@ int main(int argc, char **argv) {
     outputRate.values.push_back(double(total) / end * 1e3);
   }
 
+  double timedMs = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - timedStart)
+                       .count();
   if (o.serve)
     return serveMain(o, model, session);
+  std::string distributedJson;
+  if (distributed) {
+    int status = gatherRanks(o, world, tpRanks, batch, tokensPerRun, timedMs,
+                             ttft, tpot, e2e, last, distributedJson);
+    if (world.rank() != 0)
+      return status;
+    if (status)
+      return status;
+  }
   kiln_session_stats stats;
   kiln_session_get_stats(session, &stats);
   std::printf("model: %s\n", o.model.c_str());
@@ -616,6 +849,8 @@ int main(int argc, char **argv) {
     else
       f << "{\"compared\": " << compared
         << ", \"equal\": " << compared - mismatches << "}";
+    if (!distributedJson.empty())
+      f << ",\n \"distributed\": " << distributedJson;
     f << ",\n \"ids\": [";
     for (size_t b = 0; b < batch; ++b) {
       f << (b ? ", [" : "[");

@@ -15,12 +15,17 @@
 // has the details (random generator, tolerance rule, JSON schema).
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Run/DataParallel.h"
 #include "kiln/Run/Measurement.h"
+#include "kiln/distributed.hpp"
 #include "kiln/runtime.h"
 
+#include <chrono>
 #include <climits>
 #include <cstdio>
+#include <fstream>
 #include <string>
+#include <thread>
 
 using namespace kiln;
 using namespace kiln::run;
@@ -78,6 +83,14 @@ Running:
   --trace FILE         write those runs' kernel timeline as a Chrome trace
                        (JSON for Perfetto / chrome://tracing); implies
                        --profile
+Under mpirun -n N or srun (docs/cluster.md), every rank measures the model
+on its own device (CUDA: the GPU of its local rank); between the warm-up
+and the timed runs rank 0 runs them once alone (the scaling baseline),
+then all ranks together; rank 0 prints and writes the result with every
+rank's figures and their aggregation. "{rank}" in MODEL and in the paths
+of --inputs, --input, --expected and --save-outputs is replaced by the rank
+(one artifact per rank: tensor-parallel models).
+  --no-solo            skip rank 0's runs alone (no scaling efficiency)
 Output:
   --save-outputs DIR   write output_N.npy into DIR (usable as --expected)
   --json FILE          machine-readable results (schema kiln.run-result v2:
@@ -100,6 +113,8 @@ struct Options : RunOptions {
   bool info = false;
   bool listDevices = false;
   bool requireExpected = false;
+  bool solo = true;
+  bool savePerRank = false; ///< --save-outputs named {rank}
 };
 
 // Returns -1 to go on, else an exit status.
@@ -149,6 +164,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.jsonPath = v;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--no-solo") {
+      o.solo = false;
     } else if (a == "--require-expected") {
       o.requireExpected = true;
     } else if (a == "--trace" && value(v)) {
@@ -204,6 +221,132 @@ int parseArgs(int argc, char **argv, Options &o) {
   return -1;
 }
 
+
+/// kiln-run under a launcher: the measurement on every rank, the barriers
+/// and rank 0's solo runs around the timed runs, every rank's samples on
+/// rank 0, which prints and writes the result (include/kiln/Run/
+/// DataParallel.h). Every rank exits with the same status.
+int runDistributed(Options &o, dist::World &world) {
+  const int rank = world.rank(), size = world.size();
+  // A tensor-parallel shard cannot run alone (its all-reduces wait for the
+  // other ranks): no solo baseline then.
+  {
+    kiln_model *m = nullptr;
+    if (kiln_model_load(o.model.c_str(), &m) == KILN_OK) {
+      int64_t ranks = 1;
+      kiln_model_tensor_parallel(m, &ranks, nullptr);
+      if (ranks > 1)
+        o.solo = false;
+      kiln_model_free(m);
+    }
+  }
+  std::vector<double> soloMs;
+  double soloElapsedMs = 0;
+  o.beforeTimed = [&](const std::function<bool(double &)> &runOnce) {
+    world.barrier();
+    if (o.solo && size > 1) {
+      if (rank == 0) {
+        long n = o.iterations > 0 ? o.iterations : 1;
+        auto t0 = std::chrono::steady_clock::now();
+        for (long i = 0; i < n || (o.duration > 0 && soloElapsedMs <
+                                                     o.duration * 1e3);
+             ++i) {
+          double ms;
+          if (!runOnce(ms))
+            return false;
+          soloMs.push_back(ms);
+          soloElapsedMs = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - t0)
+                              .count();
+        }
+      }
+      world.barrier();
+    }
+    return true;
+  };
+  RunResult r;
+  std::string err;
+  if (!measure(o, r, err))
+    world.abortJob("kiln-run", err);
+
+  if (!o.saveDir.empty() && o.savePerRank && !saveOutputs(o.saveDir, r, err))
+    world.abortJob("kiln-run", err);
+  RankReport mine;
+  mine.rank = rank;
+  mine.localRank = world.localRank();
+  mine.host = world.hostname();
+  mine.device = r.onCuda ? r.device : "cpu";
+  mine.batch = r.batch;
+  mine.ms = r.timed.milliseconds;
+  mine.elapsedMs = r.timed.elapsedMs;
+  mine.soloMs = soloMs;
+  mine.soloElapsedMs = soloElapsedMs;
+  mine.compared = r.compared > 0;
+  mine.pass = r.allPass;
+  std::vector<std::string> all = world.gather(encodeRankReport(mine));
+  int status = 0;
+  if (rank == 0) {
+    std::vector<RankReport> reports(all.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      if (!decodeRankReport(all[i], reports[i], err))
+        world.abortJob("kiln-run", err);
+    DataParallelSummary summary;
+    if (!aggregate(reports, summary, err))
+      world.abortJob("kiln-run", err);
+    WorldDescription wd;
+    wd.launcher = world.launcher();
+    wd.library = world.launcherVersion();
+    wd.size = size;
+    wd.nodes = world.numNodes();
+    wd.runClass = classifyRun(!r.onCuda, world.localSize(), r.threads,
+                              int(std::thread::hardware_concurrency()));
+    std::printf("rank 0 of %d (%s, local rank %d):\n", size,
+                world.hostname().c_str(), world.localRank());
+    printResult(stdout, o, r);
+    if (o.profile)
+      printProfile(stdout, r.profile);
+    printDataParallel(stdout, wd, summary);
+    if (!o.saveDir.empty() && !o.savePerRank &&
+        !saveOutputs(o.saveDir, r, err))
+      world.abortJob("kiln-run", err);
+    if (!o.jsonPath.empty()) {
+      std::string j = resultJson(o, r);
+      size_t end = j.rfind('}');
+      while (end > 0 && (j[end - 1] == '\n' || j[end - 1] == ' '))
+        --end;
+      j = j.substr(0, end) + ",\n  \"distributed\": " +
+          dataParallelJson(wd, summary) + "\n}\n";
+      std::ofstream f(o.jsonPath, std::ios::trunc);
+      f << j;
+      if (!f)
+        world.abortJob("kiln-run", o.jsonPath + ": cannot write");
+    }
+    if (o.requireExpected && r.compared < r.outputs.size())
+      world.abortJob("kiln-run",
+                     std::to_string(r.outputs.size() - r.compared) + " of " +
+                         std::to_string(r.outputs.size()) +
+                         " outputs have no expected value "
+                         "(--require-expected)");
+    status = summary.allPass ? 0 : 1;
+    if (!summary.allPass)
+      for (const RankReport &rep : summary.ranks)
+        if (rep.compared && !rep.pass)
+          std::printf("rank %d (%s): outputs mismatched\n", rep.rank,
+                      rep.host.c_str());
+  }
+  std::fflush(stdout);
+  // Every rank exits with rank 0's verdict.
+  std::string verdict = world.broadcast(std::to_string(status));
+  return std::atoi(verdict.c_str());
+}
+
+/// "{rank}" in a model path becomes the rank's number.
+std::string perRankPath(std::string path, int rank) {
+  for (size_t at; (at = path.find("{rank}")) != std::string::npos;)
+    path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -211,14 +354,29 @@ int main(int argc, char **argv) {
   int st = parseArgs(argc, argv, o);
   if (st >= 0)
     return st;
+  dist::World &world = dist::World::get();
+  std::string err;
+  if (!world.init(err))
+    return fail(err);
+  // "{rank}" in any path: each rank's own file (one artifact, input or
+  // expected output per rank: a tensor-parallel model's KV-cache shards).
+  o.model = perRankPath(o.model, world.rank());
+  o.referenceModel = perRankPath(o.referenceModel, world.rank());
+  o.inputsDir = perRankPath(o.inputsDir, world.rank());
+  o.expectedDir = perRankPath(o.expectedDir, world.rank());
+  o.savePerRank = o.saveDir.find("{rank}") != std::string::npos;
+  o.saveDir = perRankPath(o.saveDir, world.rank());
+  for (auto &file : o.inputFiles)
+    file.second = perRankPath(file.second, world.rank());
 
   if (o.listDevices) { // exit status 0 either way: "no CUDA device" is an
     printDevices(stdout); // answer here
     return 0;
   }
-  std::string err;
   if (o.info)
     return printArtifactInfo(stdout, o.model, err) ? 0 : fail(err);
+  if (world.usesMpi())
+    return runDistributed(o, world);
 
   RunResult r;
   if (!measure(o, r, err))

@@ -104,6 +104,12 @@ struct CompileOptions {
   int64_t foldSizeLimit = 1 << 22;
   bool decomposeFused = false;
 
+  /// Tensor parallelism (kiln-shard-tensor-parallel): the group's size and
+  /// the rank whose shard this compile makes (docs/cluster.md).
+  int64_t tensorParallel = 1;
+  int64_t tensorParallelRank = 0;
+  bool tensorParallelRankGiven = false;
+
   // --- Precision ---------------------------------------------------------
   Precision precision = Precision::FP32;
   /// Op types kept in fp32 (ONNX or kiln names).

@@ -50,6 +50,13 @@ struct GraphPipelineOptions
                      "convolutions a library kernel runs (oneDNN, "
                      "--kernels=auto) and the channels-last pools"),
       llvm::cl::init(false)};
+  Option<int64_t> tensorParallelRanks{
+      *this, "tensor-parallel",
+      llvm::cl::desc("kiln-shard-tensor-parallel's ranks (1: not sharded)"),
+      llvm::cl::init(1)};
+  Option<int64_t> tensorParallelRank{
+      *this, "tensor-parallel-rank",
+      llvm::cl::desc("kiln-shard-tensor-parallel's rank"), llvm::cl::init(0)};
   // Mixed precision (kiln-convert-precision); fp32 leaves the graph as is.
   Option<std::string> precision{
       *this, "precision",

@@ -19,6 +19,7 @@
 #include "kiln/runtime.h"
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,11 @@ struct RunOptions {
   long batch = -1; ///< samples per run; -1: the first input's dim 0
   long consistencyRuns = 3;
   bool profile = false;
+  /// Called once between the warmup and the timed runs with the function
+  /// that runs the model once (e.g. a barrier of the ranks and a run of
+  /// rank 0 alone, kiln-run under mpirun); false stops the measurement.
+  std::function<bool(const std::function<bool(double &ms)> &runOnce)>
+      beforeTimed;
 };
 
 struct RunResult {

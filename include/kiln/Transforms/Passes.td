@@ -141,6 +141,44 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnShardTensorParallel
+    : Pass<"kiln-shard-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron-style tensor parallelism: one rank's shard of @main";
+  let description = [{
+    Rewrites @main into what rank `rank` of a group of `ranks` processes
+    computes (docs/cluster.md, docs/passes/kiln-shard-tensor-parallel.md).
+    A matmul by a constant weight whose result reaches, through ops that
+    act on each head or column alone, a matmul that contracts over it is
+    column-parallel: the rank keeps its block of the weight's columns (and
+    of the bias). The contracting matmul is row-parallel: the rank keeps
+    the matching block of rows and its partial sum goes to `kiln.all_reduce`
+    (a bias or residual it added is added after). So the Q/K/V projections
+    and the MLP's up and gate projections are split by columns, attention
+    runs on the rank's heads, the attention output and down projections by
+    rows: two all-reduces per transformer block. Reshapes that split or
+    merge the heads get their head count divided; attention's `num_heads`
+    and `num_kv_heads` too; a graph input or output on the sharded path (a
+    KV cache) becomes the rank's heads of it. What reaches no contracting
+    matmul (the LM head, the embedding) stays replicated.
+
+    A path that meets an op with no sharding rule, a head count not
+    divisible by `ranks`, or operands sharded differently is an error
+    naming the op and its ONNX node. The module gets
+    `kiln.tensor_parallel = {rank, ranks}`, which the artifact records and
+    the runtime checks against the MPI world.
+
+    Statistics: column-parallel, row-parallel, all-reduces,
+    sharded-inputs, sharded-outputs.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Ranks in the tensor-parallel group (1: leave the model as is)">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "This shard's rank, 0 .. ranks-1">,
+  ];
+}
+
 def KilnFoldRepeatKV : Pass<"kiln-fold-repeat-kv", "mlir::func::FuncOp"> {
   let summary = "Grouped-query attention's matmuls over the KV heads, without repeat_kv";
   let description = [{

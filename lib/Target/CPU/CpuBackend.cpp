@@ -344,6 +344,9 @@ void buildPackWeightsPipeline(OpPassManager &pm, const CpuOptions &options) {
   // --kernels=auto: the channels-last convolutions the graph pipeline kept
   // for a library kernel, and the matmuls of many rows by a weight, become
   // oneDNN calls (before the packing, which leaves their weights alone).
+  // Tensor parallelism's all-reduces: calls to the runtime (a no-op on a
+  // module that has none).
+  pm.addPass(createCollectiveCallsPass());
   if (options.dnnlConvolutions())
     pm.addPass(createDnnlCallsPass());
   if (options.codegenKernels()) {
@@ -558,6 +561,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createOutlineKernelsPass(); });
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createDnnlCallsPass(); });
+  registerPass([] { return createCollectiveCallsPass(); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createMarkInPlaceOutputsPass(); });
   registerPass([] { return createElideAliasedCopiesPass(); });

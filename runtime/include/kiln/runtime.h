@@ -101,6 +101,12 @@ int64_t kiln_model_output_alias(const kiln_model *model, size_t index);
 const char *kiln_model_metadata_json(const kiln_model *model);
 /* The content hash recorded in (and verified against) the artifact. */
 uint64_t kiln_model_content_hash(const kiln_model *model);
+/* A tensor-parallel shard (kiln-compile --tensor-parallel=N): the group's
+ * size and this artifact's rank; 1 and 0 for any other artifact. Such an
+ * artifact runs only in a process that is that rank of an MPI world of that
+ * size (docs/cluster.md). */
+void kiln_model_tensor_parallel(const kiln_model *model, int64_t *ranks,
+                                int64_t *rank);
 
 /* ---- Sessions -----------------------------------------------------------*/
 

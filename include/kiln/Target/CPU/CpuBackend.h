@@ -119,6 +119,9 @@ void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// convolutions kiln::isLibraryConvolution accepts become calls to oneDNN
 /// (kiln_abi_dnnl.cpp) with their epilogue as post-ops.
 std::unique_ptr<mlir::Pass> createDnnlCallsPass();
+/// On the graph: kiln.all_reduce (tensor parallelism) becomes a call to
+/// kiln_abi_all_reduce_sum_* (the runtime's MPI all-reduce).
+std::unique_ptr<mlir::Pass> createCollectiveCallsPass();
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();

@@ -44,4 +44,30 @@ def Kiln_NoneOp : Kiln_Op<"none", [ConstantLike, Pure]> {
   }]>];
 }
 
+def Kiln_AllReduceOp : Kiln_Op<"all_reduce", [SameOperandsAndResultType,
+                                               InferTypeOpInterface]> {
+  let summary = "Sum of a tensor over the ranks of a tensor-parallel group";
+  let description = [{
+    Every rank of the group (the processes of an `mpirun -n N` job, one
+    artifact each, docs/cluster.md) passes its tensor of the same shape;
+    each gets the elementwise sum over the ranks. Made by
+    `kiln-shard-tensor-parallel` after a row-parallel matmul, whose ranks
+    each hold a partial sum. The sum is computed in float32 for float16 and
+    bfloat16 tensors and rounded once.
+
+    Not pure: the ranks must run their all-reduces in the same order, so it
+    is neither removed when unused, merged with another nor moved across
+    another. On the CPU it lowers to `kiln_abi_all_reduce_sum`, which the
+    runtime answers with MPI_Allreduce; in a process that is not part of a
+    tensor-parallel group the runtime refuses to run the artifact.
+
+    ```mlir
+    %y = kiln.all_reduce %partial : tensor<?x?x576xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$X);
+  let results = (outs Kiln_FloatTensor:$Y);
+  let assemblyFormat = "$X attr-dict `:` type($X)";
+}
+
 #endif // KILN_CORE_OPS_TD

@@ -1,0 +1,729 @@
+//===- ShardTensorParallel.cpp - One rank's shard of a transformer --------===//
+//
+// kiln-shard-tensor-parallel{ranks=N rank=R} (Passes.td; Megatron-LM's
+// tensor parallelism, ../shared/CLUSTER.md). The pass propagates a sharding
+// through @main: each value is replicated (every rank holds all of it) or
+// sharded along one dim (rank R holds block R of N equal contiguous
+// blocks).
+//
+//  1. Seeds: every matmul by a constant [K, N] weight (kiln.matmul, or
+//     kiln.fused_matmul without trans_b) is tried as column-parallel: its
+//     result sharded along the last dim. The trial follows the result
+//     through the ops below; a seed is kept when it reaches a matmul by a
+//     constant weight that contracts over the sharded dim (row-parallel)
+//     and meets no op without a rule. The LM head (it reaches only the
+//     graph's output) and the down and output projections themselves (their
+//     results reach the next RMSNorm, which has no rule) are not kept.
+//  2. The kept seeds are propagated together. Each rule maps the sharded
+//     dim of an operand to the result's, and asks the op's other operands
+//     to be sharded the same way unless they broadcast along that dim: a
+//     constant is sliced, a graph input (the KV cache) becomes the rank's
+//     block of it, and anything else must be reached by the propagation
+//     itself (Q and K meet at the scores), or the pass fails naming the op.
+//       elementwise ops (with broadcasting), cast, swiglu, rotary_embedding
+//         (not along the rotated dim), softmax (not along its axis),
+//         transpose, concat (not along its axis), reshape (when the sharded
+//         dim maps onto one output dim: same dims before it, both divisible
+//         by N: head splits and merges, GQA's grouping of query heads),
+//         batched matmuls along a batch dim, attention along the heads;
+//       a matmul by a constant weight along a row dim: the weight stays;
+//       along the contracted dim: row-parallel (the end of the path);
+//       the graph's outputs: the rank's block (a KV cache).
+//  3. The rewrite, in program order: sliced weights and biases, result
+//     types with the sharded dim divided, reshape targets and attention
+//     head counts divided, graph inputs and outputs retyped, and each
+//     row-parallel matmul followed by kiln.all_reduce, then its bias and
+//     residual (added once, after the sum).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Analysis/ModelStats.h"
+#include "kiln/Analysis/SymbolicShapes.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/ShapeInference.h"
+#include "kiln/Transforms/Origin.h"
+#include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Statistics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSHARDTENSORPARALLEL
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+RankedTensorType rankedType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// The constant weight of a matmul-like op that Kiln can shard: B of
+/// kiln.matmul or of kiln.fused_matmul without trans_b, a rank-2
+/// kiln.constant. Null otherwise.
+ConstantOp constantWeight(Operation *op) {
+  Value b;
+  if (auto mm = dyn_cast<MatMulOp>(op))
+    b = mm.getB();
+  else if (auto fm = dyn_cast<FusedMatMulOp>(op); fm && !fm.getTransB())
+    b = fm.getB();
+  else
+    return {};
+  auto c = b.getDefiningOp<ConstantOp>();
+  auto t = c ? rankedType(c.getResult()) : RankedTensorType();
+  return t && t.getRank() == 2 && t.hasStaticShape() ? c : ConstantOp();
+}
+
+Value matmulLhs(Operation *op) {
+  if (auto mm = dyn_cast<MatMulOp>(op))
+    return mm.getA();
+  if (auto fm = dyn_cast<FusedMatMulOp>(op))
+    return fm.getA();
+  return {};
+}
+
+bool isBroadcastElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, WhereOp, CastOp,
+             SwiGLUOp>(op) ||
+         (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1);
+}
+
+std::string describe(Operation *op) {
+  std::string s = "'" + op->getName().getStringRef().str() + "'";
+  std::string node = findOnnxNode(op->getLoc());
+  if (!node.empty())
+    s += " (ONNX node '" + node + "')";
+  return s;
+}
+
+/// What the propagation decided for one op that a sharded value reaches.
+enum class Role { Follow, ColumnParallel, RowParallel, Return };
+
+/// The sharding of @main's values and what each op does with it.
+struct Plan {
+  llvm::DenseMap<Value, int64_t> dim;         ///< sharded values
+  llvm::SetVector<Operation *> columnSeeds;   ///< column-parallel matmuls
+  llvm::SetVector<Operation *> rowSinks;      ///< row-parallel matmuls
+  /// Operands that must be sharded but are not reached by the propagation
+  /// (yet): checked at the end. Constants and graph inputs are sliced.
+  llvm::SmallVector<std::pair<OpOperand *, int64_t>> demands;
+  llvm::DenseMap<OpOperand *, int64_t> sliceConstants;
+  llvm::DenseMap<BlockArgument, int64_t> shardedInputs;
+};
+
+class Propagation {
+public:
+  Propagation(func::FuncOp fn, int64_t ranks, SymbolicShapes &shapes,
+              Plan &plan, bool trial)
+      : fn(fn), ranks(ranks), shapes(shapes), plan(plan), trial(trial) {}
+
+  /// Shards `v` along `d` and follows its users. False with `error` (and
+  /// the op) when a user has no rule for it.
+  bool shard(Value v, int64_t d) {
+    auto it = plan.dim.find(v);
+    if (it != plan.dim.end()) {
+      if (it->second == d)
+        return true;
+      return fail(v.getDefiningOp() ? v.getDefiningOp() : fn,
+                  "a value sharded along dims " + std::to_string(it->second) +
+                      " and " + std::to_string(d));
+    }
+    auto type = rankedType(v);
+    if (!type || d < 0 || d >= type.getRank())
+      return fail(v.getDefiningOp() ? v.getDefiningOp() : fn,
+                  "an unranked value or a dim out of range");
+    if (!type.isDynamicDim(d) && type.getDimSize(d) % ranks != 0)
+      return fail(v.getDefiningOp() ? v.getDefiningOp() : fn,
+                  "dim " + std::to_string(d) + " of size " +
+                      std::to_string(type.getDimSize(d)) +
+                      " is not divisible by " + std::to_string(ranks) +
+                      " ranks");
+    plan.dim[v] = d;
+    for (OpOperand &use : v.getUses())
+      if (!visit(use, d))
+        return false;
+    return true;
+  }
+
+  std::string error;
+  Operation *errorOp = nullptr;
+  bool reachedRowParallel = false;
+
+private:
+  bool fail(Operation *op, const std::string &why) {
+    if (error.empty()) {
+      error = why;
+      errorOp = op;
+    }
+    return false;
+  }
+
+  /// Asks operand `operand` to be sharded along `d` (its own dims): a
+  /// value the propagation reaches, a constant to slice, a graph input.
+  bool demand(OpOperand &operand, int64_t d) {
+    Value v = operand.get();
+    auto it = plan.dim.find(v);
+    if (it != plan.dim.end())
+      return it->second == d ||
+             fail(operand.getOwner(),
+                  "operand " + std::to_string(operand.getOperandNumber()) +
+                      " is sharded along dim " + std::to_string(it->second) +
+                      ", the op needs dim " + std::to_string(d));
+    auto type = rankedType(v);
+    if (!type || (!type.isDynamicDim(d) && type.getDimSize(d) % ranks != 0))
+      return fail(operand.getOwner(),
+                  "operand " + std::to_string(operand.getOperandNumber()) +
+                      " cannot be split in " + std::to_string(ranks) +
+                      " along dim " + std::to_string(d));
+    if (v.getDefiningOp<ConstantOp>()) {
+      if (!type.hasStaticShape())
+        return fail(operand.getOwner(), "a constant of dynamic shape");
+      plan.sliceConstants[&operand] = d;
+      return true;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner()->getParentOp() == fn.getOperation()) {
+      // A KV cache, not an activation that a matmul by a weight reads (the
+      // residual stream stays whole).
+      for (OpOperand &u : arg.getUses())
+        if (u.getOperandNumber() == 0 && constantWeight(u.getOwner()))
+          return fail(operand.getOwner(),
+                      "operand " + std::to_string(operand.getOperandNumber()) +
+                          " is a graph input that a matmul by a weight also "
+                          "reads whole");
+      auto [at, inserted] = plan.shardedInputs.try_emplace(arg, d);
+      if (!inserted && at->second != d)
+        return fail(operand.getOwner(), "a graph input needed along two dims");
+      // Its other users must agree: follow it like a computed value.
+      return trial || shard(v, d);
+    }
+    plan.demands.push_back({&operand, d});
+    return true;
+  }
+
+  /// `result` sharded along `rd`; every other operand of `op` either
+  /// broadcasts along the result's dim `rd` or is asked for its aligned dim.
+  bool elementwise(Operation *op, OpOperand &from, int64_t rd,
+                   unsigned numOperands) {
+    auto rt = rankedType(op->getResult(0));
+    if (!rt)
+      return fail(op, "an unranked result");
+    for (unsigned i = 0; i < numOperands; ++i) {
+      OpOperand &o = op->getOpOperand(i);
+      if (&o == &from || isNone(o.get()))
+        continue;
+      auto t = rankedType(o.get());
+      if (!t)
+        return fail(op, "an unranked operand");
+      int64_t aligned = rd - (rt.getRank() - t.getRank());
+      if (aligned < 0 || t.getDimSize(aligned) == 1)
+        continue; // broadcast along the sharded dim
+      if (!demand(o, aligned))
+        return false;
+    }
+    return shard(op->getResult(0), rd);
+  }
+
+public:
+  /// A column-parallel matmul: its result along the last dim, and its
+  /// bias (and residual) with it.
+  bool seed(Operation *op) {
+    Value y = op->getResult(0);
+    return epilogue(op, rankedType(y).getRank() - 1);
+  }
+
+private:
+  /// The result of matmul-like `op` sharded along `rd`: a fused_matmul's
+  /// bias and residual (operands 2 and 3) broadcast along it or are asked
+  /// for it.
+  bool epilogue(Operation *op, int64_t rd) {
+    auto rt = rankedType(op->getResult(0));
+    if (isa<FusedMatMulOp>(op))
+      for (unsigned i = 2; i < 4; ++i) {
+        OpOperand &o = op->getOpOperand(i);
+        if (isNone(o.get()))
+          continue;
+        auto t = rankedType(o.get());
+        if (!t)
+          return fail(op, "an unranked bias or residual");
+        int64_t aligned = rd - (rt.getRank() - t.getRank());
+        if (aligned >= 0 && t.getDimSize(aligned) != 1 && !demand(o, aligned))
+          return false;
+      }
+    return shard(op->getResult(0), rd);
+  }
+
+  bool visit(OpOperand &use, int64_t d) {
+    Operation *op = use.getOwner();
+    unsigned index = use.getOperandNumber();
+    if (isa<func::ReturnOp>(op))
+      return true;
+    auto inType = rankedType(use.get());
+    int64_t inRank = inType.getRank();
+
+    // A matmul by a constant weight: along a row dim the weight stays;
+    // along the contracted dim it is row-parallel.
+    if (ConstantOp w = constantWeight(op); w && index == 0) {
+      if (d == inRank - 1) {
+        auto fm = dyn_cast<FusedMatMulOp>(op);
+        if (fm && fm.getActivation() != "none")
+          return fail(op, "a row-parallel matmul with an activation "
+                          "epilogue (the activation would apply to a "
+                          "partial sum)");
+        if (!trial)
+          plan.rowSinks.insert(op);
+        reachedRowParallel = true;
+        return true;
+      }
+      return epilogue(op, d);
+    }
+    if (isa<MatMulOp, FusedMatMulOp>(op) && index < 2) {
+      // Batched matmul of two activations: along a batch dim only.
+      auto rt = rankedType(op->getResult(0));
+      if (d >= inRank - 2)
+        return fail(op, "a matmul of two activations sharded along a "
+                        "matrix dim");
+      int64_t rd = d + (rt.getRank() - inRank);
+      OpOperand &other = op->getOpOperand(1 - index);
+      auto ot = rankedType(other.get());
+      int64_t od = rd - (rt.getRank() - ot.getRank());
+      if (od >= 0 && ot.getDimSize(od) != 1 && !demand(other, od))
+        return false;
+      return epilogue(op, rd);
+    }
+    if (auto fm = dyn_cast<FusedMatMulOp>(op)) // its bias or residual
+      return fail(op, "a matmul whose bias or residual is sharded but not "
+                      "its product");
+    if (auto attn = dyn_cast<AttentionOp>(op)) {
+      int64_t heads = attn.isBSHD() ? 2 : 1;
+      if (index == 3)
+        return fail(op, "a sharded attention mask");
+      if (d != heads)
+        return fail(op, "attention sharded along dim " + std::to_string(d) +
+                            ", not its heads");
+      if (attn.getNumHeads() % ranks || attn.getNumKvHeads() % ranks)
+        return fail(op, "attention heads (" +
+                            std::to_string(attn.getNumHeads()) + " / " +
+                            std::to_string(attn.getNumKvHeads()) +
+                            " KV) not divisible by " + std::to_string(ranks));
+      for (unsigned i = 0; i < 3; ++i)
+        if (i != index && !demand(op->getOpOperand(i), heads))
+          return false;
+      if (!isNone(attn.getMask())) {
+        auto mt = rankedType(attn.getMask());
+        int64_t md = 1 - (4 - mt.getRank());
+        if (md >= 0 && mt.getDimSize(md) != 1 &&
+            !demand(op->getOpOperand(3), md))
+          return false;
+      }
+      return shard(attn.getResult(), heads);
+    }
+    if (isBroadcastElementwise(op)) {
+      auto rt = rankedType(op->getResult(0));
+      return elementwise(op, use, d + (rt.getRank() - inRank),
+                         op->getNumOperands());
+    }
+    if (auto rope = dyn_cast<RotaryEmbeddingOp>(op)) {
+      if (index != 0 || d == inRank - 1)
+        return fail(op, "a rotary embedding sharded along its rotated dim "
+                        "or through cos/sin");
+      return elementwise(op, use, d, 3);
+    }
+    if (auto sm = dyn_cast<SoftmaxOp>(op)) {
+      int64_t axis = int64_t(sm.getAxis()); // I64Attr: read as uint64_t
+      if (axis < 0)
+        axis += inRank;
+      if (axis == d)
+        return fail(op, "a softmax along the sharded dim");
+      return shard(sm.getResult(), d);
+    }
+    if (auto tr = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t> perm;
+      if (auto p = tr.getPermAttr())
+        perm.assign(p.asArrayRef().begin(), p.asArrayRef().end());
+      else
+        for (int64_t i = inRank - 1; i >= 0; --i)
+          perm.push_back(i);
+      for (int64_t i = 0; i < int64_t(perm.size()); ++i)
+        if (perm[i] == d)
+          return shard(tr.getResult(), i);
+      return fail(op, "a transpose without the sharded dim");
+    }
+    if (auto cat = dyn_cast<ConcatOp>(op)) {
+      int64_t axis = int64_t(cat.getAxis());
+      if (axis < 0)
+        axis += inRank;
+      if (axis == d)
+        return fail(op, "a concat along the sharded dim");
+      for (OpOperand &o : op->getOpOperands())
+        if (&o != &use && !demand(o, d))
+          return false;
+      return shard(cat.getResult(), d);
+    }
+    if (auto rs = dyn_cast<ReshapeOp>(op)) {
+      if (index != 0)
+        return fail(op, "a sharded reshape target");
+      std::optional<int64_t> od = reshapedDim(rs, d);
+      if (!od)
+        return fail(op, "a reshape that does not keep the sharded dim "
+                        "whole (the dims before it must match and both "
+                        "sizes divide by " + std::to_string(ranks) + ")");
+      return shard(rs.getResult(), *od);
+    }
+    return fail(op, "no tensor-parallel rule for this op");
+  }
+
+  /// The output dim of `rs` that input dim `d` maps onto, keeping its
+  /// blocks: the dims before it equal on both sides (static sizes, or the
+  /// same symbolic dim), and both sizes divisible by the ranks.
+  std::optional<int64_t> reshapedDim(ReshapeOp rs, int64_t d) {
+    auto in = rankedType(rs.getData());
+    auto out = rankedType(rs.getResult());
+    if (!in || !out || d >= out.getRank())
+      return std::nullopt;
+    for (int64_t i = 0; i < d; ++i) {
+      int64_t a = in.getDimSize(i), b = out.getDimSize(i);
+      if (!ShapedType::isDynamic(a) || !ShapedType::isDynamic(b)) {
+        if (a != b)
+          return std::nullopt;
+        continue;
+      }
+      std::optional<SymbolicDims> sa = shapes.shapeOf(rs.getData());
+      std::optional<SymbolicDims> sb = shapes.shapeOf(rs.getResult());
+      if (!sa || !sb || (*sa)[i] != (*sb)[i])
+        return std::nullopt;
+    }
+    int64_t a = in.getDimSize(d), b = out.getDimSize(d);
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a % ranks ||
+        b % ranks)
+      return std::nullopt;
+    return d;
+  }
+
+  func::FuncOp fn;
+  int64_t ranks;
+  SymbolicShapes &shapes;
+  Plan &plan;
+  bool trial;
+};
+
+/// The bytes of block `block` of `ranks` along `dim` of constant `c`.
+FailureOr<ElementsAttr> sliceConstant(ConstantOp c, int64_t dim, int64_t ranks,
+                                      int64_t block) {
+  auto type = cast<RankedTensorType>(c.getResult().getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= ranks;
+  auto sliced = RankedTensorType::get(shape, type.getElementType());
+  ElementsAttr value = c.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(sliced));
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8)
+    return failure();
+  int64_t width = bits / 8;
+  ArrayRef<char> bytes = weightBytes(value, width);
+  if (int64_t(bytes.size()) != type.getNumElements() * width)
+    return failure();
+  int64_t outer = 1, inner = width;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= type.getDimSize(i);
+  for (int64_t i = dim + 1; i < type.getRank(); ++i)
+    inner *= type.getDimSize(i);
+  int64_t full = type.getDimSize(dim) * inner, part = full / ranks;
+  std::vector<char> out(size_t(outer * part));
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.data() + o * part, bytes.data() + o * full + block * part,
+                size_t(part));
+  // Small ones inline (readable IR), large ones as blobs like the weights.
+  if (out.size() < 1024)
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
+        sliced, ArrayRef<char>(out.data(), out.size())));
+  std::string name = "tp_shard";
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+    name = res.getRawHandle().getKey().str() + "_tp" + std::to_string(block);
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(out), alignof(std::max_align_t));
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(sliced, name, std::move(blob)));
+}
+
+RankedTensorType dividedType(Type t, int64_t dim, int64_t ranks) {
+  auto type = cast<RankedTensorType>(t);
+  if (type.isDynamicDim(dim))
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= ranks;
+  return RankedTensorType::get(shape, type.getElementType(),
+                               type.getEncoding());
+}
+
+struct KilnShardTensorParallelPass
+    : kiln::impl::KilnShardTensorParallelBase<KilnShardTensorParallelPass> {
+  using Base::Base;
+
+  kiln::Statistic numColumn{this, "column-parallel",
+                            "Matmuls split by weight columns"};
+  kiln::Statistic numRow{this, "row-parallel", "Matmuls split by weight rows"};
+  kiln::Statistic numAllReduce{this, "all-reduces", "kiln.all_reduce ops made"};
+  kiln::Statistic numInputs{this, "sharded-inputs",
+                            "Graph inputs that became the rank's block"};
+  kiln::Statistic numOutputs{this, "sharded-outputs",
+                             "Graph outputs that became the rank's block"};
+
+  void runOnOperation() override {
+    if (ranks == 1)
+      return;
+    ModuleOp module = getOperation();
+    if (ranks < 1 || rank < 0 || rank >= ranks) {
+      module.emitError() << "kiln-shard-tensor-parallel: rank " << rank
+                         << " of " << ranks << " ranks";
+      return signalPassFailure();
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>("main");
+    if (!fn || fn.getBody().getBlocks().size() != 1) {
+      module.emitError("kiln-shard-tensor-parallel: no single-block @main");
+      return signalPassFailure();
+    }
+    SymbolicShapes shapes(fn);
+
+    // 1. Seeds that reach a row-parallel matmul.
+    SmallVector<Operation *> candidates;
+    fn.walk([&](Operation *op) {
+      ConstantOp w = constantWeight(op);
+      if (w && op->getParentOp() == fn.getOperation() &&
+          rankedType(w.getResult()).getDimSize(1) % ranks == 0 &&
+          !matmulLhs(op).getDefiningOp<ConstantOp>())
+        candidates.push_back(op);
+    });
+    // 2. In program order, each kept seed is propagated at once with the
+    // others: a matmul whose input an earlier seed already split (the down
+    // and output projections) is that seed's row-parallel end, not a seed.
+    Plan plan;
+    Propagation prop(fn, ranks, shapes, plan, /*trial=*/false);
+    // Why the first candidate that met an op without a rule was dropped:
+    // the error when no candidate is kept.
+    std::string firstWhy;
+    for (Operation *op : candidates) {
+      if (plan.dim.count(matmulLhs(op)))
+        continue;
+      Plan trialPlan;
+      Propagation trial(fn, ranks, shapes, trialPlan, /*trial=*/true);
+      if (!trial.seed(op) || !trial.reachedRowParallel) {
+        if (firstWhy.empty() && trial.errorOp)
+          firstWhy = "; e.g. " + describe(op) + " stops at " +
+                     describe(trial.errorOp) + ": " + trial.error;
+        continue;
+      }
+      plan.columnSeeds.insert(op);
+      if (!prop.seed(op)) {
+        prop.errorOp->emitError()
+            << "kiln-shard-tensor-parallel: cannot shard "
+            << describe(prop.errorOp) << ": " << prop.error;
+        return signalPassFailure();
+      }
+    }
+    if (plan.columnSeeds.empty()) {
+      fn.emitError("kiln-shard-tensor-parallel: no matmul of @main can be "
+                   "split by columns up to a matmul that contracts over "
+                   "them (no transformer block or MLP found)")
+          << firstWhy;
+      return signalPassFailure();
+    }
+    for (auto [operand, d] : plan.demands) {
+      auto it = plan.dim.find(operand->get());
+      if (it == plan.dim.end() || it->second != d) {
+        Operation *op = operand->getOwner();
+        op->emitError() << "kiln-shard-tensor-parallel: cannot shard "
+                        << describe(op) << ": operand "
+                        << operand->getOperandNumber()
+                        << " is computed from replicated values but the op "
+                           "needs it split along dim "
+                        << d;
+        return signalPassFailure();
+      }
+    }
+    if (failed(rewrite(fn, plan)))
+      return signalPassFailure();
+    Builder b(module.getContext());
+    module->setAttr("kiln.tensor_parallel",
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("rank", b.getI64IntegerAttr(rank)),
+                         b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))}));
+  }
+
+  /// A reshape's target with output dim `d` divided by the ranks: the
+  /// constant (or the constant piece of a concat of pieces) that gives it.
+  LogicalResult divideReshapeTarget(ReshapeOp rs, int64_t d) {
+    OpBuilder b(rs);
+    auto divided = [&](ConstantOp c, int64_t at) -> FailureOr<Value> {
+      std::optional<SmallVector<int64_t>> v = getKnownIntValues(c.getResult());
+      if (!v || at >= int64_t(v->size()))
+        return failure();
+      if ((*v)[at] > 0) {
+        if ((*v)[at] % ranks)
+          return failure();
+        (*v)[at] /= ranks;
+      }
+      // 0 copies the (divided) input dim; -1 is inferred from the rest.
+      auto type = cast<RankedTensorType>(c.getResult().getType());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointAfter(c);
+      return ConstantOp::create(b, c.getLoc(),
+                                DenseIntElementsAttr::get(type, *v))
+          .getResult();
+    };
+    Value target = rs.getShape();
+    if (auto c = target.getDefiningOp<ConstantOp>()) {
+      FailureOr<Value> nv = divided(c, d);
+      if (failed(nv))
+        return failure();
+      rs.getShapeMutable().assign(*nv);
+      return success();
+    }
+    if (auto cat = target.getDefiningOp<ConcatOp>()) {
+      int64_t at = 0;
+      for (auto [i, piece] : llvm::enumerate(cat.getInputs())) {
+        auto t = rankedType(piece);
+        if (!t || !t.hasStaticShape() || t.getRank() != 1)
+          return failure();
+        int64_t n = t.getDimSize(0);
+        if (d < at + n) {
+          auto c = piece.getDefiningOp<ConstantOp>();
+          if (!c)
+            return failure();
+          FailureOr<Value> nv = divided(c, d - at);
+          if (failed(nv))
+            return failure();
+          SmallVector<Value> pieces(cat.getInputs());
+          pieces[i] = *nv;
+          auto copy = ConcatOp::create(b, cat.getLoc(), cat.getType(), pieces,
+                                       cat.getAxis());
+          rs.getShapeMutable().assign(copy.getResult());
+          return success();
+        }
+        at += n;
+      }
+    }
+    return failure();
+  }
+
+  LogicalResult rewrite(func::FuncOp fn, Plan &plan) {
+    // Constants and weights, per use.
+    for (auto [operand, d] : plan.sliceConstants) {
+      auto c = operand->get().getDefiningOp<ConstantOp>();
+      FailureOr<ElementsAttr> value = sliceConstant(c, d, ranks, rank);
+      if (failed(value))
+        return operand->getOwner()->emitError()
+               << "kiln-shard-tensor-parallel: cannot read the constant "
+                  "operand "
+               << operand->getOperandNumber() << " of "
+               << describe(operand->getOwner());
+      OpBuilder b(c);
+      b.setInsertionPointAfter(c);
+      operand->set(
+          ConstantOp::create(b, c.getLoc(), *value).getResult());
+    }
+    for (Operation *op : plan.columnSeeds) {
+      ConstantOp w = constantWeight(op);
+      FailureOr<ElementsAttr> value = sliceConstant(w, 1, ranks, rank);
+      if (failed(value))
+        return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
+                                  "the weight of "
+                               << describe(op);
+      OpBuilder b(w);
+      b.setInsertionPointAfter(w);
+      op->getOpOperand(1).set(
+          ConstantOp::create(b, w.getLoc(), *value).getResult());
+      ++numColumn;
+    }
+    // Graph inputs.
+    Block &body = fn.getBody().front();
+    for (auto [arg, d] : plan.shardedInputs) {
+      arg.setType(dividedType(arg.getType(), d, ranks));
+      ++numInputs;
+    }
+    // Result types, reshape targets, attention heads, in program order.
+    for (Operation &op : body) {
+      if (auto rs = dyn_cast<ReshapeOp>(&op);
+          rs && plan.dim.count(rs.getResult()) &&
+          failed(divideReshapeTarget(rs, plan.dim[rs.getResult()])))
+        return rs.emitError() << "kiln-shard-tensor-parallel: cannot divide "
+                                 "the head count of the target shape of "
+                              << describe(rs)
+                              << " (not a constant, or a concat with a "
+                                 "constant piece there)";
+      if (auto attn = dyn_cast<AttentionOp>(&op);
+          attn && plan.dim.count(attn.getResult())) {
+        attn.setNumHeads(attn.getNumHeads() / ranks);
+        attn.setNumKvHeads(attn.getNumKvHeads() / ranks);
+      }
+      for (Value r : op.getResults()) {
+        auto it = plan.dim.find(r);
+        if (it != plan.dim.end())
+          r.setType(dividedType(r.getType(), it->second, ranks));
+      }
+    }
+    // Row-parallel matmuls: the rank's rows, the sum, then bias/residual.
+    for (Operation *op : plan.rowSinks) {
+      ConstantOp w = constantWeight(op);
+      FailureOr<ElementsAttr> value = sliceConstant(w, 0, ranks, rank);
+      if (failed(value))
+        return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
+                                  "the weight of "
+                               << describe(op);
+      OpBuilder b(w);
+      b.setInsertionPointAfter(w);
+      op->getOpOperand(1).set(
+          ConstantOp::create(b, w.getLoc(), *value).getResult());
+      b.setInsertionPoint(op);
+      Value partial = op->getResult(0);
+      Value bias, residual;
+      if (auto fm = dyn_cast<FusedMatMulOp>(op)) {
+        bias = isNone(fm.getBias()) ? Value() : fm.getBias();
+        residual = isNone(fm.getResidual()) ? Value() : fm.getResidual();
+        if (bias || residual) {
+          Value none = NoneOp::create(b, op->getLoc()).getResult();
+          fm.getBiasMutable().assign(none);
+          fm.getResidualMutable().assign(none);
+        }
+      }
+      b.setInsertionPointAfter(op);
+      auto sum = AllReduceOp::create(b, op->getLoc(), partial.getType(),
+                                     partial);
+      partial.replaceAllUsesExcept(sum.getResult(), sum);
+      Value result = sum.getResult();
+      for (Value extra : {bias, residual}) {
+        if (!extra)
+          continue;
+        auto add = AddOp::create(b, op->getLoc(), result.getType(), result,
+                                 extra);
+        result.replaceAllUsesExcept(add.getResult(), add);
+        result = add.getResult();
+      }
+      ++numRow;
+      ++numAllReduce;
+    }
+    // The function's type: its (retyped) inputs and outputs.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    for (Value v : ret.getOperands())
+      if (plan.dim.count(v))
+        ++numOutputs;
+    fn.setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+    return success();
+  }
+};
+
+} // namespace

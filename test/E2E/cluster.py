@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+#===- test/E2E/cluster.py - Kiln's tools under mpirun, on the CPU ---------===#
+#
+# The cluster issue's CPU tests (docs/cluster.md), each under
+# `mpirun --oversubscribe -n N` with one thread per rank:
+#
+#   1. tensor parallel: a Llama-style decoder exported by PyTorch (GQA with
+#      a KV cache, rotary embeddings, SwiGLU, dynamic batch/sequence/past)
+#      compiled with --tensor-parallel=N for N = 2 and 4; every rank's
+#      logits equal ONNX Runtime's on the full model and its present K/V
+#      equal ONNX Runtime's heads of that rank (fp32 tolerance), and the
+#      model compiled for one process agrees too; greedy ids from
+#      kiln-generate under mpirun -n N equal the one-process ids;
+#   2. data parallel: kiln-run under mpirun -n 1, 2, 4: the JSON's
+#      aggregate (pooled latency, samples/s = all ranks' samples / the
+#      slowest rank's wall time, scaling efficiency) recomputed here from
+#      the per-rank samples; kiln-generate's aggregate likewise;
+#   3. failures: a rank that cannot load its artifact makes the whole job
+#      exit non-zero naming the rank and the reason; a rank whose outputs
+#      mismatch makes every rank exit 1; a tensor-parallel artifact run
+#      outside mpirun is refused with a message.
+#
+# Exit 77 (skipped) when mpirun is missing or Kiln was built without MPI.
+#
+#   cluster.py --build DIR --workdir DIR
+#
+#===----------------------------------------------------------------------===#
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TORCH_PYTHON = "/usr/bin/python3"
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def run(cmd, env=None, timeout=600):
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def mpirun(n, cmd):
+    return run(["mpirun", "--oversubscribe", "-n", str(n)] + cmd,
+               env=MPI_ENV)
+
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+
+HEADS, KV_HEADS, HEAD_DIM, LAYERS = 8, 4, 8, 2
+
+
+def inputs(batch=2, seq=5, past=3, vocab=512, seed=0):
+    rng = np.random.default_rng(seed)
+    feeds = {
+        "input_ids": rng.integers(0, vocab, (batch, seq)).astype(np.int64),
+        "attention_mask": np.ones((batch, past + seq), np.int64),
+        "position_ids": np.tile(np.arange(past, past + seq, dtype=np.int64),
+                                (batch, 1)),
+    }
+    for i in range(LAYERS):
+        for kind in ("key", "value"):
+            feeds[f"past_key_values.{i}.{kind}"] = rng.standard_normal(
+                (batch, KV_HEADS, past, HEAD_DIM)).astype(np.float32)
+    return feeds
+
+
+def tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path):
+    import onnxruntime as ort
+    work = args.workdir
+    feeds = inputs()
+    sess = ort.InferenceSession(onnx_path,
+                                providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    ref = dict(zip(names, sess.run(None, feeds)))
+
+    one = os.path.join(work, "dec.kiln")
+    rc, out, err = run([kiln_compile, onnx_path, "-o", one, "--quiet"])
+    if not check(rc == 0, "compile the decoder for one process"):
+        print(err)
+        return
+    for n in (2, 4):
+        pattern = os.path.join(work, f"dec.tp{n}.rank{{rank}}.kiln")
+        rc, out, err = run([kiln_compile, onnx_path, "--tensor-parallel",
+                            str(n), "-o", pattern, "--quiet"])
+        if not check(rc == 0, f"compile the decoder for {n} ranks"):
+            print(err)
+            continue
+        # Each rank's inputs (its heads of the KV cache) and expected
+        # outputs (the logits; its heads of the present K/V).
+        per = KV_HEADS // n
+        for r in range(n):
+            d_in = os.path.join(work, f"tp{n}", f"in{r}")
+            d_out = os.path.join(work, f"tp{n}", f"expected{r}")
+            os.makedirs(d_in, exist_ok=True)
+            os.makedirs(d_out, exist_ok=True)
+            for name, value in feeds.items():
+                if name.startswith("past_key_values"):
+                    value = value[:, r * per:(r + 1) * per]
+                np.save(os.path.join(d_in, name + ".npy"), value)
+            for k, name in enumerate(names):
+                value = ref[name]
+                if name.startswith("present"):
+                    value = value[:, r * per:(r + 1) * per]
+                np.save(os.path.join(d_out, f"output_{k}.npy"), value)
+        cmd = [kiln_run, pattern, "--threads", "1", "--require-expected",
+               "--expected", os.path.join(work, f"tp{n}", "expected{rank}"),
+               "--rtol", "1e-4", "--atol", "1e-5"]
+        for name in feeds:
+            cmd += ["--input", f"{name}=" + os.path.join(
+                work, f"tp{n}", "in{rank}", name + ".npy")]
+        rc, out, err = mpirun(n, cmd)
+        check(rc == 0 and "Data parallel: %d rank(s)" % n in out,
+              f"mpirun -n {n}: every rank's logits and KV heads equal ONNX "
+              f"Runtime's (rc {rc})")
+        if rc != 0:
+            print(out[-3000:], err[-3000:])
+        # A shard outside mpirun: refused, naming what to do.
+        rc, out, err = run([kiln_run, pattern.replace("{rank}", "0"),
+                            "--threads", "1"])
+        check(rc == 2 and "tensor-parallel" in err and "mpirun" in err,
+              f"a {n}-rank shard run alone is refused ({err.strip()[:120]})")
+        # Greedy ids: the same as one process.
+        ids_one = os.path.join(work, "ids-one.npy")
+        gen = ["--prompt-len", "12", "--new-tokens", "16", "--threads", "1",
+               "--repeat", "1", "--warmup", "0"]
+        if n == 2:
+            rc, out, err = run([kiln_generate, one, "--save-ids", ids_one]
+                               + gen)
+            check(rc == 0, "kiln-generate, one process")
+        rc, out, err = mpirun(n, [kiln_generate, pattern, "--expected",
+                                  ids_one] + gen + [
+                                      "--json", os.path.join(
+                                          work, f"gen-tp{n}.json")])
+        check(rc == 0 and "ids identical on every rank" in out and
+              "(exact)" in out,
+              f"mpirun -n {n} kiln-generate: greedy ids equal one "
+              f"process's (rc {rc})")
+        if rc != 0:
+            print(out[-2000:], err[-2000:])
+
+    # The one-process model on the same inputs, for completeness.
+    d_in = os.path.join(work, "tp2", "in-full")
+    d_out = os.path.join(work, "tp2", "expected-full")
+    os.makedirs(d_in, exist_ok=True)
+    os.makedirs(d_out, exist_ok=True)
+    cmd = [kiln_run, one, "--threads", "1", "--require-expected",
+           "--expected", d_out, "--rtol", "1e-4", "--atol", "1e-5"]
+    for name, value in feeds.items():
+        np.save(os.path.join(d_in, name + ".npy"), value)
+        cmd += ["--input", f"{name}=" + os.path.join(d_in, name + ".npy")]
+    for k, name in enumerate(names):
+        np.save(os.path.join(d_out, f"output_{k}.npy"), ref[name])
+    rc, out, err = run(cmd)
+    check(rc == 0, "the one-process decoder equals ONNX Runtime")
+
+
+def data_parallel(args, kiln_run, kiln_generate):
+    work = args.workdir
+    model = os.path.join(work, "dec.kiln")
+    for n in (1, 2, 4):
+        path = os.path.join(work, f"dp{n}.json")
+        rc, out, err = mpirun(n, [
+            kiln_run, model, "--threads", "1", "--dims",
+            "batch_size=2,sequence_length=8,past_sequence_length=16,"
+            "past_sequence_length___sequence_length=24",
+            "--warmup", "2", "--iterations", "10", "--json", path])
+        if not check(rc == 0, f"mpirun -n {n} kiln-run (data parallel)"):
+            print(out[-2000:], err[-2000:])
+            continue
+        with open(path) as f:
+            result = json.load(f)
+        d = result["distributed"]
+        ranks = d["ranks"]
+        check(d["world_size"] == n and len(ranks) == n and
+              [r["rank"] for r in ranks] == list(range(n)),
+              f"-n {n}: one report per rank, in rank order")
+        pooled = np.concatenate([r["samples_ms"] for r in ranks])
+        agg = d["aggregate"]
+        slowest = max(r["elapsed_s"] for r in ranks)
+        samples = sum(len(r["samples_ms"]) * r["batch"] for r in ranks)
+        check(np.isclose(agg["timing"]["median_ms"],
+                         np.percentile(pooled, 50), rtol=1e-6) and
+              np.isclose(agg["timing"]["p99_ms"], np.percentile(pooled, 99),
+                         rtol=1e-6) and agg["timing"]["runs"] == len(pooled),
+              f"-n {n}: pooled latency = the ranks' samples together")
+        check(agg["global_samples"] == samples == 10 * 2 * n and
+              np.isclose(agg["slowest_elapsed_s"], slowest, rtol=1e-6) and
+              np.isclose(agg["samples_per_s"], samples / slowest, rtol=1e-6),
+              f"-n {n}: samples/s = all samples / the slowest rank's time")
+        for r in ranks:
+            check(np.isclose(r["timing"]["median_ms"],
+                             np.percentile(r["samples_ms"], 50), rtol=1e-6),
+                  f"-n {n}: rank {r['rank']}'s median from its samples")
+        if n > 1:
+            solo = agg["solo"]
+            solo_rate = len(solo["samples_ms"]) * 2 / (
+                sum(solo["samples_ms"]) / 1e3)
+            check(np.isclose(agg["scaling_efficiency"],
+                             agg["samples_per_s"] / (n * solo["samples_per_s"]),
+                             rtol=1e-6) and
+                  0.5 < solo["samples_per_s"] / solo_rate < 1.01,
+                  f"-n {n}: scaling efficiency = samples/s / (n x rank 0 "
+                  f"alone)")
+        check("functional only" in d["run_class"],
+              f"-n {n}: a CPU run is labelled functional only")
+
+    path = os.path.join(work, "gen-dp2.json")
+    rc, out, err = mpirun(2, [kiln_generate, model, "--prompt-len", "8",
+                              "--new-tokens", "8", "--threads", "1",
+                              "--repeat", "3", "--json", path])
+    if check(rc == 0 and "Data parallel: 2 rank(s)" in out,
+             "mpirun -n 2 kiln-generate (data parallel)"):
+        with open(path) as f:
+            d = json.load(f)["distributed"]
+        tokens = sum(r["output_tokens"] for r in d["ranks"])
+        wall = max(r["wall_ms"][0] for r in d["ranks"])
+        agg = d["aggregate"]
+        ttft = np.concatenate([r["ttft_ms"] for r in d["ranks"]])
+        check(tokens == 2 * 3 * 8 and agg["output_tokens"] == tokens and
+              np.isclose(agg["output_tokens_per_s"], tokens / wall * 1e3,
+                         rtol=1e-6) and
+              np.isclose(agg["ttft_ms"]["p50"], np.percentile(ttft, 50),
+                         rtol=1e-5),
+              "kiln-generate -n 2: output tokens/s = all ranks' tokens / "
+              "the slowest rank's time; TTFT pooled")
+    else:
+        print(out[-2000:], err[-2000:])
+
+
+def failures_propagate(args, kiln_run):
+    work = args.workdir
+    model = os.path.join(work, "dec.kiln")
+    only0 = os.path.join(work, "only0")
+    os.makedirs(only0, exist_ok=True)
+    shutil.copy(model, os.path.join(only0, "m0.kiln"))
+    rc, out, err = mpirun(2, [kiln_run, os.path.join(only0, "m{rank}.kiln"),
+                              "--threads", "1", "--iterations", "2"])
+    check(rc != 0 and "rank 1 of 2" in err and "m1.kiln" in err,
+          f"a failing rank ends the job non-zero, naming rank and reason "
+          f"(rc {rc}: {err.strip().splitlines()[0] if err.strip() else ''})")
+    # Rank 1 compares against outputs that are not its own: exit 1.
+    exp = os.path.join(work, "expected-rank")
+    dims = ("batch_size=1,sequence_length=4,past_sequence_length=2,"
+            "past_sequence_length___sequence_length=6")
+    rc, out, err = run([kiln_run, model, "--threads", "1", "--dims", dims,
+                        "--save-outputs", os.path.join(exp + "0")])
+    shutil.rmtree(exp + "1", ignore_errors=True)
+    shutil.copytree(exp + "0", exp + "1")
+    logits = np.load(os.path.join(exp + "1", "output_0.npy"))
+    np.save(os.path.join(exp + "1", "output_0.npy"), logits + 1.0)
+    rc, out, err = mpirun(2, [kiln_run, model, "--threads", "1", "--dims",
+                              dims, "--expected", exp + "{rank}"])
+    check(rc == 1 and "rank 1" in out and "mismatched" in out,
+          f"a rank whose outputs mismatch: exit 1 on every rank (rc {rc})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    bin_dir = os.path.join(args.build, "bin")
+    kiln_compile = os.path.join(bin_dir, "kiln-compile")
+    kiln_run = os.path.join(bin_dir, "kiln-run")
+    kiln_generate = os.path.join(bin_dir, "kiln-generate")
+    if not shutil.which("mpirun"):
+        print("SKIPPED: mpirun not found (scripts/setup.sh installs "
+              "openmpi-bin)")
+        return 77
+    rc, out, err = run(["mpirun", "--oversubscribe", "-n", "2", kiln_run,
+                        "--list-devices"], env=MPI_ENV)
+    if rc != 0 and "built without MPI" in err:
+        print("SKIPPED: Kiln was built without MPI")
+        return 77
+    os.makedirs(args.workdir, exist_ok=True)
+    onnx_path = os.path.join(args.workdir, "dec.onnx")
+    subprocess.run([TORCH_PYTHON, os.path.join(ROOT, "models",
+                                               "export_torch_decoder.py"),
+                    "-o", onnx_path, "--layers", str(LAYERS), "--mode",
+                    "generation", "--vocab", "512", "--dim",
+                    str(HEADS * HEAD_DIM), "--heads", str(HEADS),
+                    "--kv-heads", str(KV_HEADS), "--ffn", "128"],
+                   check=True, stdout=subprocess.DEVNULL)
+    tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path)
+    data_parallel(args, kiln_run, kiln_generate)
+    failures_propagate(args, kiln_run)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
