@@ -11,6 +11,7 @@
 
 #include "kiln-c/Compiler.h"
 #include "kiln/Run/Measure.h"
+#include "kiln/distributed.hpp"
 #include "kiln/runtime.h"
 
 #include <nanobind/nanobind.h>
@@ -503,6 +504,50 @@ NB_MODULE(_kiln, m) {
   m.def("version", [] { return std::string(kiln_compiler_version()); });
   m.def("compile_flags", &compileFlags,
         "The compile flags: (name, kind, help) each");
+
+  // kiln.distributed: the process's MPI world (include/kiln/distributed.hpp).
+  nb::module_ d = m.def_submodule(
+      "distributed", "The MPI world of a process started by mpirun or srun");
+  auto world = [] { return &kiln::dist::World::get(); };
+  d.def("init", [] {
+    std::string error;
+    if (!kiln::dist::World::get().init(error))
+      throw std::runtime_error(error);
+  }, "Joins the launcher's world (a world of one without a launcher)");
+  d.def("uses_mpi", [=] { return world()->usesMpi(); });
+  d.def("rank", [=] { return world()->rank(); });
+  d.def("size", [=] { return world()->size(); });
+  d.def("local_rank", [=] { return world()->localRank(); });
+  d.def("local_size", [=] { return world()->localSize(); });
+  d.def("nodes", [=] { return world()->numNodes(); });
+  d.def("hostname", [=] { return world()->hostname(); });
+  d.def("launcher", [=] { return world()->launcher(); });
+  d.def("library", [=] { return world()->launcherVersion(); });
+  d.def("barrier", [=](bool idle) {
+    nb::gil_scoped_release release;
+    if (idle)
+      world()->idleBarrier();
+    else
+      world()->barrier();
+  }, "idle"_a = false,
+        "idle: wait without spinning (while another rank works alone)");
+  d.def("gather", [=](const std::string &mine, int root) {
+    std::vector<std::string> all;
+    {
+      nb::gil_scoped_release release;
+      all = world()->gather(mine, root);
+    }
+    return all;
+  }, "mine"_a, "root"_a = 0,
+        "Every rank's string, in rank order, on root (empty elsewhere)");
+  d.def("broadcast", [=](const std::string &value, int root) {
+    nb::gil_scoped_release release;
+    return world()->broadcast(value, root);
+  }, "value"_a, "root"_a = 0);
+  d.def("abort", [=](const std::string &tool, const std::string &message,
+                     int code) { world()->abortJob(tool, message, code); },
+        "tool"_a, "message"_a, "code"_a = 2,
+        "Prints the rank, its host and the message and ends the whole job");
 
   nb::class_<CompileResult>(m, "CompileResult")
       .def_ro("ok", &CompileResult::ok)

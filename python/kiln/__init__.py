@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import numpy as np
 
 from . import _kiln
+from . import distributed  # noqa: F401 (kiln.distributed)
 
 __version__ = _kiln.version()
 
@@ -335,6 +336,9 @@ class InferenceSession:
             path = self._temp
         else:
             path = os.fspath(path_or_artifact)
+        # Under mpirun/srun the process joins the launcher's world (a
+        # tensor-parallel shard needs it; docs/cluster.md); alone, nothing.
+        _kiln.distributed.init()
         try:
             self._session = _kiln.Session(path, int(threads or 0), device or "",
                                           bool(cuda_graphs))

@@ -178,6 +178,22 @@ void World::barrier() {
 #endif
 }
 
+void World::idleBarrier() {
+#if KILN_WITH_MPI
+  if (mpi) {
+    MPI_Request request;
+    MPI_Ibarrier(MPI_COMM_WORLD, &request);
+    int done = 0;
+    while (true) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done)
+        break;
+      usleep(100);
+    }
+  }
+#endif
+}
+
 std::vector<std::string> World::gather(const std::string &mine, int root) {
   std::vector<std::string> all;
 #if KILN_WITH_MPI

@@ -11,10 +11,18 @@
 #      equal ONNX Runtime's heads of that rank (fp32 tolerance), and the
 #      model compiled for one process agrees too; greedy ids from
 #      kiln-generate under mpirun -n N equal the one-process ids;
+#      the seed's decoders (models/generate_seed_variants.py --form
+#      decoder, small preset): Standard (softmax GQA, fp16) and linear
+#      attention (fp16, its recurrent state sharded by heads) on 2 ranks
+#      generate the one-process greedy ids;
 #   2. data parallel: kiln-run under mpirun -n 1, 2, 4: the JSON's
 #      aggregate (pooled latency, samples/s = all ranks' samples / the
 #      slowest rank's wall time, scaling efficiency) recomputed here from
 #      the per-rank samples; kiln-generate's aggregate likewise;
+#      `mpirun -n 2 kiln-bench` on the seed's generation study, data
+#      parallel and tensor parallel: one report, its aggregates recomputed
+#      here from every rank's raw samples in results.json; the shards' ids
+#      identical on both ranks and equal to the one-process model's;
 #   3. failures: a rank that cannot load its artifact makes the whole job
 #      exit non-zero naming the rank and the reason; a rank whose outputs
 #      mismatch makes every rank exit 1; a tensor-parallel artifact run
@@ -173,6 +181,36 @@ def tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path):
     check(rc == 0, "the one-process decoder equals ONNX Runtime")
 
 
+def seed_decoders(args, kiln_compile, kiln_generate):
+    work = os.path.join(args.workdir, "seed")
+    subprocess.run([sys.executable, os.path.join(
+        ROOT, "models", "generate_seed_variants.py"), "--out", work,
+        "--preset", "small", "--form", "decoder", "--attention",
+        "softmax,linear", "--precision", "fp16", "--no-reference"],
+        check=True, stdout=subprocess.DEVNULL)
+    gen = ["--prompt-len", "32", "--new-tokens", "32", "--threads", "1",
+           "--repeat", "1", "--warmup", "0"]
+    for variant in ("softmax_fp16", "linear_fp16"):
+        onnx_path = os.path.join(work, f"{variant}_decoder.onnx")
+        one = os.path.join(work, f"{variant}.kiln")
+        pattern = os.path.join(work, f"{variant}.rank{{rank}}.kiln")
+        ids = os.path.join(work, f"{variant}.ids.npy")
+        rc1, _, e1 = run([kiln_compile, onnx_path, "-o", one, "--quiet"])
+        rc2, _, e2 = run([kiln_compile, onnx_path, "--tensor-parallel", "2",
+                          "-o", pattern, "--quiet"])
+        if not check(rc1 == 0 and rc2 == 0,
+                     f"seed {variant} decoder compiles for 1 and 2 ranks"):
+            print(e1, e2)
+            continue
+        rc, _, err = run([kiln_generate, one, "--save-ids", ids] + gen)
+        rc, out, err = mpirun(2, [kiln_generate, pattern, "--expected", ids]
+                              + gen)
+        check(rc == 0 and "32 of 32 ids equal (exact)" in out and
+              "ids identical on every rank" in out,
+              f"seed {variant} decoder on 2 ranks: the one-process greedy "
+              f"ids (rc {rc})")
+
+
 def data_parallel(args, kiln_run, kiln_generate):
     work = args.workdir
     model = os.path.join(work, "dec.kiln")
@@ -246,6 +284,56 @@ def data_parallel(args, kiln_run, kiln_generate):
         print(out[-2000:], err[-2000:])
 
 
+def bench_study(args):
+    study = os.path.join(ROOT, "tools", "kiln-bench", "studies",
+                         "seed-generation-cluster.toml")
+    kiln_bench = os.path.join(args.build, "bin", "kiln-bench")
+    for tp in (1, 2):
+        out = os.path.join(args.workdir, f"bench-tp{tp}")
+        rc, stdout, err = mpirun(2, [kiln_bench, study, "--out", out,
+                                     "--rounds", "2", "--tensor-parallel",
+                                     str(tp)])
+        mode = "tensor parallel" if tp > 1 else "data parallel"
+        if not check(rc == 0 and "on 2 rank(s)" in stdout,
+                     f"mpirun -n 2 kiln-bench, {mode} (rc {rc})"):
+            print(stdout[-2000:], err[-2000:])
+            continue
+        with open(os.path.join(out, "results.json")) as f:
+            res = json.load(f)
+        check(os.path.exists(os.path.join(out, "report.md")) and
+              res["cluster"]["world_size"] == 2 and
+              res["cluster"]["mode"] == mode.replace(" ", "_") and
+              len(res["ranks"]) == 2, f"kiln-bench {mode}: one report")
+        ok = True
+        for v, a in res["variants"].items():
+            ranks = [r["samples"][v] for r in res["ranks"]]
+            group = ranks[:1] if tp > 1 else ranks
+            rounds = [sum(g["tokens"][i] for g in group) /
+                      (max(r["wall_ms"][i] for r in ranks) / 1e3)
+                      for i in range(len(ranks[0]["wall_ms"]))]
+            ttft = [t[0] for r in ranks for t in r["times"]]
+            ok &= bool(np.isclose(a["output_tokens_per_s"],
+                                  np.median(rounds), rtol=1e-9) and
+                       np.isclose(a["ttft_ms"], np.median(ttft), rtol=1e-9))
+            if tp == 1:
+                solo = ranks[0]
+                alone = np.median([n / (w / 1e3) for n, w in zip(
+                    solo["solo_tokens"], solo["solo_wall_ms"])])
+                ok &= bool(np.isclose(a["scaling_efficiency"],
+                                      np.median(rounds) / (2 * alone),
+                                      rtol=1e-9))
+        check(ok, f"kiln-bench {mode}: throughput per round = tokens / the "
+              f"slowest rank's wall time, TTFT pooled, efficiency against "
+              f"rank 0 alone, as recomputed from the raw samples")
+        if tp > 1:
+            ids = res["tensor_parallel_ids"]
+            check(ids and all(x["identical_on_every_rank"] and
+                              x["equal_to_one_process"]
+                              for x in ids.values()),
+                  "kiln-bench tensor parallel: the shards' ids equal the "
+                  "one-process model's")
+
+
 def failures_propagate(args, kiln_run):
     work = args.workdir
     model = os.path.join(work, "dec.kiln")
@@ -301,7 +389,9 @@ def main():
                     "--kv-heads", str(KV_HEADS), "--ffn", "128"],
                    check=True, stdout=subprocess.DEVNULL)
     tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path)
+    seed_decoders(args, kiln_compile, kiln_generate)
     data_parallel(args, kiln_run, kiln_generate)
+    bench_study(args)
     failures_propagate(args, kiln_run)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

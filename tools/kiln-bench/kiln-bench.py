@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kilnbench import generation, report, runner  # noqa: E402
+from kilnbench import cluster, generation, report, runner  # noqa: E402
 from kilnbench import study as studymod  # noqa: E402
 from kilnbench.progress import Progress, format_seconds  # noqa: E402
 
@@ -77,6 +77,9 @@ def parse_args(argv):
     p.add_argument("--no-sweep", action="store_true")
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--tensor-parallel", type=int,
+                   help="generation study under mpirun -n N: split each "
+                   "decoder over the N ranks ([cluster] tensor_parallel)")
     p.add_argument("--sweep-batch", type=csv_ints)
     p.add_argument("--sweep-seq-len", type=csv_ints)
     p.add_argument("--sweep-variants", type=csv_strs)
@@ -151,6 +154,8 @@ def generation_main(args):
         o["models"] = {**o.get("models", {}), "variants": args.variants}
     if args.no_peers:
         o["peers"] = {"onnxruntime": False, "onnxruntime_genai": False}
+    if args.tensor_parallel:
+        o["cluster"] = {"tensor_parallel": args.tensor_parallel}
     try:
         st = generation.load(args.study, o)
     except generation.StudyError as e:
@@ -162,6 +167,20 @@ def generation_main(args):
     os.makedirs(out, exist_ok=True)
     say = (lambda s: None) if args.quiet else (
         lambda s: print(f"kiln-bench: {s}", file=sys.stderr, flush=True))
+    # Under mpirun (or with [cluster] tensor_parallel): the study over the
+    # ranks, rank 0 reporting (kilnbench/cluster.py).
+    world = runner.Tools(args.build_dir).kiln.distributed
+    try:
+        world.init()
+    except RuntimeError as e:
+        print(f"kiln-bench: error: {e}", file=sys.stderr)
+        return 2
+    if world.size() > 1 or st["cluster"]["tensor_parallel"] > 1:
+        if world.rank() != 0:
+            say = lambda s: None  # noqa: E731 (rank 0 speaks)
+        say(f"generation study '{name}' on {world.size()} rank(s); report "
+            f"in {out}")
+        return cluster.run(st, out, args.build_dir, say, world)
     say(f"generation study '{name}'; report in {out}")
     return generation.run(st, out, args.build_dir, say)
 

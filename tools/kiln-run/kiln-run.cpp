@@ -260,7 +260,8 @@ int runDistributed(Options &o, dist::World &world) {
                               .count();
         }
       }
-      world.barrier();
+      // The others wait without spinning while rank 0 runs alone.
+      world.idleBarrier();
     }
     return true;
   };

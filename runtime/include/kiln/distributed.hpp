@@ -76,6 +76,12 @@ public:
   const std::string &launcher() const { return launchedBy; }
 
   void barrier();
+  /// A barrier that waits without spinning (MPI_Ibarrier polled every
+  /// 100 us, sleeping between): for ranks that wait while another works
+  /// alone (a compile, a one-rank baseline), so that on a node whose
+  /// cores are shared (hyperthreads, oversubscription) the waiting ranks do
+  /// not slow the working one down. MPI_Barrier polls at full speed.
+  void idleBarrier();
   /// Every rank's `mine`, in rank order, on `root`; empty on the others.
   std::vector<std::string> gather(const std::string &mine, int root = 0);
   /// `root`'s `value` on every rank.

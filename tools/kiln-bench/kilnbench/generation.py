@@ -68,6 +68,10 @@ DEFAULTS = {
     "profile": {"enabled": True, "depth": 128,
                 "variants": ["softmax_fp16", "linear_int8"], "top": 8},
     "peers": {"onnxruntime": True, "onnxruntime_genai": True},
+    # Under mpirun (kilnbench/cluster.py, docs/cluster.md): 1 = data
+    # parallel (each rank its own requests), N = tensor parallel over N
+    # ranks (one artifact per rank).
+    "cluster": {"tensor_parallel": 1},
 }
 
 
