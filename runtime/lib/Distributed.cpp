@@ -61,7 +61,10 @@ LaunchEnvironment readLaunchEnvironment() {
       e.localRank = -1;
     if (!envInt("OMPI_COMM_WORLD_LOCAL_SIZE", e.localSize))
       e.localSize = -1;
-  } else if (envInt("SLURM_PROCID", r) && envInt("SLURM_NTASKS", n)) {
+  } else if (envInt("SLURM_PROCID", r) && envInt("SLURM_NTASKS", n) &&
+             n > 1) {
+    // A batch script (or a CI job) inside a Slurm allocation sees these
+    // too, with one task: only srun's several tasks are a world.
     e.launcher = "Slurm";
     e.rank = r;
     e.size = n;
