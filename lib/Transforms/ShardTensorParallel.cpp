@@ -79,6 +79,8 @@ ConstantOp constantWeight(Operation *op) {
     b = mm.getB();
   else if (auto fm = dyn_cast<FusedMatMulOp>(op); fm && !fm.getTransB())
     b = fm.getB();
+  else if (auto qm = dyn_cast<QuantizedMatMulOp>(op))
+    b = qm.getW();
   else
     return {};
   auto c = b.getDefiningOp<ConstantOp>();
@@ -91,6 +93,24 @@ Value matmulLhs(Operation *op) {
     return mm.getA();
   if (auto fm = dyn_cast<FusedMatMulOp>(op))
     return fm.getA();
+  if (auto qm = dyn_cast<QuantizedMatMulOp>(op))
+    return qm.getA();
+  return {};
+}
+
+/// The weight's dim of the output columns: 1 of a [K, N] weight, 0 of
+/// kiln.quantized_matmul's [N, K] (Gemm's transB).
+int64_t columnsDim(Operation *op) { return isa<QuantizedMatMulOp>(op) ? 0 : 1; }
+int64_t rowsDim(Operation *op) { return 1 - columnsDim(op); }
+
+/// The operands of a matmul-like op that act per output column (a bias of
+/// [N], a quantized matmul's per-column scales, zero points and row sums)
+/// or broadcast (per-tensor ones): indexes into its operands.
+SmallVector<unsigned> perColumnOperands(Operation *op) {
+  if (isa<FusedMatMulOp>(op))
+    return {2, 3}; // bias, residual
+  if (isa<QuantizedMatMulOp>(op))
+    return {1, 3, 4, 5, 6, 7, 8};
   return {};
 }
 
@@ -245,23 +265,23 @@ public:
   }
 
 private:
-  /// The result of matmul-like `op` sharded along `rd`: a fused_matmul's
-  /// bias and residual (operands 2 and 3) broadcast along it or are asked
-  /// for it.
+  /// The result of matmul-like `op` sharded along `rd`: its per-column
+  /// operands (a fused_matmul's bias and residual, a quantized matmul's
+  /// scales, zero points, row sums and bias) broadcast along it or are
+  /// asked for it.
   bool epilogue(Operation *op, int64_t rd) {
     auto rt = rankedType(op->getResult(0));
-    if (isa<FusedMatMulOp>(op))
-      for (unsigned i = 2; i < 4; ++i) {
-        OpOperand &o = op->getOpOperand(i);
-        if (isNone(o.get()))
-          continue;
-        auto t = rankedType(o.get());
-        if (!t)
-          return fail(op, "an unranked bias or residual");
-        int64_t aligned = rd - (rt.getRank() - t.getRank());
-        if (aligned >= 0 && t.getDimSize(aligned) != 1 && !demand(o, aligned))
-          return false;
-      }
+    for (unsigned i : perColumnOperands(op)) {
+      OpOperand &o = op->getOpOperand(i);
+      if (isNone(o.get()))
+        continue;
+      auto t = rankedType(o.get());
+      if (!t)
+        return fail(op, "an unranked bias or residual");
+      int64_t aligned = rd - (rt.getRank() - t.getRank());
+      if (aligned >= 0 && t.getDimSize(aligned) != 1 && !demand(o, aligned))
+        return false;
+    }
     return shard(op->getResult(0), rd);
   }
 
@@ -278,7 +298,9 @@ private:
     if (ConstantOp w = constantWeight(op); w && index == 0) {
       if (d == inRank - 1) {
         auto fm = dyn_cast<FusedMatMulOp>(op);
-        if (fm && fm.getActivation() != "none")
+        auto qm = dyn_cast<QuantizedMatMulOp>(op);
+        if ((fm && fm.getActivation() != "none") ||
+            (qm && qm.getActivation() != "none"))
           return fail(op, "a row-parallel matmul with an activation "
                           "epilogue (the activation would apply to a "
                           "partial sum)");
@@ -303,9 +325,19 @@ private:
         return false;
       return epilogue(op, rd);
     }
-    if (auto fm = dyn_cast<FusedMatMulOp>(op)) // its bias or residual
-      return fail(op, "a matmul whose bias or residual is sharded but not "
-                      "its product");
+    if (isa<FusedMatMulOp, QuantizedMatMulOp>(op)) // bias, residual, ...
+      return fail(op, "a matmul whose bias, residual or quantization "
+                      "parameter is sharded but not its product");
+    if (isa<QuantizeLinearOp, DequantizeLinearOp>(op)) {
+      // Per-tensor parameters only (a per-axis scale would be sliced along
+      // its axis, not broadcast).
+      for (unsigned i = 1; i < op->getNumOperands(); ++i) {
+        auto t = rankedType(op->getOperand(i));
+        if (index != 0 || (t && t.getNumElements() != 1))
+          return fail(op, "a per-axis quantization on a sharded value");
+      }
+      return shard(op->getResult(0), d);
+    }
     if (auto attn = dyn_cast<AttentionOp>(op)) {
       int64_t heads = attn.isBSHD() ? 2 : 1;
       if (index == 3)
@@ -371,6 +403,56 @@ private:
         if (&o != &use && !demand(o, d))
           return false;
       return shard(cat.getResult(), d);
+    }
+    if (auto shape = dyn_cast<ShapeOp>(op)) {
+      // Read for its other dims only (PyTorch's repeat_kv reads the cache
+      // length of a sharded K): every use a Gather of constant indices
+      // that are not the sharded dim. The shape itself is not sharded.
+      int64_t start = int64_t(shape.getStart());
+      if (start < 0)
+        start += inRank;
+      for (OpOperand &u : shape.getResult().getUses()) {
+        auto g = dyn_cast<GatherOp>(u.getOwner());
+        std::optional<SmallVector<int64_t>> at =
+            g ? getKnownIntValues(g.getIndices()) : std::nullopt;
+        if (!g || u.getOperandNumber() != 0 || !at)
+          return fail(op, "the shape of a sharded value, read other than by "
+                          "a Gather of constant indices");
+        for (int64_t i : *at)
+          if ((i < 0 ? i + inRank - start : i) + start == d)
+            return fail(op, "the size of the sharded dim read from a shape");
+      }
+      return true;
+    }
+    if (auto un = dyn_cast<UnsqueezeOp>(op)) {
+      std::optional<SmallVector<int64_t>> axes;
+      if (auto attr = un.getAxesAttr())
+        axes = SmallVector<int64_t>(attr.asArrayRef());
+      else if (!isNone(un.getAxesInput()))
+        axes = getKnownIntValues(un.getAxesInput());
+      if (index != 0 || !axes)
+        return fail(op, "an unsqueeze with axes not known at compile time");
+      int64_t outRank = rankedType(un.getResult()).getRank();
+      SmallVector<bool> inserted(size_t(outRank), false);
+      for (int64_t a : *axes)
+        inserted[size_t(a < 0 ? a + outRank : a)] = true;
+      for (int64_t o = 0, i = 0; o < outRank; ++o) {
+        if (inserted[size_t(o)])
+          continue;
+        if (i++ == d)
+          return shard(un.getResult(), o);
+      }
+      return fail(op, "an unsqueeze that loses the sharded dim");
+    }
+    if (auto ex = dyn_cast<ExpandOp>(op)) {
+      // The sharded dim is not broadcast (its size is the input's): the
+      // target's entry there is 1 or that size, divided in the rewrite.
+      if (index != 0)
+        return fail(op, "a sharded expand target");
+      int64_t od = d + (rankedType(ex.getResult()).getRank() - inRank);
+      if (inType.getDimSize(d) == 1)
+        return fail(op, "an expand that broadcasts the sharded dim");
+      return shard(ex.getResult(), od);
     }
     if (auto rs = dyn_cast<ReshapeOp>(op)) {
       if (index != 0)
@@ -503,7 +585,7 @@ struct KilnShardTensorParallelPass
     fn.walk([&](Operation *op) {
       ConstantOp w = constantWeight(op);
       if (w && op->getParentOp() == fn.getOperation() &&
-          rankedType(w.getResult()).getDimSize(1) % ranks == 0 &&
+          rankedType(w.getResult()).getDimSize(columnsDim(op)) % ranks == 0 &&
           !matmulLhs(op).getDefiningOp<ConstantOp>())
         candidates.push_back(op);
     });
@@ -563,15 +645,19 @@ struct KilnShardTensorParallelPass
                          b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))}));
   }
 
-  /// A reshape's target with output dim `d` divided by the ranks: the
-  /// constant (or the constant piece of a concat of pieces) that gives it.
-  LogicalResult divideReshapeTarget(ReshapeOp rs, int64_t d) {
+  /// A reshape's or expand's target with output dim `d` divided by the
+  /// ranks: the constant (or the constant piece of a concat of pieces)
+  /// that gives it.
+  LogicalResult divideShapeTarget(Operation *rs, OpOperand &targetOperand,
+                                  int64_t d) {
     OpBuilder b(rs);
+    // An expand's 1 broadcasts: it stays.
+    bool keepOne = isa<ExpandOp>(rs);
     auto divided = [&](ConstantOp c, int64_t at) -> FailureOr<Value> {
       std::optional<SmallVector<int64_t>> v = getKnownIntValues(c.getResult());
       if (!v || at >= int64_t(v->size()))
         return failure();
-      if ((*v)[at] > 0) {
+      if ((*v)[at] > 1 || ((*v)[at] == 1 && !keepOne)) {
         if ((*v)[at] % ranks)
           return failure();
         (*v)[at] /= ranks;
@@ -584,12 +670,12 @@ struct KilnShardTensorParallelPass
                                 DenseIntElementsAttr::get(type, *v))
           .getResult();
     };
-    Value target = rs.getShape();
+    Value target = targetOperand.get();
     if (auto c = target.getDefiningOp<ConstantOp>()) {
       FailureOr<Value> nv = divided(c, d);
       if (failed(nv))
         return failure();
-      rs.getShapeMutable().assign(*nv);
+      targetOperand.set(*nv);
       return success();
     }
     if (auto cat = target.getDefiningOp<ConcatOp>()) {
@@ -610,13 +696,72 @@ struct KilnShardTensorParallelPass
           pieces[i] = *nv;
           auto copy = ConcatOp::create(b, cat.getLoc(), cat.getType(), pieces,
                                        cat.getAxis());
-          rs.getShapeMutable().assign(copy.getResult());
+          targetOperand.set(copy.getResult());
           return success();
         }
         at += n;
       }
     }
     return failure();
+  }
+
+  /// A row-parallel kiln.quantized_matmul: the rank's columns of W [N, K]
+  /// (its share of K) with their row sums, the bias on rank 0 only, the
+  /// result in f32 (a partial sum is not requantized), summed, then
+  /// quantized as the op's result was.
+  LogicalResult rewriteQuantizedRowParallel(QuantizedMatMulOp qm,
+                                            ConstantOp w) {
+    FailureOr<ElementsAttr> value = sliceConstant(w, 1, ranks, rank);
+    auto wType = cast<RankedTensorType>(w.getResult().getType());
+    ArrayRef<char> bytes =
+        succeeded(value) ? weightBytes(*value, 1) : ArrayRef<char>();
+    int64_t n = wType.getDimSize(0), k = wType.getDimSize(1) / ranks;
+    if (failed(value) || int64_t(bytes.size()) != n * k)
+      return qm.emitError() << "kiln-shard-tensor-parallel: cannot read the "
+                               "int8 weight of "
+                            << describe(qm);
+    bool isUnsigned = wType.getElementType().isUnsignedInteger();
+    SmallVector<int32_t> sums(size_t(n), 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j) {
+        char c = bytes[size_t(i * k + j)];
+        sums[size_t(i)] += isUnsigned ? int32_t(uint8_t(c)) : int32_t(int8_t(c));
+      }
+    OpBuilder b(w);
+    b.setInsertionPointAfter(w);
+    Value newW = ConstantOp::create(b, w.getLoc(), *value).getResult();
+    auto sumsType = RankedTensorType::get({n}, b.getI32Type());
+    Value newSums = ConstantOp::create(
+                        b, w.getLoc(),
+                        DenseElementsAttr::get(sumsType, ArrayRef(sums)))
+                        .getResult();
+    b.setInsertionPoint(qm);
+    Value none = NoneOp::create(b, qm.getLoc()).getResult();
+    Value yScale = qm.getYScale(), yZero = qm.getYZeroPoint();
+    bool requantized = !isNone(yScale);
+    SmallVector<Value> operands(qm->getOperands());
+    operands[2] = newW;
+    operands[4] = newSums;
+    if (rank != 0)
+      operands[6] = none; // the bias, added once
+    operands[7] = none;
+    operands[8] = none;
+    auto outType = cast<RankedTensorType>(qm.getResult().getType());
+    auto f32Type =
+        RankedTensorType::get(outType.getShape(), b.getF32Type());
+    auto partial = QuantizedMatMulOp::create(b, qm.getLoc(), TypeRange{f32Type},
+                                             operands, qm->getAttrs());
+    Value result =
+        AllReduceOp::create(b, qm.getLoc(), f32Type, partial.getResult())
+            .getResult();
+    if (requantized)
+      result = QuantizeLinearOp::create(b, qm.getLoc(), TypeRange{outType},
+                                        ValueRange{result, yScale, yZero},
+                                        ArrayRef<NamedAttribute>{})
+                   .getResult();
+    qm.getResult().replaceAllUsesWith(result);
+    qm.erase();
+    return success();
   }
 
   LogicalResult rewrite(func::FuncOp fn, Plan &plan) {
@@ -637,14 +782,15 @@ struct KilnShardTensorParallelPass
     }
     for (Operation *op : plan.columnSeeds) {
       ConstantOp w = constantWeight(op);
-      FailureOr<ElementsAttr> value = sliceConstant(w, 1, ranks, rank);
+      FailureOr<ElementsAttr> value =
+          sliceConstant(w, columnsDim(op), ranks, rank);
       if (failed(value))
         return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
                                   "the weight of "
                                << describe(op);
       OpBuilder b(w);
       b.setInsertionPointAfter(w);
-      op->getOpOperand(1).set(
+      op->getOpOperand(isa<QuantizedMatMulOp>(op) ? 2 : 1).set(
           ConstantOp::create(b, w.getLoc(), *value).getResult());
       ++numColumn;
     }
@@ -656,12 +802,12 @@ struct KilnShardTensorParallelPass
     }
     // Result types, reshape targets, attention heads, in program order.
     for (Operation &op : body) {
-      if (auto rs = dyn_cast<ReshapeOp>(&op);
-          rs && plan.dim.count(rs.getResult()) &&
-          failed(divideReshapeTarget(rs, plan.dim[rs.getResult()])))
-        return rs.emitError() << "kiln-shard-tensor-parallel: cannot divide "
+      if (isa<ReshapeOp, ExpandOp>(&op) && plan.dim.count(op.getResult(0)) &&
+          failed(divideShapeTarget(&op, op.getOpOperand(1),
+                                   plan.dim[op.getResult(0)])))
+        return op.emitError() << "kiln-shard-tensor-parallel: cannot divide "
                                  "the head count of the target shape of "
-                              << describe(rs)
+                              << describe(&op)
                               << " (not a constant, or a concat with a "
                                  "constant piece there)";
       if (auto attn = dyn_cast<AttentionOp>(&op);
@@ -678,6 +824,13 @@ struct KilnShardTensorParallelPass
     // Row-parallel matmuls: the rank's rows, the sum, then bias/residual.
     for (Operation *op : plan.rowSinks) {
       ConstantOp w = constantWeight(op);
+      if (auto qm = dyn_cast<QuantizedMatMulOp>(op)) {
+        if (failed(rewriteQuantizedRowParallel(qm, w)))
+          return failure();
+        ++numRow;
+        ++numAllReduce;
+        continue;
+      }
       FailureOr<ElementsAttr> value = sliceConstant(w, 0, ranks, rank);
       if (failed(value))
         return op->emitError() << "kiln-shard-tensor-parallel: cannot read "

@@ -12,9 +12,10 @@
 #      model compiled for one process agrees too; greedy ids from
 #      kiln-generate under mpirun -n N equal the one-process ids;
 #      the seed's decoders (models/generate_seed_variants.py --form
-#      decoder, small preset): Standard (softmax GQA, fp16) and linear
-#      attention (fp16, its recurrent state sharded by heads) on 2 ranks
-#      generate the one-process greedy ids;
+#      decoder, small preset), the 2x2 grid: Standard (softmax GQA, fp16),
+#      Flash (linear attention, int8 QDQ: its row-parallel integer matmuls
+#      sum in f32 before requantizing) and the crossed ones, each on 2
+#      ranks, generate the one-process greedy ids;
 #   2. data parallel: kiln-run under mpirun -n 1, 2, 4: the JSON's
 #      aggregate (pooled latency, samples/s = all ranks' samples / the
 #      slowest rank's wall time, scaling efficiency) recomputed here from
@@ -186,11 +187,12 @@ def seed_decoders(args, kiln_compile, kiln_generate):
     subprocess.run([sys.executable, os.path.join(
         ROOT, "models", "generate_seed_variants.py"), "--out", work,
         "--preset", "small", "--form", "decoder", "--attention",
-        "softmax,linear", "--precision", "fp16", "--no-reference"],
+        "softmax,linear", "--precision", "fp16,int8", "--no-reference"],
         check=True, stdout=subprocess.DEVNULL)
     gen = ["--prompt-len", "32", "--new-tokens", "32", "--threads", "1",
            "--repeat", "1", "--warmup", "0"]
-    for variant in ("softmax_fp16", "linear_fp16"):
+    for variant in ("softmax_fp16", "linear_fp16", "softmax_int8",
+                    "linear_int8"):
         onnx_path = os.path.join(work, f"{variant}_decoder.onnx")
         one = os.path.join(work, f"{variant}.kiln")
         pattern = os.path.join(work, f"{variant}.rank{{rank}}.kiln")

@@ -2,16 +2,17 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-shard-tensor-parallel="ranks=2 rank=0" | FileCheck %s --check-prefix=RANK0
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --kiln-shard-tensor-parallel="ranks=2 rank=1" --kiln-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
-// Counted over the file: gate and up, then Q, K and V, are split by
-// columns; down and the attention output by rows, each followed by one
-// all-reduce; @swiglu_mlp's KV-less model has no sharded graph input or
-// output, @attention_block's KV cache input and output are sharded.
+// Counted over the file: gate and up, Q, K and V, the int8 up
+// projection, Q and K are split by columns; down, the attention output,
+// the int8 down projection and the last attention output by rows, each
+// followed by one all-reduce; the two models with a KV cache have their
+// cache input and output sharded.
 // STATS: kiln-shard-tensor-parallel
-// STATS-DAG: (column-parallel) 5
-// STATS-DAG: (row-parallel) 2
-// STATS-DAG: (all-reduces) 2
-// STATS-DAG: (sharded-inputs) 1
-// STATS-DAG: (sharded-outputs) 1
+// STATS-DAG: (column-parallel) 8
+// STATS-DAG: (row-parallel) 4
+// STATS-DAG: (all-reduces) 4
+// STATS-DAG: (sharded-inputs) 2
+// STATS-DAG: (sharded-outputs) 2
 
 // A SwiGLU MLP with a residual, then an LM head. Gate and up keep the
 // rank's columns (rank 1: columns 2 and 3), down the rank's rows (rows 2
@@ -120,5 +121,100 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %p = kiln.softmax %a : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %y = kiln.matmul %p, %w2 : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// An int8 (QDQ) MLP as kiln-fuse-qdq leaves it: the up projection's weight
+// [N, K] keeps the rank's rows (its output columns) with their row sums,
+// scales and bias; the down projection keeps the rank's share of K with
+// the row sums recomputed over it (rank 1: 4 + 5 = 9, 6 + 7 = 13), no bias
+// on rank 1 (added once, by rank 0), its result in f32 (a partial sum is
+// not requantized), summed, then quantized as before.
+// CHECK-LABEL: func.func @main
+//   CHECK-DAG: %[[WU:.+]] = kiln.constant dense<{{\[}}[3, 3], [4, 4]]> : tensor<2x2xi8>
+//   CHECK-DAG: %[[SU:.+]] = kiln.constant dense<[6, 8]> : tensor<2xi32>
+//   CHECK-DAG: %[[CU:.+]] = kiln.constant dense<[3.000000e-01, 4.000000e-01]> : tensor<2xf32>
+//   CHECK-DAG: %[[WD:.+]] = kiln.constant dense<{{\[}}[4, 5], [6, 7]]> : tensor<2x2xi8>
+//   CHECK-DAG: %[[SD:.+]] = kiln.constant dense<[9, 13]> : tensor<2xi32>
+//       CHECK: %[[U:.+]] = kiln.quantized_matmul %{{.+}}, %{{.+}}, %[[WU]], %{{.+}}, %[[SU]], %[[CU]], %{{.+}}, %{{.+}}, %{{.+}} : ({{.*}}) -> tensor<2x2xui8>
+//       CHECK: %[[NONE:.+]] = kiln.none
+//       CHECK: %[[P:.+]] = kiln.quantized_matmul %[[U]], %{{.+}}, %[[WD]], %{{.+}}, %[[SD]], %{{.+}}, %[[NONE]], %[[NONE]], %[[NONE]] : ({{.*}}) -> tensor<2x2xf32>
+//       CHECK: %[[SUM:.+]] = kiln.all_reduce %[[P]] : tensor<2x2xf32>
+//       CHECK: %[[Q:.+]] = kiln.quantize_linear %[[SUM]], %{{.+}}, %{{.+}} : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+//       CHECK: return %[[Q]]
+module attributes {kiln.opset = 17 : i64} {
+func.func @main(%x: tensor<2x2xui8>) -> tensor<2x2xui8> {
+  %none = kiln.none
+  %zp = kiln.constant dense<128> : tensor<ui8>
+  %ys = kiln.constant dense<0.5> : tensor<f32>
+  %wu = kiln.constant dense<[[1, 1], [2, 2], [3, 3], [4, 4]]> : tensor<4x2xi8>
+  %su = kiln.constant dense<[2, 4, 6, 8]> : tensor<4xi32>
+  %cu = kiln.constant dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xf32>
+  %bu = kiln.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %wd = kiln.constant dense<[[0, 1, 4, 5], [2, 3, 6, 7]]> : tensor<2x4xi8>
+  %sd = kiln.constant dense<[10, 18]> : tensor<2xi32>
+  %cd = kiln.constant dense<0.25> : tensor<2xf32>
+  %bd = kiln.constant dense<[5, 6]> : tensor<2xi32>
+  %u = kiln.quantized_matmul %x, %zp, %wu, %none, %su, %cu, %bu, %ys, %zp : (tensor<2x2xui8>, tensor<ui8>, tensor<4x2xi8>, none, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<ui8>) -> tensor<2x4xui8>
+  %d = kiln.quantized_matmul %u, %zp, %wd, %none, %sd, %cd, %bd, %ys, %zp : (tensor<2x4xui8>, tensor<ui8>, tensor<2x4xi8>, none, tensor<2xi32>, tensor<2xf32>, tensor<2xi32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  return %d : tensor<2x2xui8>
+}
+}
+
+// -----
+
+// repeat_kv as PyTorch exports it (Unsqueeze, Expand to a shape built from
+// the cache's Shape, Reshape): the Shape of the sharded cache is read for
+// its length only; the Expand's KV entry is divided, its repetition kept.
+// CHECK-LABEL: func.func @main
+//       CHECK: %[[LEN:.+]] = kiln.gather %{{.+}}, %{{.+}} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+//       CHECK: kiln.unsqueeze %{{.+}}, %{{.+}} : (tensor<?x1x?x4xf32>, tensor<1xi64>) -> tensor<?x1x1x?x4xf32>
+//       CHECK: kiln.expand %{{.+}}, %{{.+}} : (tensor<?x1x1x?x4xf32>, tensor<5xi64>) -> tensor<?x1x2x?x4xf32>
+//       CHECK: kiln.reshape %{{.+}}, %{{.+}} : (tensor<?x1x2x?x4xf32>, tensor<4xi64>) -> tensor<?x2x?x4xf32>
+module attributes {kiln.opset = 17 : i64} {
+func.func @main(%x: tensor<?x4x16xf32> {kiln.dims = ["batch", "", ""], kiln.name = "x"},
+                %past: tensor<?x2x?x4xf32> {kiln.dims = ["batch", "", "past", ""], kiln.name = "past_key"})
+    -> (tensor<?x4x16xf32>, tensor<?x2x?x4xf32>) {
+  %none = kiln.none
+  %wq = kiln.constant dense<0.25> : tensor<16x16xf32>
+  %wk = kiln.constant dense<0.5> : tensor<16x8xf32>
+  %wo = kiln.constant dense<1.0> : tensor<16x16xf32>
+  %qs = kiln.constant dense<[0, 4, 4, 4]> : tensor<4xi64>
+  %ks = kiln.constant dense<[0, 4, 2, 4]> : tensor<4xi64>
+  %ms = kiln.constant dense<[0, 4, 16]> : tensor<3xi64>
+  %two = kiln.constant dense<2> : tensor<i64>
+  %zero = kiln.constant dense<0> : tensor<1xi64>
+  %axis2 = kiln.constant dense<2> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %copy = kiln.constant dense<0> : tensor<1xi64>
+  %kvn = kiln.constant dense<2> : tensor<1xi64>
+  %rep = kiln.constant dense<2> : tensor<1xi64>
+  %hd = kiln.constant dense<4> : tensor<1xi64>
+  %heads = kiln.constant dense<4> : tensor<1xi64>
+  %q = kiln.matmul %x, %wq : (tensor<?x4x16xf32>, tensor<16x16xf32>) -> tensor<?x4x16xf32>
+  %q4 = kiln.reshape %q, %qs : (tensor<?x4x16xf32>, tensor<4xi64>) -> tensor<?x4x4x4xf32>
+  %qt = kiln.transpose %q4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32>
+  %k = kiln.matmul %x, %wk : (tensor<?x4x16xf32>, tensor<16x8xf32>) -> tensor<?x4x8xf32>
+  %k4 = kiln.reshape %k, %ks : (tensor<?x4x8xf32>, tensor<4xi64>) -> tensor<?x4x2x4xf32>
+  %kt = kiln.transpose %k4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x4x2x4xf32>) -> tensor<?x2x4x4xf32>
+  %kall = kiln.concat %past, %kt {axis = 2 : i64} : (tensor<?x2x?x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x?x4xf32>
+  %shape = kiln.shape %kall : (tensor<?x2x?x4xf32>) -> tensor<4xi64>
+  %len = kiln.gather %shape, %two : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %len1 = kiln.unsqueeze %len, %zero : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %ku = kiln.unsqueeze %kall, %axis2 : (tensor<?x2x?x4xf32>, tensor<1xi64>) -> tensor<?x2x1x?x4xf32>
+  %target = kiln.concat %one, %kvn, %rep, %len1, %hd {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<5xi64>
+  %ke = kiln.expand %ku, %target : (tensor<?x2x1x?x4xf32>, tensor<5xi64>) -> tensor<?x2x2x?x4xf32>
+  %rs = kiln.concat %copy, %heads, %len1, %hd {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %kr = kiln.reshape %ke, %rs : (tensor<?x2x2x?x4xf32>, tensor<4xi64>) -> tensor<?x4x?x4xf32>
+  %ktt = kiln.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : (tensor<?x4x?x4xf32>) -> tensor<?x4x4x?xf32>
+  %s = kiln.matmul %qt, %ktt : (tensor<?x4x4x4xf32>, tensor<?x4x4x?xf32>) -> tensor<?x4x4x?xf32>
+  %p = kiln.softmax %s : (tensor<?x4x4x?xf32>) -> tensor<?x4x4x?xf32>
+  %pv = kiln.matmul %p, %kr : (tensor<?x4x4x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x4x4xf32>
+  %at = kiln.transpose %pv {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32>
+  %am = kiln.reshape %at, %ms : (tensor<?x4x4x4xf32>, tensor<3xi64>) -> tensor<?x4x16xf32>
+  %o = kiln.matmul %am, %wo : (tensor<?x4x16xf32>, tensor<16x16xf32>) -> tensor<?x4x16xf32>
+  return %o, %kall : tensor<?x4x16xf32>, tensor<?x2x?x4xf32>
 }
 }
