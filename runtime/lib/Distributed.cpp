@@ -8,6 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/distributed.hpp"
 
+// Without the build's definition (a tree that lists the runtime's sources
+// itself, e.g. the fuzzers'): no MPI.
+#ifndef KILN_WITH_MPI
+#define KILN_WITH_MPI 0
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
