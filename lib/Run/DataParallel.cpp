@@ -138,7 +138,8 @@ bool kiln::run::decodeRankReport(const std::string &text, RankReport &r,
 }
 
 bool kiln::run::aggregate(std::vector<RankReport> reports,
-                          DataParallelSummary &s, std::string &error) {
+                          DataParallelSummary &s, std::string &error,
+                          bool groupServesOne) {
   s = DataParallelSummary();
   std::sort(reports.begin(), reports.end(),
             [](const RankReport &a, const RankReport &b) {
@@ -160,7 +161,8 @@ bool kiln::run::aggregate(std::vector<RankReport> reports,
   for (const RankReport &r : reports) {
     s.perRank.push_back(summarize(r.ms));
     pooled.insert(pooled.end(), r.ms.begin(), r.ms.end());
-    s.globalSamples += double(r.ms.size()) * double(r.batch);
+    if (!groupServesOne || r.rank == 0)
+      s.globalSamples += double(r.ms.size()) * double(r.batch);
     if (r.elapsedMs > s.slowestElapsedMs) {
       s.slowestElapsedMs = r.elapsedMs;
       s.slowestRank = r.rank;
@@ -186,9 +188,13 @@ bool kiln::run::aggregate(std::vector<RankReport> reports,
 
 void kiln::run::printDataParallel(FILE *out, const WorldDescription &w,
                                   const DataParallelSummary &s) {
-  std::fprintf(out,
-               "\nData parallel: %d rank(s) on %d node(s), launcher %s (%s)\n",
+  std::fprintf(out, "\n%s: %d rank(s) on %d node(s), launcher %s (%s)\n",
+               w.tensorParallel > 1 ? "Tensor parallel" : "Data parallel",
                w.size, w.nodes, w.launcher.c_str(), w.library.c_str());
+  if (w.tensorParallel > 1)
+    std::fprintf(out, "  the ranks are the %lld shards of one model: the "
+                      "group serves one request per run\n",
+                 (long long)w.tensorParallel);
   std::fprintf(out, "  run: %s\n", w.runClass.c_str());
   std::fprintf(out, "  %-5s %-16s %-5s %-10s %6s %10s %10s %10s %10s %12s\n",
                "rank", "host", "local", "device", "runs", "median ms",
@@ -209,10 +215,11 @@ void kiln::run::printDataParallel(FILE *out, const WorldDescription &w,
                "p99 %.3f ms (samples of every rank pooled)\n",
                s.pooled.count, s.pooled.median, s.pooled.mean, s.pooled.p99);
   std::fprintf(out,
-               "  throughput: %.2f samples/s = %.0f samples (all ranks) / "
-               "%.3f s (rank %d, the slowest)\n",
-               s.samplesPerSecond, s.globalSamples, s.slowestElapsedMs / 1e3,
-               s.slowestRank);
+               "  throughput: %.2f samples/s = %.0f samples (%s) / %.3f s "
+               "(rank %d, the slowest)\n",
+               s.samplesPerSecond, s.globalSamples,
+               w.tensorParallel > 1 ? "the group's" : "all ranks",
+               s.slowestElapsedMs / 1e3, s.slowestRank);
   if (s.haveSolo)
     std::fprintf(out,
                  "  scaling: rank 0 alone %.2f samples/s (median %.3f ms); "
@@ -224,18 +231,27 @@ void kiln::run::printDataParallel(FILE *out, const WorldDescription &w,
 
 std::string kiln::run::dataParallelJson(const WorldDescription &w,
                                         const DataParallelSummary &s) {
-  std::string j = "{\"mode\": \"data_parallel\", \"launcher\": " +
+  std::string j = std::string("{\"mode\": ") +
+                  (w.tensorParallel > 1 ? "\"tensor_parallel\"" :
+                                          "\"data_parallel\"") +
+                  ", \"tensor_parallel\": " +
+                  std::to_string(w.tensorParallel) + ", \"launcher\": " +
                   json::quote(w.launcher) + ", \"library\": " +
                   json::quote(w.library) +
                   ", \"world_size\": " + std::to_string(w.size) +
                   ", \"nodes\": " + std::to_string(w.nodes) +
                   ", \"run_class\": " + json::quote(w.runClass) +
                   ",\n    \"aggregation\": " +
-                  json::quote("latency: every rank's samples pooled; "
-                              "throughput: samples of all ranks / the slowest "
-                              "rank's wall time; scaling efficiency: "
-                              "throughput / (world size x rank 0's throughput "
-                              "alone)") +
+                  json::quote(w.tensorParallel > 1
+                                  ? "latency: every rank's samples pooled; "
+                                    "throughput: the group's samples (one "
+                                    "rank's: the shards serve one request "
+                                    "together) / the slowest rank's wall time"
+                                  : "latency: every rank's samples pooled; "
+                                    "throughput: samples of all ranks / the "
+                                    "slowest rank's wall time; scaling "
+                                    "efficiency: throughput / (world size x "
+                                    "rank 0's throughput alone)") +
                   ",\n    \"ranks\": [";
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     const RankReport &r = s.ranks[i];

@@ -16,6 +16,12 @@
 #      Flash (linear attention, int8 QDQ: its row-parallel integer matmuls
 #      sum in f32 before requantizing) and the crossed ones, each on 2
 #      ranks, generate the one-process greedy ids;
+#      blocks of real architectures exported by torchvision's/PyTorch's
+#      exporter (models/export_torch_zoo.py): a GPT-2 block (LayerNorm,
+#      multi-head attention with biases, GELU MLP) over 2 and 4 ranks and a
+#      Llama block (9 query / 3 KV heads) over 3 ranks equal ONNX Runtime
+#      on every rank; the report calls them tensor parallel, the group's
+#      throughput one request per run;
 #   2. data parallel: kiln-run under mpirun -n 1, 2, 4: the JSON's
 #      aggregate (pooled latency, samples/s = all ranks' samples / the
 #      slowest rank's wall time, scaling efficiency) recomputed here from
@@ -137,7 +143,7 @@ def tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path):
             cmd += ["--input", f"{name}=" + os.path.join(
                 work, f"tp{n}", "in{rank}", name + ".npy")]
         rc, out, err = mpirun(n, cmd)
-        check(rc == 0 and "Data parallel: %d rank(s)" % n in out,
+        check(rc == 0 and "Tensor parallel: %d rank(s)" % n in out,
               f"mpirun -n {n}: every rank's logits and KV heads equal ONNX "
               f"Runtime's (rc {rc})")
         if rc != 0:
@@ -211,6 +217,45 @@ def seed_decoders(args, kiln_compile, kiln_generate):
               "ids identical on every rank" in out,
               f"seed {variant} decoder on 2 ranks: the one-process greedy "
               f"ids (rc {rc})")
+
+
+def zoo_blocks(args, kiln_compile, kiln_run):
+    import onnxruntime as ort
+    work = os.path.join(args.workdir, "zoo")
+    subprocess.run([TORCH_PYTHON, os.path.join(ROOT, "models",
+                                               "export_torch_zoo.py"),
+                    "--out", work, "--only", "gpt_block,decoder_block"],
+                   check=True, stdout=subprocess.DEVNULL)
+    for model, ranks in (("gpt_block", (2, 4)), ("decoder_block", (3,))):
+        onnx_path = os.path.join(work, model + ".onnx")
+        with open(os.path.join(work, model + ".json")) as f:
+            info = json.load(f)
+        x = np.random.default_rng(1).standard_normal(
+            info["shape"]).astype(np.float32)
+        sess = ort.InferenceSession(onnx_path,
+                                    providers=["CPUExecutionProvider"])
+        y = sess.run(None, {info["input"]: x})[0]
+        data = os.path.join(work, model + "-data")
+        os.makedirs(data, exist_ok=True)
+        np.save(os.path.join(data, "input_0.npy"), x)
+        np.save(os.path.join(data, "output_0.npy"), y)
+        for n in ranks:
+            pattern = os.path.join(work, f"{model}.tp{n}.rank{{rank}}.kiln")
+            rc, _, err = run([kiln_compile, onnx_path, "--tensor-parallel",
+                              str(n), "-o", pattern, "--quiet"])
+            if not check(rc == 0, f"{model}: compile for {n} ranks"):
+                print(err)
+                continue
+            rc, out, err = mpirun(n, [kiln_run, pattern, "--inputs", data,
+                                      "--threads", "1", "--iterations", "2",
+                                      "--require-expected", "--rtol", "1e-3",
+                                      "--atol", "1e-4"])
+            check(rc == 0 and f"Tensor parallel: {n} rank(s)" in out and
+                  "2 samples (the group's)" in out,
+                  f"{model} on {n} ranks: ONNX Runtime's output on every "
+                  f"rank; reported as one model's shards (rc {rc})")
+            if rc != 0:
+                print(out[-2000:], err[-2000:])
 
 
 def data_parallel(args, kiln_run, kiln_generate):
@@ -392,6 +437,7 @@ def main():
                    check=True, stdout=subprocess.DEVNULL)
     tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path)
     seed_decoders(args, kiln_compile, kiln_generate)
+    zoo_blocks(args, kiln_compile, kiln_run)
     data_parallel(args, kiln_run, kiln_generate)
     bench_study(args)
     failures_propagate(args, kiln_run)

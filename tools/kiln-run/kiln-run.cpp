@@ -230,12 +230,12 @@ int runDistributed(Options &o, dist::World &world) {
   const int rank = world.rank(), size = world.size();
   // A tensor-parallel shard cannot run alone (its all-reduces wait for the
   // other ranks): no solo baseline then.
+  int64_t tensorParallel = 1;
   {
     kiln_model *m = nullptr;
     if (kiln_model_load(o.model.c_str(), &m) == KILN_OK) {
-      int64_t ranks = 1;
-      kiln_model_tensor_parallel(m, &ranks, nullptr);
-      if (ranks > 1)
+      kiln_model_tensor_parallel(m, &tensorParallel, nullptr);
+      if (tensorParallel > 1)
         o.solo = false;
       kiln_model_free(m);
     }
@@ -292,12 +292,13 @@ int runDistributed(Options &o, dist::World &world) {
       if (!decodeRankReport(all[i], reports[i], err))
         world.abortJob("kiln-run", err);
     DataParallelSummary summary;
-    if (!aggregate(reports, summary, err))
+    if (!aggregate(reports, summary, err, tensorParallel > 1))
       world.abortJob("kiln-run", err);
     WorldDescription wd;
     wd.launcher = world.launcher();
     wd.library = world.launcherVersion();
     wd.size = size;
+    wd.tensorParallel = tensorParallel;
     wd.nodes = world.numNodes();
     wd.runClass = classifyRun(!r.onCuda, world.localSize(), r.threads,
                               int(std::thread::hardware_concurrency()));

@@ -54,6 +54,9 @@ struct WorldDescription {
   /// "performance", or "functional only (<why>)": ranks on CPUs, or more
   /// ranks on a node than it has devices or cores (functionalOnly()).
   std::string runClass = "performance";
+  /// > 1: the ranks are the shards of one tensor-parallel model; the group
+  /// serves one request per run (the global work is one rank's).
+  int64_t tensorParallel = 1;
 };
 
 /// The run's class: functional only when the ranks run on CPUs (they share
@@ -78,9 +81,11 @@ struct DataParallelSummary {
 };
 
 /// Aggregates the ranks' reports (any order). False with `error` when they
-/// are not one world's (duplicate or missing ranks).
+/// are not one world's (duplicate or missing ranks). With
+/// `groupServesOne` (tensor parallelism) the global work is rank 0's
+/// samples, not their sum.
 bool aggregate(std::vector<RankReport> reports, DataParallelSummary &summary,
-               std::string &error);
+               std::string &error, bool groupServesOne = false);
 
 /// The human-readable section kiln-run prints on rank 0.
 void printDataParallel(FILE *out, const WorldDescription &world,
