@@ -14,13 +14,7 @@ using namespace kiln::run;
 
 namespace {
 
-std::string num(double v) {
-  if (std::isnan(v) || std::isinf(v))
-    return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
+std::string num(double v) { return json::number(v); }
 
 std::string numbers(const std::vector<double> &v) {
   std::string s = "[";

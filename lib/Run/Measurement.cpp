@@ -54,13 +54,7 @@ std::string findIndexed(const std::string &dir, const char *stem, size_t i) {
   return "";
 }
 
-std::string num(double v) {
-  if (std::isnan(v) || std::isinf(v))
-    return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
+std::string num(double v) { return json::number(v); }
 
 std::string dimsJson(const std::vector<int64_t> &dims) {
   std::string s = "[";

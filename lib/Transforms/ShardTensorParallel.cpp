@@ -705,6 +705,22 @@ struct KilnShardTensorParallelPass
     return failure();
   }
 
+  /// Replaces the weight operand of matmul-like `op` by the rank's block of
+  /// it along `dim` (a new constant after the old one).
+  LogicalResult sliceWeight(Operation *op, int64_t dim) {
+    ConstantOp w = constantWeight(op);
+    FailureOr<ElementsAttr> value = sliceConstant(w, dim, ranks, rank);
+    if (failed(value))
+      return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
+                                "the weight of "
+                             << describe(op);
+    OpBuilder b(w);
+    b.setInsertionPointAfter(w);
+    op->getOpOperand(isa<QuantizedMatMulOp>(op) ? 2 : 1).set(
+        ConstantOp::create(b, w.getLoc(), *value).getResult());
+    return success();
+  }
+
   /// A row-parallel kiln.quantized_matmul: the rank's columns of W [N, K]
   /// (its share of K) with their row sums, the bias on rank 0 only, the
   /// result in f32 (a partial sum is not requantized), summed, then
@@ -781,17 +797,8 @@ struct KilnShardTensorParallelPass
           ConstantOp::create(b, c.getLoc(), *value).getResult());
     }
     for (Operation *op : plan.columnSeeds) {
-      ConstantOp w = constantWeight(op);
-      FailureOr<ElementsAttr> value =
-          sliceConstant(w, columnsDim(op), ranks, rank);
-      if (failed(value))
-        return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
-                                  "the weight of "
-                               << describe(op);
-      OpBuilder b(w);
-      b.setInsertionPointAfter(w);
-      op->getOpOperand(isa<QuantizedMatMulOp>(op) ? 2 : 1).set(
-          ConstantOp::create(b, w.getLoc(), *value).getResult());
+      if (failed(sliceWeight(op, columnsDim(op))))
+        return failure();
       ++numColumn;
     }
     // Graph inputs.
@@ -831,16 +838,9 @@ struct KilnShardTensorParallelPass
         ++numAllReduce;
         continue;
       }
-      FailureOr<ElementsAttr> value = sliceConstant(w, 0, ranks, rank);
-      if (failed(value))
-        return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
-                                  "the weight of "
-                               << describe(op);
-      OpBuilder b(w);
-      b.setInsertionPointAfter(w);
-      op->getOpOperand(1).set(
-          ConstantOp::create(b, w.getLoc(), *value).getResult());
-      b.setInsertionPoint(op);
+      if (failed(sliceWeight(op, rowsDim(op))))
+        return failure();
+      OpBuilder b(op);
       Value partial = op->getResult(0);
       Value bias, residual;
       if (auto fm = dyn_cast<FusedMatMulOp>(op)) {

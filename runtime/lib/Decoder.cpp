@@ -6,6 +6,7 @@
 
 #include "Decoder.h"
 #include "Errors.h"
+#include "kiln/half.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,30 +166,7 @@ double Random::next() {
 
 namespace {
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float halfToFloat(uint16_t h) { return kiln::halfBitsToFloat(h); }
 
 } // namespace
 

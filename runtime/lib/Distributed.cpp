@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/distributed.hpp"
+#include "kiln/half.h"
 
 // Without the build's definition (a tree that lists the runtime's sources
 // itself, e.g. the fuzzers'): no MPI.
@@ -15,7 +16,6 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -245,16 +245,26 @@ std::string World::broadcast(const std::string &value, int root) {
   return value;
 }
 
+#if KILN_WITH_MPI
+namespace {
+/// In-place MPI_SUM over COMM_WORLD; MPI counts are ints, so large
+/// buffers go in pieces.
+template <typename T>
+void sumInPlace(T *data, size_t count, MPI_Datatype type) {
+  for (size_t done = 0; done < count;) {
+    int n = int(std::min<size_t>(count - done, size_t(1) << 30));
+    MPI_Allreduce(MPI_IN_PLACE, data + done, n, type, MPI_SUM,
+                  MPI_COMM_WORLD);
+    done += size_t(n);
+  }
+}
+} // namespace
+#endif
+
 void World::allReduceSum(float *data, size_t count) {
 #if KILN_WITH_MPI
-  // MPI counts are ints: large buffers go in pieces.
   if (mpi)
-    for (size_t done = 0; done < count;) {
-      int n = int(std::min<size_t>(count - done, size_t(1) << 30));
-      MPI_Allreduce(MPI_IN_PLACE, data + done, n, MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
-      done += size_t(n);
-    }
+    sumInPlace(data, count, MPI_FLOAT);
 #else
   (void)data;
   (void)count;
@@ -264,12 +274,7 @@ void World::allReduceSum(float *data, size_t count) {
 void World::allReduceSum(double *data, size_t count) {
 #if KILN_WITH_MPI
   if (mpi)
-    for (size_t done = 0; done < count;) {
-      int n = int(std::min<size_t>(count - done, size_t(1) << 30));
-      MPI_Allreduce(MPI_IN_PLACE, data + done, n, MPI_DOUBLE, MPI_SUM,
-                    MPI_COMM_WORLD);
-      done += size_t(n);
-    }
+    sumInPlace(data, count, MPI_DOUBLE);
 #else
   (void)data;
   (void)count;
@@ -304,65 +309,6 @@ void World::abortJob(const std::string &tool, const std::string &message,
 } // namespace dist
 } // namespace kiln
 
-namespace {
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f,
-           man = h & 0x3ff, bits;
-  if (exp == 0x1f)
-    bits = sign | 0x7f800000 | (man << 13);
-  else if (exp)
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  else if (!man)
-    bits = sign;
-  else { // subnormal: normalize
-    int e = -1;
-    do {
-      man <<= 1;
-      ++e;
-    } while (!(man & 0x400));
-    bits = sign | (uint32_t(112 - e) << 23) | ((man & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) { // round to nearest even
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  uint32_t absx = x & 0x7fffffff;
-  if (absx >= 0x7f800000) // inf or NaN
-    return uint16_t(sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0));
-  if (absx >= 0x477ff000) // rounds to >= 65520: overflow
-    return uint16_t(sign | 0x7c00);
-  if (absx < 0x38800000) { // subnormal half (or zero)
-    float a;
-    std::memcpy(&a, &absx, 4);
-    // 2^-24 is the subnormal step: scale and round to nearest even.
-    float scaled = a * 16777216.0f;
-    uint32_t m = uint32_t(std::nearbyint(scaled));
-    return uint16_t(sign | m);
-  }
-  uint32_t rounded = absx + 0xfff + ((absx >> 13) & 1);
-  return uint16_t(sign | ((rounded - 0x38000000) >> 13));
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return uint16_t((x >> 16) | 0x40);
-  return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-} // namespace
 
 // The hook the compiled code of a tensor-parallel model calls through
 // kiln_abi_all_reduce_sum_* (runtime/abi/kiln_abi.c), installed by the
@@ -380,9 +326,11 @@ extern "C" int32_t kilnRuntimeAllReduce(void *data, int64_t count,
   uint16_t *h = static_cast<uint16_t *>(data);
   std::vector<float> f(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
-    f[size_t(i)] = dtype == 1 ? halfToFloat(h[i]) : bf16ToFloat(h[i]);
+    f[size_t(i)] = dtype == 1 ? kiln::halfBitsToFloat(h[i])
+                            : kiln::bfloat16BitsToFloat(h[i]);
   w.allReduceSum(f.data(), f.size());
   for (int64_t i = 0; i < count; ++i)
-    h[i] = dtype == 1 ? floatToHalf(f[size_t(i)]) : floatToBf16(f[size_t(i)]);
+    h[i] = dtype == 1 ? kiln::floatToHalfBits(f[size_t(i)])
+                       : kiln::floatToBfloat16Bits(f[size_t(i)]);
   return 0;
 }

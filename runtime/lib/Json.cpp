@@ -8,6 +8,8 @@
 #include "kiln/Json.h"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -423,6 +425,14 @@ private:
 bool parse(const std::string &text, Value &out, std::string &error) {
   Parser parser(text);
   return parser.run(out, error);
+}
+
+std::string number(double v) {
+  if (std::isnan(v) || std::isinf(v))
+    return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
 }
 
 std::string quote(const std::string &s) {

@@ -423,19 +423,10 @@ static std::vector<double> jsonNumbers(const kiln::json::Value *v) {
   return out;
 }
 
-static std::string jsonNumber(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 static std::string jsonArray(const std::vector<double> &v) {
   std::string s = "[";
-  char buf[40];
-  for (size_t i = 0; i < v.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.9g", i ? ", " : "", v[i]);
-    s += buf;
-  }
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + kiln::json::number(v[i]);
   return s + "]";
 }
 
@@ -459,7 +450,7 @@ static int gatherRanks(const Options &o, kiln::dist::World &world,
                      std::to_string(size_t(o.repeat) * batch) +
                      ", \"output_tokens\": " +
                      std::to_string(size_t(o.repeat) * tokensPerRun) +
-                     ", \"wall_ms\": [" + jsonNumber(timedMs) + "]";
+                     ", \"wall_ms\": [" + kiln::json::number(timedMs) + "]";
   mine += ", \"ttft_ms\": " + jsonArray(ttft.values) +
           ", \"tpot_ms\": " + jsonArray(tpot.values) +
           ", \"e2e_ms\": " + jsonArray(e2e.values) + ", \"ids\": [";
@@ -581,12 +572,12 @@ static int gatherRanks(const Options &o, kiln::dist::World &world,
     for (size_t r = 0; r < all.size(); ++r)
       json += std::string(r ? ",\n    " : "\n    ") + all[r];
     json += "],\n  \"aggregate\": {\"generations\": " +
-            jsonNumber(generations);
-    json += ", \"output_tokens\": " + jsonNumber(tokens);
+            kiln::json::number(generations);
+    json += ", \"output_tokens\": " + kiln::json::number(tokens);
     json += ", \"slowest_rank\": " + std::to_string(slowestRank) +
-            ", \"slowest_wall_ms\": " + jsonNumber(slowest);
-    json += ", \"output_tokens_per_s\": " + jsonNumber(tokensPerS);
-    json += ", \"tasks_per_hour\": " + jsonNumber(tasksPerHour);
+            ", \"slowest_wall_ms\": " + kiln::json::number(slowest);
+    json += ", \"output_tokens_per_s\": " + kiln::json::number(tokensPerS);
+    json += ", \"tasks_per_hour\": " + kiln::json::number(tasksPerHour);
     json += ", \"ttft_ms\": " + statJson(allTtft) +
             ", \"tpot_ms\": " + statJson(allTpot) +
             ", \"e2e_ms\": " + statJson(allE2e) +

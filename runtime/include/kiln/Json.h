@@ -72,6 +72,10 @@ bool parse(const std::string &text, Value &out, std::string &error);
 /// `s` as a JSON string literal (quotes and escapes included).
 std::string quote(const std::string &s);
 
+/// `v` as a JSON number with 9 significant digits ("%.9g"); `null` when it
+/// is not finite (JSON has no NaN or infinity).
+std::string number(double v);
+
 } // namespace json
 } // namespace kiln
 

@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -77,21 +76,8 @@ def run(study, out, build_dir, say, world):
     # 1. Models and compiles, on rank 0.
     setup = {}
     if rank == 0:
-        os.makedirs(models, exist_ok=True)
-        attentions = sorted({v.split("_")[0] for v in variants})
-        precisions = sorted({v.split("_")[1] for v in variants})
-        say(f"writing the decoders ({', '.join(variants)})")
-        subprocess.run(
-            [sys.executable, os.path.join(runner.ROOT, "models",
-                                          "generate_seed_variants.py"),
-             "--out", models, "--form", "decoder", "--preset",
-             study["models"]["preset"], "--attention", ",".join(attentions),
-             "--precision", ",".join(precisions), "--prompt-len",
-             str(task["prompt"]), "--new-tokens", str(task["new_tokens"]),
-             "--seed", str(st["seed"]), "--no-reference"],
-            check=True, stdout=subprocess.DEVNULL)
-        with open(os.path.join(models, "manifest.json")) as f:
-            setup["config"] = json.load(f)["config"]
+        setup["config"] = generation.write_decoders(study, models, variants,
+                                                    say)
         setup["paths"], setup["errors"], setup["compile_s"] = {}, {}, {}
         for v in variants:
             onnx_path = os.path.join(models, f"{v}_decoder.onnx")

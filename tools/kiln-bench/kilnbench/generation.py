@@ -260,23 +260,15 @@ def agreement(got, ref):
     return float(eq.mean()), first
 
 
-def run(study, out, build_dir, say):
-    tools = runner.Tools(build_dir)
-    kiln = tools.kiln
+def write_decoders(study, models, variants, say):
+    """The study's decoders (models/generate_seed_variants.py --form
+    decoder) of `variants` into the folder `models`; returns the
+    generator's config (manifest.json)."""
     st, task = study["study"], study["task"]
-    threads = st["threads"]
-    variants = list(study["models"]["variants"])
-    baselines = sorted({v.split("_")[0] + "_fp32" for v in variants})
-    all_variants = variants + [b for b in baselines if b not in variants]
-    models = os.path.join(out, "models")
     os.makedirs(models, exist_ok=True)
-    results = {"schema": "kiln.generation-study", "version": 1,
-               "study": st, "task": task, "variants": {}}
-
-    # 1. Models and compiles.
-    attentions = sorted({v.split("_")[0] for v in all_variants})
-    precisions = sorted({v.split("_")[1] for v in all_variants})
-    say(f"writing the decoders ({', '.join(all_variants)})")
+    attentions = sorted({v.split("_")[0] for v in variants})
+    precisions = sorted({v.split("_")[1] for v in variants})
+    say(f"writing the decoders ({', '.join(variants)})")
     subprocess.run(
         [sys.executable, os.path.join(runner.ROOT, "models",
                                       "generate_seed_variants.py"),
@@ -287,8 +279,23 @@ def run(study, out, build_dir, say):
          "--seed", str(st["seed"]), "--no-reference"],
         check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(models, "manifest.json")) as f:
-        manifest = json.load(f)
-    cfg = manifest["config"]
+        return json.load(f)["config"]
+
+
+def run(study, out, build_dir, say):
+    tools = runner.Tools(build_dir)
+    kiln = tools.kiln
+    st, task = study["study"], study["task"]
+    threads = st["threads"]
+    variants = list(study["models"]["variants"])
+    baselines = sorted({v.split("_")[0] + "_fp32" for v in variants})
+    all_variants = variants + [b for b in baselines if b not in variants]
+    models = os.path.join(out, "models")
+    results = {"schema": "kiln.generation-study", "version": 1,
+               "study": st, "task": task, "variants": {}}
+
+    # 1. Models and compiles.
+    cfg = write_decoders(study, models, all_variants, say)
     results["config"] = cfg
     paths, errors = {}, {}
     for v in all_variants:
