@@ -15,7 +15,10 @@
 # real task: the same variants as decoders generating 128 tokens after a
 # 128-token prompt (studies/seed-generation-small.toml, docs/generation.md),
 # beside ONNX Runtime's step loop and onnxruntime-genai; the report is in
-# build/bench/seed-generation-small/report.md.
+# build/bench/seed-generation-small/report.md. With Open MPI installed (the
+# set-up installs it), the task once more over 2 MPI ranks with the
+# decoders split by tensor parallelism (studies/seed-generation-cluster.toml,
+# docs/cluster.md; build/bench/seed-generation-cluster/report.md).
 #   --full   the study at full size instead (build/bench/seed-small-full/)
 # Other arguments go to kiln-compile in step 1 (e.g. -O3,
 # --disable-pass=kiln-fuse-attention).
@@ -53,3 +56,15 @@ echo "=== the seed's real task: generating text (prompt 128, generate 128)"
 "$BUILD/bin/kiln-bench" \
   "$ROOT/tools/kiln-bench/studies/seed-generation-small.toml" \
   "${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"}"
+# The same task over two MPI ranks on this machine (docs/cluster.md), the
+# decoders split by tensor parallelism: a functional run (the ranks share
+# this machine's cores), with the shards' ids checked against one process.
+if command -v mpirun > /dev/null; then
+  echo "=== the seed's task over 2 MPI ranks, tensor parallel (functional)"
+  MPI_FLAGS=(-n 2 --oversubscribe)
+  if [ "$(id -u)" = 0 ]; then MPI_FLAGS+=(--allow-run-as-root); fi
+  OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun "${MPI_FLAGS[@]}" \
+    "$BUILD/bin/kiln-bench" \
+    "$ROOT/tools/kiln-bench/studies/seed-generation-cluster.toml" \
+    --tensor-parallel 2
+fi
