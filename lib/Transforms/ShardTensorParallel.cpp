@@ -165,7 +165,7 @@ public:
       return fail(v.getDefiningOp() ? v.getDefiningOp() : fn,
                   "an unranked value or a dim out of range");
     if (!type.isDynamicDim(d) && type.getDimSize(d) % ranks != 0)
-      return fail(v.getDefiningOp() ? v.getDefiningOp() : fn,
+      return failSize(v.getDefiningOp() ? v.getDefiningOp() : fn,
                   "dim " + std::to_string(d) + " of size " +
                       std::to_string(type.getDimSize(d)) +
                       " is not divisible by " + std::to_string(ranks) +
@@ -180,6 +180,9 @@ public:
   std::string error;
   Operation *errorOp = nullptr;
   bool reachedRowParallel = false;
+  /// The failure was a size the ranks do not divide (heads, columns): the
+  /// model has the structure, not the sizes, for this many ranks.
+  bool notDivisible = false;
 
 private:
   bool fail(Operation *op, const std::string &why) {
@@ -188,6 +191,11 @@ private:
       errorOp = op;
     }
     return false;
+  }
+  bool failSize(Operation *op, const std::string &why) {
+    if (error.empty())
+      notDivisible = true;
+    return fail(op, why);
   }
 
   /// Asks operand `operand` to be sharded along `d` (its own dims): a
@@ -203,7 +211,7 @@ private:
                       ", the op needs dim " + std::to_string(d));
     auto type = rankedType(v);
     if (!type || (!type.isDynamicDim(d) && type.getDimSize(d) % ranks != 0))
-      return fail(operand.getOwner(),
+      return failSize(operand.getOwner(),
                   "operand " + std::to_string(operand.getOperandNumber()) +
                       " cannot be split in " + std::to_string(ranks) +
                       " along dim " + std::to_string(d));
@@ -346,7 +354,7 @@ private:
         return fail(op, "attention sharded along dim " + std::to_string(d) +
                             ", not its heads");
       if (attn.getNumHeads() % ranks || attn.getNumKvHeads() % ranks)
-        return fail(op, "attention heads (" +
+        return failSize(op, "attention heads (" +
                             std::to_string(attn.getNumHeads()) + " / " +
                             std::to_string(attn.getNumKvHeads()) +
                             " KV) not divisible by " + std::to_string(ranks));
@@ -459,7 +467,7 @@ private:
         return fail(op, "a sharded reshape target");
       std::optional<int64_t> od = reshapedDim(rs, d);
       if (!od)
-        return fail(op, "a reshape that does not keep the sharded dim "
+        return failSize(op, "a reshape that does not keep the sharded dim "
                         "whole (the dims before it must match and both "
                         "sizes divide by " + std::to_string(ranks) + ")");
       return shard(rs.getResult(), *od);
@@ -597,15 +605,24 @@ struct KilnShardTensorParallelPass
     // Why the first candidate that met an op without a rule was dropped:
     // the error when no candidate is kept.
     std::string firstWhy;
+    SmallVector<std::pair<Operation *, std::string>> dropped;
     for (Operation *op : candidates) {
       if (plan.dim.count(matmulLhs(op)))
         continue;
       Plan trialPlan;
       Propagation trial(fn, ranks, shapes, trialPlan, /*trial=*/true);
       if (!trial.seed(op) || !trial.reachedRowParallel) {
-        if (firstWhy.empty() && trial.errorOp)
-          firstWhy = "; e.g. " + describe(op) + " stops at " +
-                     describe(trial.errorOp) + ": " + trial.error;
+        if (trial.errorOp) {
+          std::string why = describe(op) + " stops at " +
+                            describe(trial.errorOp) + ": " + trial.error;
+          if (firstWhy.empty())
+            firstWhy = "; e.g. " + why;
+          // Left whole, replicated on every rank, for its sizes: say so
+          // (9 heads over 2 ranks leave the attention whole and split only
+          // the MLP).
+          if (trial.notDivisible)
+            dropped.push_back({op, why});
+        }
         continue;
       }
       plan.columnSeeds.insert(op);
@@ -616,6 +633,13 @@ struct KilnShardTensorParallelPass
         return signalPassFailure();
       }
     }
+    if (!plan.columnSeeds.empty())
+      for (auto &[op, why] : dropped)
+        if (!plan.dim.count(op->getResult(0)) &&
+            !plan.rowSinks.contains(op))
+          op->emitRemark() << "kiln-shard-tensor-parallel: left whole on "
+                              "every rank: "
+                           << why;
     if (plan.columnSeeds.empty()) {
       fn.emitError("kiln-shard-tensor-parallel: no matmul of @main can be "
                    "split by columns up to a matmul that contracts over "

@@ -273,6 +273,11 @@ def data_parallel(args, kiln_run, kiln_generate):
             continue
         with open(path) as f:
             result = json.load(f)
+        rc, out, err = run([sys.executable, os.path.join(
+            ROOT, "scripts", "validate_json.py"), os.path.join(
+            ROOT, "docs", "schemas", "kiln.run-result.v2.schema.json"), path])
+        check(rc == 0, f"-n {n}: the JSON is valid kiln.run-result v2 "
+                       f"({(out + err).strip()[:200]})")
         d = result["distributed"]
         ranks = d["ranks"]
         check(d["world_size"] == n and len(ranks) == n and

@@ -5,12 +5,12 @@
 // Counted over the file: gate and up, Q, K and V, the int8 up
 // projection, Q and K are split by columns; down, the attention output,
 // the int8 down projection and the last attention output by rows, each
-// followed by one all-reduce; the two models with a KV cache have their
-// cache input and output sharded.
+// followed by one all-reduce, and one more pair in the last model; the
+// two models with a KV cache have their cache input and output sharded.
 // STATS: kiln-shard-tensor-parallel
-// STATS-DAG: (column-parallel) 8
-// STATS-DAG: (row-parallel) 4
-// STATS-DAG: (all-reduces) 4
+// STATS-DAG: (column-parallel) 9
+// STATS-DAG: (row-parallel) 5
+// STATS-DAG: (all-reduces) 5
 // STATS-DAG: (sharded-inputs) 2
 // STATS-DAG: (sharded-outputs) 2
 
@@ -216,5 +216,38 @@ func.func @main(%x: tensor<?x4x16xf32> {kiln.dims = ["batch", "", ""], kiln.name
   %am = kiln.reshape %at, %ms : (tensor<?x4x4x4xf32>, tensor<3xi64>) -> tensor<?x4x16xf32>
   %o = kiln.matmul %am, %wo : (tensor<?x4x16xf32>, tensor<16x16xf32>) -> tensor<?x4x16xf32>
   return %o, %kall : tensor<?x4x16xf32>, tensor<?x2x?x4xf32>
+}
+}
+
+// -----
+
+// Three heads over two ranks: the head split cannot be divided, so the
+// first matmul stays whole on every rank, with a remark saying why; the
+// next pair of matmuls by weights (12 -> 12 columns, then contracted) is
+// split, with one all-reduce.
+// CHECK-LABEL: func.func @main
+//       CHECK: kiln.reshape %{{.+}}, %{{.+}} : (tensor<1x4x12xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+//       CHECK: kiln.matmul %{{.+}}, %{{.+}} : (tensor<1x4x12xf32>, tensor<12x6xf32>) -> tensor<1x4x6xf32>
+//       CHECK: kiln.matmul %{{.+}}, %{{.+}} : (tensor<1x4x6xf32>, tensor<6x8xf32>) -> tensor<1x4x8xf32>
+//       CHECK: kiln.all_reduce
+module attributes {kiln.opset = 17 : i64} {
+func.func @main(%x: tensor<1x4x12xf32>) -> tensor<1x4x12xf32> {
+  %none = kiln.none
+  %wq = kiln.constant dense<0.25> : tensor<12x12xf32>
+  %wo = kiln.constant dense<0.5> : tensor<12x12xf32>
+  %wu = kiln.constant dense<0.75> : tensor<12x8xf32>
+  %wd = kiln.constant dense<1.0> : tensor<8x12xf32>
+  %hs = kiln.constant dense<[1, 4, 3, 4]> : tensor<4xi64>
+  %ms = kiln.constant dense<[1, 4, 12]> : tensor<3xi64>
+  // expected-remark @+1 {{left whole on every rank: 'kiln.matmul' stops at 'kiln.reshape': a reshape that does not keep the sharded dim whole}}
+  %q = kiln.matmul %x, %wq : (tensor<1x4x12xf32>, tensor<12x12xf32>) -> tensor<1x4x12xf32>
+  %q4 = kiln.reshape %q, %hs : (tensor<1x4x12xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+  %p = kiln.softmax %q4 : (tensor<1x4x3x4xf32>) -> tensor<1x4x3x4xf32>
+  %m = kiln.reshape %p, %ms : (tensor<1x4x3x4xf32>, tensor<3xi64>) -> tensor<1x4x12xf32>
+  %o = kiln.matmul %m, %wo : (tensor<1x4x12xf32>, tensor<12x12xf32>) -> tensor<1x4x12xf32>
+  %u = kiln.matmul %o, %wu : (tensor<1x4x12xf32>, tensor<12x8xf32>) -> tensor<1x4x8xf32>
+  %r = kiln.relu %u : tensor<1x4x8xf32>
+  %d = kiln.matmul %r, %wd : (tensor<1x4x8xf32>, tensor<8x12xf32>) -> tensor<1x4x12xf32>
+  return %d : tensor<1x4x12xf32>
 }
 }
