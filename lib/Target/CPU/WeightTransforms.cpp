@@ -15,7 +15,10 @@
 // (`bytes`: the result's size per run; 0 when it has a run-time dim). Views
 // (reshapes, slices, casts, to_buffer) are not transforms: they cost
 // nothing; nor is a weight inserted into part of a tensor the inputs fill
-// too (a ViT's class token concatenated with the patch embeddings).
+// too (a ViT's class token concatenated with the patch embeddings), nor its
+// broadcast to a run-time batch that only such inserts read. A buffer
+// (memref.alloc, also of a run-time size: a oneDNN call's output) is not
+// derived from weights.
 // kiln-compile prints them, records their number in the artifact (option
 // `runtime_weight_transforms`) and lists them in --report; the goal of the
 // CPU backend is none.
@@ -27,6 +30,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -49,6 +53,28 @@ bool isView(Operation *op) {
              tensor::DimOp, tensor::EmptyOp, bufferization::ToBufferOp,
              bufferization::ToTensorOp, memref::ReinterpretCastOp,
              memref::GetGlobalOp>(op);
+}
+
+/// A copy or broadcast of a weight (linalg.broadcast, linalg.copy, or a
+/// generic that only yields its input) whose every user inserts it into a
+/// slice of another tensor: with a dynamic batch, a ViT's class token is
+/// broadcast to the batch and inserted beside the patches, which is the
+/// concatenation's copy, not a transform of the weight.
+bool isCopyIntoSlices(Operation *op) {
+  bool copy = isa<linalg::BroadcastOp, linalg::CopyOp>(op);
+  if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    Block &body = generic.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    copy = body.getOperations().size() == 1 && yield->getNumOperands() == 1 &&
+           generic.getNumDpsInputs() == 1 &&
+           yield->getOperand(0) == body.getArgument(0);
+  }
+  if (!copy || op->getNumResults() != 1 || op->getResult(0).use_empty())
+    return false;
+  return llvm::all_of(op->getResult(0).getUses(), [](OpOperand &use) {
+    auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+    return insert && use.get() == insert.getSource();
+  });
 }
 
 struct FindWeightTransformsPass
@@ -78,10 +104,12 @@ struct FindWeightTransformsPass
     for (Operation &op : main.getBody().front()) {
       if (op.getNumResults() == 0)
         continue;
-      // A buffer (oneDNN's output, memref.alloc) or anything else made from
-      // nothing is not a weight; constants and empty tensors are.
-      if (op.getNumOperands() == 0 &&
-          !op.hasTrait<OpTrait::ConstantLike>() && !isa<tensor::EmptyOp>(op))
+      // A buffer (oneDNN's output, memref.alloc, also of a run-time size)
+      // or anything else made from nothing is not a weight; constants and
+      // empty tensors are.
+      if (isa<memref::AllocOp, memref::AllocaOp>(op) ||
+          (op.getNumOperands() == 0 && !op.hasTrait<OpTrait::ConstantLike>() &&
+           !isa<tensor::EmptyOp>(op)))
         continue;
       // A run-time size is metadata: an Expand of a weight to the batch
       // of an input is still a weight transform.
@@ -120,6 +148,7 @@ struct FindWeightTransformsPass
       // into an activation, not a transform of the weight.
       if (weights.empty() || isView(&op) ||
           isa<tensor::InsertSliceOp, tensor::InsertOp>(op) ||
+          isCopyIntoSlices(&op) ||
           op.hasTrait<OpTrait::ConstantLike>() ||
           llvm::all_of(op.getResults(),
                        [](Value r) { return r.use_empty(); }))

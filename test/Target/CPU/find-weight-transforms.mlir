@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -kiln-cpu-find-weight-transforms | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-find-weight-transforms | FileCheck %s
 
 // kiln-cpu-find-weight-transforms: what @main computes from weights alone
 // (kiln.weight arguments, constants, run-time sizes) runs on every call.
@@ -43,3 +43,41 @@ func.func @main(%x: tensor<?x64xf32> {kiln.name = "x"},
   return %y, %s, %flat, %cat : tensor<?x32xf32>, tensor<?x64xf32>, tensor<2048xf32>, tensor<2x64xf32>
 }
 #lm = loc(fused<"kiln.transpose">["/lm_head/Transpose"])
+
+// -----
+
+// A dynamic batch: the class token broadcast to the batch and inserted
+// beside the patches (the concatenation's copy), and a buffer of a run-time
+// size that a call fills (oneDNN's output): nothing is a weight transform,
+// not even the add of the position embedding to the concatenation.
+// CHECK: module attributes {kiln.weight_transforms = []}
+#map2 = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func private @fill(memref<1xf32>, index)
+func.func @main(%x: tensor<?x4x8xf32> {kiln.name = "x"},
+                %cls: tensor<1x1x8xf32> {kiln.weight = "class_token"},
+                %pos: tensor<1x5x8xf32> {kiln.weight = "pos"})
+    -> tensor<?x5x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x8xf32>
+  %buf = memref.alloc(%n) {alignment = 64 : i64} : memref<?x4x8xf32>
+  %view = memref.reinterpret_cast %buf to offset: [0], sizes: [1], strides: [1] : memref<?x4x8xf32> to memref<1xf32>
+  func.call @fill(%view, %n) : (memref<1xf32>, index) -> ()
+  %patches = bufferization.to_tensor %buf restrict writable : memref<?x4x8xf32> to tensor<?x4x8xf32>
+  %e = tensor.empty(%n) : tensor<?x1x8xf32>
+  %tok = linalg.generic {indexing_maps = [#map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%cls : tensor<1x1x8xf32>) outs(%e : tensor<?x1x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x1x8xf32>
+  %cat0 = tensor.empty(%n) : tensor<?x5x8xf32>
+  %cat1 = tensor.insert_slice %tok into %cat0[0, 0, 0] [%n, 1, 8] [1, 1, 1] : tensor<?x1x8xf32> into tensor<?x5x8xf32>
+  %cat = tensor.insert_slice %patches into %cat1[0, 1, 0] [%n, 4, 8] [1, 1, 1] : tensor<?x4x8xf32> into tensor<?x5x8xf32>
+  %sum = linalg.generic {indexing_maps = [#map3, #map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%cat, %pos : tensor<?x5x8xf32>, tensor<1x5x8xf32>) outs(%cat0 : tensor<?x5x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x5x8xf32>
+  return %sum : tensor<?x5x8xf32>
+}
