@@ -243,6 +243,13 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
     std::fprintf(out, "options: %s\n", opts.c_str());
   }
   std::fprintf(out, "pipeline: %s\n", str(root.find("pipeline")).c_str());
+  int64_t tpRanks = 1, tpRank = 0;
+  kiln_model_tensor_parallel(model, &tpRanks, &tpRank);
+  if (tpRanks > 1)
+    std::fprintf(out,
+                 "tensor parallel: rank %lld of %lld (runs only as that rank "
+                 "of `mpirun -n %lld`)\n",
+                 (long long)tpRank, (long long)tpRanks, (long long)tpRanks);
   std::vector<std::string> symbols = modelSymbols(model);
   if (!symbols.empty())
     std::fprintf(out, "symbols: %s\n", joined(symbols).c_str());
