@@ -97,10 +97,7 @@ std::string CompileOptions::validate(Stage stage) const {
            " is not a rank of --tensor-parallel=" +
            std::to_string(tensorParallel) + " (0 .. " +
            std::to_string(tensorParallel - 1) + ")";
-  if (tensorParallel > 1 && target != "cpu")
-    return "--tensor-parallel: the CPU target only for now (the "
-           "collectives lower to MPI there; the NCCL path of --target=cuda "
-           "is not built yet)";
+
   std::vector<std::string> known = getGraphPipelinePassNames();
   for (const std::string &name : disabledPasses) {
     if (llvm::is_contained(known, name))

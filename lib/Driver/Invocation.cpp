@@ -557,6 +557,17 @@ bool Invocation::Impl::applyShapeHints(ModuleOp m) {
   return true;
 }
 
+/// A tensor-parallel shard (kiln-shard-tensor-parallel's module attribute):
+/// the runtime runs it only as that rank of a world of that size.
+static void recordTensorParallel(ArtifactSpec &artifact, ModuleOp m) {
+  if (auto tp = m->getAttrOfType<DictionaryAttr>("kiln.tensor_parallel")) {
+    artifact.setOption("tensor_parallel_ranks",
+                       tp.getAs<IntegerAttr>("ranks").getInt());
+    artifact.setOption("tensor_parallel_rank",
+                       tp.getAs<IntegerAttr>("rank").getInt());
+  }
+}
+
 /// The graph (optimized, weights hoisted) down to `target` on the CPU.
 bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   // The weights' layout is the artifact's: pack them before the signature
@@ -654,14 +665,7 @@ bool Invocation::Impl::compileCpu(ModuleOp m, Stage target, bool quiet) {
   artifact->setOption("parallel", c.parallel);
   if (weightTransforms >= 0)
     artifact->setOption("runtime_weight_transforms", weightTransforms);
-  // A tensor-parallel shard: the runtime runs it only as that rank of a
-  // world of that size.
-  if (auto tp = m->getAttrOfType<DictionaryAttr>("kiln.tensor_parallel")) {
-    artifact->setOption("tensor_parallel_ranks",
-                        tp.getAs<IntegerAttr>("ranks").getInt());
-    artifact->setOption("tensor_parallel_rank",
-                        tp.getAs<IntegerAttr>("rank").getInt());
-  }
+  recordTensorParallel(*artifact, m);
   return true;
 }
 
@@ -732,6 +736,8 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
   }
   cpu::CpuOptions c = cpuOptions();
   auto pm = PassManager::on<ModuleOp>(context.get());
+  // Tensor parallelism's all-reduces: calls to the CUDA shim (NCCL).
+  pm.addPass(cpu::createCollectiveCallsPass(/*cuda=*/true));
   cpu::buildLinalgPipeline(pm, c, /*hoistWeights=*/false);
   cuda::CudaOptions cudaOptions;
   cudaOptions.chip = chip;
@@ -837,6 +843,7 @@ bool Invocation::Impl::compileCuda(ModuleOp m, Stage target) {
   artifact->setOption("target", options.target);
   artifact->setOption("kernels", c.kernels);
   artifact->setOption("profile_hooks", c.profileHooks);
+  recordTensorParallel(*artifact, m);
   if (!fatbin.empty())
     artifact->sections.push_back(
         {"cuda-fatbin", "cuda-fatbin", fatbin.data(), uint64_t(fatbin.size())});

@@ -53,6 +53,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -128,6 +129,34 @@ std::string describe(Operation *op) {
   return s;
 }
 
+/// The [start, end) along `last` of a Slice of `y` on that axis alone,
+/// with constant bounds and step 1.
+std::optional<std::pair<int64_t, int64_t>>
+sliceBounds(SliceOp slice, int64_t last, int64_t size) {
+  std::optional<SmallVector<int64_t>> starts =
+      getKnownIntValues(slice.getStarts());
+  std::optional<SmallVector<int64_t>> ends =
+      getKnownIntValues(slice.getEnds());
+  std::optional<SmallVector<int64_t>> axes =
+      isNone(slice.getAxes()) ? std::optional<SmallVector<int64_t>>(
+                                    SmallVector<int64_t>{last})
+                              : getKnownIntValues(slice.getAxes());
+  if (!starts || !ends || !axes || starts->size() != 1 ||
+      ends->size() != 1 || axes->size() != 1 ||
+      ((*axes)[0] < 0 ? (*axes)[0] + last + 1 : (*axes)[0]) != last)
+    return std::nullopt;
+  if (!isNone(slice.getSteps())) {
+    std::optional<SmallVector<int64_t>> steps =
+        getKnownIntValues(slice.getSteps());
+    if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+      return std::nullopt;
+  }
+  auto clamp = [&](int64_t v) {
+    return std::min(std::max(v < 0 ? v + size : v, int64_t(0)), size);
+  };
+  return std::make_pair(clamp((*starts)[0]), clamp((*ends)[0]));
+}
+
 /// What the propagation decided for one op that a sharded value reaches.
 enum class Role { Follow, ColumnParallel, RowParallel, Return };
 
@@ -140,6 +169,10 @@ struct Plan {
   /// (yet): checked at the end. Constants and graph inputs are sliced.
   llvm::SmallVector<std::pair<OpOperand *, int64_t>> demands;
   llvm::DenseMap<OpOperand *, int64_t> sliceConstants;
+  /// Column-parallel matmuls whose columns are packed segments (a fused
+  /// QKV projection that a Split cuts into Q, K and V): each segment is
+  /// split by the ranks on its own (the rank keeps its heads of each).
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> segments;
   llvm::DenseMap<BlockArgument, int64_t> shardedInputs;
 };
 
@@ -269,7 +302,82 @@ public:
   /// bias (and residual) with it.
   bool seed(Operation *op) {
     Value y = op->getResult(0);
-    return epilogue(op, rankedType(y).getRank() - 1);
+    int64_t last = rankedType(y).getRank() - 1;
+    if (std::optional<SmallVector<int64_t>> segs = packedSegments(y, last))
+      plan.segments[op] = *segs;
+    return epilogue(op, last);
+  }
+
+  /// `y`'s users all Slices along `last` that cut it into contiguous
+  /// pieces covering it (nn.MultiheadAttention's Q, K and V of its packed
+  /// projection): the pieces' sizes, when each divides by the ranks.
+  std::optional<SmallVector<int64_t>> slicedSegments(Value y, int64_t last) {
+    int64_t total = rankedType(y).getDimSize(last);
+    if (y.use_empty() || ShapedType::isDynamic(total))
+      return std::nullopt;
+    std::map<int64_t, int64_t> pieces; // start -> end
+    for (Operation *user : y.getUsers()) {
+      auto slice = dyn_cast<SliceOp>(user);
+      if (!slice || slice.getData() != y)
+        return std::nullopt;
+      auto b = sliceBounds(slice, last, total);
+      if (!b)
+        return std::nullopt;
+      auto [it, inserted] = pieces.emplace(b->first, b->second);
+      if (!inserted && it->second != b->second)
+        return std::nullopt;
+    }
+    SmallVector<int64_t> sizes;
+    int64_t at = 0;
+    for (auto [start, end] : pieces) {
+      if (start != at || end <= start || (end - start) % ranks)
+        return std::nullopt;
+      sizes.push_back(end - start);
+      at = end;
+    }
+    if (at != total || sizes.size() < 2)
+      return std::nullopt;
+    return sizes;
+  }
+
+  /// The sizes of the packed segments `y`'s only user, a Split along
+  /// `last`, cuts it into, when each divides by the ranks.
+  std::optional<SmallVector<int64_t>> packedSegments(Value y, int64_t last) {
+    if (std::optional<SmallVector<int64_t>> s = slicedSegments(y, last))
+      return s;
+    if (!y.hasOneUse())
+      return std::nullopt;
+    auto split = dyn_cast<SplitOp>(*y.getUsers().begin());
+    if (!split)
+      return std::nullopt;
+    int64_t axis = int64_t(split.getAxis());
+    if ((axis < 0 ? axis + last + 1 : axis) != last)
+      return std::nullopt;
+    int64_t total = rankedType(y).getDimSize(last);
+    SmallVector<int64_t> sizes;
+    if (auto attr = split.getSplitAttr())
+      sizes.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    else if (!isNone(split.getSplitInput())) {
+      std::optional<SmallVector<int64_t>> v =
+          getKnownIntValues(split.getSplitInput());
+      if (!v)
+        return std::nullopt;
+      sizes = *v;
+    } else {
+      int64_t n = int64_t(split.getNumResults());
+      if (ShapedType::isDynamic(total) || total % n)
+        return std::nullopt;
+      sizes.assign(size_t(n), total / n);
+    }
+    int64_t sum = 0;
+    for (int64_t s : sizes) {
+      if (s <= 0 || s % ranks)
+        return std::nullopt;
+      sum += s;
+    }
+    if (sum != total)
+      return std::nullopt;
+    return sizes;
   }
 
 private:
@@ -401,6 +509,42 @@ private:
           return shard(tr.getResult(), i);
       return fail(op, "a transpose without the sharded dim");
     }
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      if (index != 0)
+        return fail(op, "sharded slice bounds");
+      // Along the sharded dim: a piece of a packed projection (its bounds
+      // divided in the rewrite); along another dim the block stays.
+      if (d == inRank - 1 && !plan.segments.count(use.get().getDefiningOp()))
+        return fail(op, "a slice along the sharded dim of a value that is "
+                        "not split segment by segment");
+      if (d != inRank - 1) {
+        std::optional<SmallVector<int64_t>> axes =
+            isNone(slice.getAxes()) ? std::nullopt
+                                    : getKnownIntValues(slice.getAxes());
+        if (!axes)
+          return fail(op, "a slice whose axes are not known");
+        for (int64_t a : *axes)
+          if ((a < 0 ? a + inRank : a) == d)
+            return fail(op, "a slice along the sharded dim");
+      }
+      return shard(slice.getResult(), d);
+    }
+    if (auto split = dyn_cast<SplitOp>(op)) {
+      if (index != 0)
+        return fail(op, "sharded split sizes");
+      int64_t axis = int64_t(split.getAxis());
+      if (axis < 0)
+        axis += inRank;
+      // Along the sharded dim only when the producer keeps every
+      // segment's share (a packed QKV projection): then each piece is.
+      if (axis == d && !plan.segments.count(use.get().getDefiningOp()))
+        return fail(op, "a split along the sharded dim of a value that is "
+                        "not split segment by segment");
+      for (Value r : split.getResults())
+        if (!shard(r, d))
+          return false;
+      return true;
+    }
     if (auto cat = dyn_cast<ConcatOp>(op)) {
       int64_t axis = int64_t(cat.getAxis());
       if (axis < 0)
@@ -511,7 +655,8 @@ private:
 
 /// The bytes of block `block` of `ranks` along `dim` of constant `c`.
 FailureOr<ElementsAttr> sliceConstant(ConstantOp c, int64_t dim, int64_t ranks,
-                                      int64_t block) {
+                                      int64_t block,
+                                      ArrayRef<int64_t> segments = {}) {
   auto type = cast<RankedTensorType>(c.getResult().getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= ranks;
@@ -531,11 +676,20 @@ FailureOr<ElementsAttr> sliceConstant(ConstantOp c, int64_t dim, int64_t ranks,
     outer *= type.getDimSize(i);
   for (int64_t i = dim + 1; i < type.getRank(); ++i)
     inner *= type.getDimSize(i);
+  // Block `block` of each segment along `dim` (one segment: the whole dim).
+  SmallVector<int64_t> segs(segments.begin(), segments.end());
+  if (segs.empty())
+    segs.push_back(type.getDimSize(dim));
   int64_t full = type.getDimSize(dim) * inner, part = full / ranks;
   std::vector<char> out(size_t(outer * part));
+  char *to = out.data();
   for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(out.data() + o * part, bytes.data() + o * full + block * part,
-                size_t(part));
+    for (int64_t at = 0, s = 0; s < int64_t(segs.size()); at += segs[s++]) {
+      int64_t piece = segs[s] / ranks * inner;
+      std::memcpy(to, bytes.data() + o * full + at * inner + block * piece,
+                  size_t(piece));
+      to += piece;
+    }
   // Small ones inline (readable IR), large ones as blobs like the weights.
   if (out.size() < 1024)
     return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
@@ -731,9 +885,11 @@ struct KilnShardTensorParallelPass
 
   /// Replaces the weight operand of matmul-like `op` by the rank's block of
   /// it along `dim` (a new constant after the old one).
-  LogicalResult sliceWeight(Operation *op, int64_t dim) {
+  LogicalResult sliceWeight(Operation *op, int64_t dim,
+                            ArrayRef<int64_t> segments = {}) {
     ConstantOp w = constantWeight(op);
-    FailureOr<ElementsAttr> value = sliceConstant(w, dim, ranks, rank);
+    FailureOr<ElementsAttr> value =
+        sliceConstant(w, dim, ranks, rank, segments);
     if (failed(value))
       return op->emitError() << "kiln-shard-tensor-parallel: cannot read "
                                 "the weight of "
@@ -808,7 +964,13 @@ struct KilnShardTensorParallelPass
     // Constants and weights, per use.
     for (auto [operand, d] : plan.sliceConstants) {
       auto c = operand->get().getDefiningOp<ConstantOp>();
-      FailureOr<ElementsAttr> value = sliceConstant(c, d, ranks, rank);
+      // A packed projection's bias is packed like its columns.
+      ArrayRef<int64_t> segs;
+      auto seg = plan.segments.find(operand->getOwner());
+      if (seg != plan.segments.end() &&
+          d == rankedType(operand->get()).getRank() - 1)
+        segs = seg->second;
+      FailureOr<ElementsAttr> value = sliceConstant(c, d, ranks, rank, segs);
       if (failed(value))
         return operand->getOwner()->emitError()
                << "kiln-shard-tensor-parallel: cannot read the constant "
@@ -821,7 +983,11 @@ struct KilnShardTensorParallelPass
           ConstantOp::create(b, c.getLoc(), *value).getResult());
     }
     for (Operation *op : plan.columnSeeds) {
-      if (failed(sliceWeight(op, columnsDim(op))))
+      auto seg = plan.segments.find(op);
+      if (failed(sliceWeight(op, columnsDim(op),
+                             seg == plan.segments.end()
+                                 ? ArrayRef<int64_t>()
+                                 : ArrayRef<int64_t>(seg->second))))
         return failure();
       ++numColumn;
     }
@@ -841,6 +1007,61 @@ struct KilnShardTensorParallelPass
                               << describe(&op)
                               << " (not a constant, or a concat with a "
                                  "constant piece there)";
+      if (auto slice = dyn_cast<SliceOp>(&op);
+          slice && plan.dim.count(slice.getData()) &&
+          plan.dim[slice.getData()] ==
+              rankedType(slice.getData()).getRank() - 1 &&
+          plan.segments.count(slice.getData().getDefiningOp())) {
+        // A piece [start, end) of the packed columns: the rank's share of
+        // it sits at [start / N, end / N) of the rank's packed columns.
+        int64_t last = rankedType(slice.getData()).getRank() - 1;
+        int64_t full = rankedType(slice.getData()).getDimSize(last) * ranks;
+        auto b = sliceBounds(slice, last, full);
+        OpBuilder builder(slice);
+        auto bound = [&](int64_t v) {
+          return ConstantOp::create(
+                     builder, slice.getLoc(),
+                     DenseIntElementsAttr::get(
+                         RankedTensorType::get({1}, builder.getI64Type()),
+                         ArrayRef<int64_t>{v / ranks}))
+              .getResult();
+        };
+        slice.getStartsMutable().assign(bound(b->first));
+        slice.getEndsMutable().assign(bound(b->second));
+      }
+      if (auto split = dyn_cast<SplitOp>(&op);
+          split && plan.dim.count(split.getInput())) {
+        int64_t axis = int64_t(split.getAxis());
+        if (axis < 0)
+          axis += rankedType(split.getInput()).getRank();
+        if (axis == plan.dim[split.getInput()]) {
+          if (auto attr = split.getSplitAttr()) {
+            SmallVector<int64_t> sizes(attr.asArrayRef());
+            for (int64_t &v : sizes)
+              v /= ranks;
+            split.setSplitAttr(DenseI64ArrayAttr::get(&getContext(), sizes));
+          } else if (!isNone(split.getSplitInput())) {
+            auto c = split.getSplitInput().getDefiningOp<ConstantOp>();
+            std::optional<SmallVector<int64_t>> sizes =
+                c ? getKnownIntValues(c.getResult()) : std::nullopt;
+            if (!sizes)
+              return split.emitError()
+                     << "kiln-shard-tensor-parallel: the sizes of "
+                     << describe(split) << " are not a constant";
+            for (int64_t &v : *sizes)
+              v /= ranks;
+            OpBuilder b(c);
+            b.setInsertionPointAfter(c);
+            split.getSplitInputMutable().assign(
+                ConstantOp::create(
+                    b, c.getLoc(),
+                    DenseIntElementsAttr::get(
+                        cast<RankedTensorType>(c.getResult().getType()),
+                        *sizes))
+                    .getResult());
+          }
+        }
+      }
       if (auto attn = dyn_cast<AttentionOp>(&op);
           attn && plan.dim.count(attn.getResult())) {
         attn.setNumHeads(attn.getNumHeads() / ranks);

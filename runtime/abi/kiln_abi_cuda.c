@@ -251,3 +251,36 @@ kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue, int64_t n,
                 padTop, padLeft, padBottom, padRight, strideH, strideW,
                 dilationH, dilationW, groups, x, weight, bias, y);
 }
+
+/* Tensor parallelism: kiln-cuda-collective-calls (lib/Target/CPU/
+ * CollectiveCalls.cpp) turns each kiln.all_reduce into a call taking its
+ * two buffers as memref<1xT> descriptors (allocated, aligned, offset, size,
+ * stride) and the element count; the runtime sums on the session's stream
+ * (mgpuStreamCreate returns it). */
+static void allReduce(int32_t dtype, size_t width, char *in, int64_t inOff,
+                      char *out, int64_t outOff, int64_t count) {
+  const kiln_cuda_runtime_api *api = KILN_API(all_reduce);
+  if (api)
+    api->all_reduce(api->ctx, api->stream_create(api->ctx), dtype,
+                    in + (size_t)inOff * width, out + (size_t)outOff * width,
+                    count);
+}
+
+#define KILN_ALL_REDUCE(SUFFIX, DTYPE, WIDTH)                                  \
+  KILN_HIDDEN void kiln_rt_cuda_all_reduce_##SUFFIX(                          \
+      void *inAlloc, char *in, int64_t inOff, int64_t inSize,                 \
+      int64_t inStride, void *outAlloc, char *out, int64_t outOff,            \
+      int64_t outSize, int64_t outStride, int64_t count) {                    \
+    (void)inAlloc;                                                            \
+    (void)inSize;                                                             \
+    (void)inStride;                                                           \
+    (void)outAlloc;                                                           \
+    (void)outSize;                                                            \
+    (void)outStride;                                                          \
+    allReduce(DTYPE, WIDTH, in, inOff, out, outOff, count);                   \
+  }
+/* kiln_dtype codes (kiln/runtime.h): float32 1, float16 10, bfloat16 16. */
+KILN_ALL_REDUCE(f32, 1, 4)
+KILN_ALL_REDUCE(f16, 10, 2)
+KILN_ALL_REDUCE(bf16, 16, 2)
+#undef KILN_ALL_REDUCE

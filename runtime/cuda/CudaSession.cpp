@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaSession.h"
+#include "Nccl.h"
+#include "kiln/distributed.hpp"
 
 #include "CublasLt.h"
 #include "Cudnn.h"
@@ -151,6 +153,11 @@ void tConv2d(void *ctx, void *, int32_t dtype, int32_t epilogue, int64_t n,
                      padLeft, padBottom, padRight, strideH, strideW,
                      dilationH, dilationW, groups, x, weight, bias, y});
 }
+void tAllReduce(void *ctx, void *, int32_t dtype, const void *in, void *out,
+                int64_t count) {
+  KILN_SESSION_OR()
+  s->allReduce(dtype, in, out, count);
+}
 #undef KILN_SESSION_OR
 
 std::string chipOf(int major, int minor) {
@@ -193,6 +200,7 @@ CudaModel::CudaModel(ModelDesc desc,
   api_.gemm = tGemm;
   api_.qgemm = tQGemm;
   api_.conv2d = tConv2d;
+  api_.all_reduce = tAllReduce;
   if (setRuntime_)
     setRuntime_(&api_);
 }
@@ -322,6 +330,13 @@ std::string CudaSession::open(const CudaModel &model,
     return fail("cuCtxSetCurrent", r);
   if ((r = d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
     return fail("cuStreamCreate", r);
+  if (options.tensorParallelRanks > 1) {
+    std::string e = openNccl(options, count);
+    if (!e.empty()) {
+      status = KILN_ERROR_DEVICE;
+      return e;
+    }
+  }
 
   // The pool: a session's own, so its memory is not shared with other
   // libraries' stream-ordered allocations; it keeps what it has (release
@@ -462,6 +477,8 @@ CudaSession::~CudaSession() {
     d.cuCtxSetCurrent(context_);
   if (stream_)
     d.cuStreamSynchronize(stream_);
+  if (ncclComm_)
+    nccl_->commDestroy(ncclComm_);
   if (graphExec_)
     d.cuGraphExecDestroy(graphExec_);
   if (graph_)
@@ -830,6 +847,81 @@ void CudaSession::qgemm(int64_t m, int64_t n, int64_t k, const void *a,
     }
   }
   error_ = "kiln_rt_cuda_qgemm failed in kernel " + kernel + ": " + err;
+}
+
+/// The group's communicator: one rank per GPU (two ranks of a node on one
+/// GPU would share its memory and serialize on it: refused), the unique id
+/// from rank 0 over MPI.
+std::string CudaSession::openNccl(const SessionOptions &options,
+                                  int deviceCount) {
+  dist::World &world = dist::World::get();
+  if (!world.initialized() || world.size() != options.tensorParallelRanks)
+    return "a tensor-parallel model of " +
+           std::to_string(options.tensorParallelRanks) +
+           " ranks needs a world of that many MPI ranks";
+  if (world.localSize() > deviceCount)
+    return std::to_string(world.localSize()) + " ranks of a tensor-parallel "
+           "model on " + world.hostname() + ", which has " +
+           std::to_string(deviceCount) +
+           " CUDA device(s): each rank needs a GPU of its own";
+  const Nccl *nccl = nullptr;
+  std::string e = Nccl::load(nccl);
+  if (!e.empty())
+    return e;
+  NcclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  std::string idBytes;
+  int r = 0;
+  if (world.rank() == 0) {
+    r = nccl->getUniqueId(&id);
+    idBytes.assign(id.internal, sizeof(id.internal));
+  }
+  // Every rank joins the broadcast, also when rank 0 failed (an empty id).
+  idBytes = world.broadcast(r == 0 ? idBytes : std::string());
+  if (r != 0)
+    return std::string("ncclGetUniqueId failed: ") + nccl->errorString(r);
+  if (idBytes.size() != sizeof(id.internal))
+    return "rank 0 could not make an NCCL unique id";
+  std::memcpy(id.internal, idBytes.data(), sizeof(id.internal));
+  r = nccl->commInitRank(&ncclComm_, options.tensorParallelRanks, id,
+                         options.tensorParallelRank);
+  if (r != 0) {
+    ncclComm_ = nullptr;
+    return std::string("ncclCommInitRank failed: ") + nccl->errorString(r);
+  }
+  nccl_ = nccl;
+  ncclDesc_ = nccl->versionString() + ", " +
+              std::to_string(options.tensorParallelRanks) + " ranks";
+  return "";
+}
+
+void CudaSession::allReduce(int32_t dtype, const void *in, void *out,
+                            int64_t count) {
+  if (failed())
+    return;
+  std::string kernel =
+      hookKernel_ >= 0 && size_t(hookKernel_) < model_->kernels.size()
+          ? model_->kernels[size_t(hookKernel_)]
+          : std::string("kiln_rt_cuda_all_reduce");
+  int type = ncclTypeOf(dtype);
+  if (!ncclComm_ || type < 0 || count < 0) {
+    error_ = "kiln_rt_cuda_all_reduce failed in kernel " + kernel + ": " +
+             (!ncclComm_ ? "the session has no NCCL communicator (the "
+                           "artifact is not a tensor-parallel shard)"
+                         : "an element type or count NCCL cannot sum");
+    return;
+  }
+  size_t width = dtype == KILN_DTYPE_FLOAT32 ? 4 : 2;
+  if (in != out && count > 0)
+    copy(out, in, size_t(count) * width);
+  if (failed())
+    return;
+  lastKernel_ = kernel;
+  int r = nccl_->allReduce(out, out, size_t(count), type, kNcclSum,
+                           ncclComm_, stream_);
+  if (r != 0)
+    error_ = "ncclAllReduce failed in kernel " + kernel + ": " +
+             nccl_->errorString(r);
 }
 
 CUevent CudaSession::timingEvent() {

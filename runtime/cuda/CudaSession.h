@@ -77,6 +77,9 @@ private:
 struct SessionOptions {
   int device = 0;     ///< the CUDA device index
   bool graphs = true; ///< capture the run into a CUDA graph and replay it
+  /// A tensor-parallel shard (the artifact's tensor_parallel_ranks/rank):
+  /// the session makes an NCCL communicator of `ranks` over MPI.
+  int tensorParallelRanks = 1, tensorParallelRank = 0;
 };
 
 /// One profiled run's kernel intervals (CLOCK_MONOTONIC ns, from events).
@@ -137,6 +140,11 @@ public:
   void qgemm(int64_t m, int64_t n, int64_t k, const void *a, int32_t aFlags,
              const void *w, void *c);
   void conv2d(const ConvArgs &args);
+  /// kiln_rt_cuda_all_reduce_*: out = the sum over the group's ranks of
+  /// each rank's `in` (count elements of `dtype`), with NCCL on the stream.
+  void allReduce(int32_t dtype, const void *in, void *out, int64_t count);
+  /// "NCCL 2.27.3, 2 ranks" for a tensor-parallel session, else "".
+  const std::string &ncclDescription() const { return ncclDesc_; }
   void profileHook(int32_t kernel, int32_t end);
   void *stream() const { return stream_; }
 
@@ -175,6 +183,11 @@ private:
   // cuDNN (library convolutions): the session's handle, on its stream, and
   // the algorithm chosen per convolution shape (heuristics asked once).
   void *cudnnHandle_ = nullptr;
+  // NCCL (tensor-parallel models): the group's communicator on this GPU.
+  const struct Nccl *nccl_ = nullptr;
+  void *ncclComm_ = nullptr;
+  std::string ncclDesc_;
+  std::string openNccl(const SessionOptions &options, int deviceCount);
   struct ConvChoice {
     int algo;
     uint64_t workspaceBytes;

@@ -847,6 +847,8 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
   if (model->isCuda) {
     cuda::SessionOptions co;
     co.device = deviceIndex;
+    co.tensorParallelRanks = int(model->header.tensorParallelRanks);
+    co.tensorParallelRank = int(model->header.tensorParallelRank);
     co.graphs = opts.cuda_graphs != 0;
     kiln_status st = KILN_OK;
     std::string err;

@@ -258,6 +258,29 @@ def zoo_blocks(args, kiln_compile, kiln_run):
                 print(out[-2000:], err[-2000:])
 
 
+def cuda_shards(args, kiln_compile):
+    """The CUDA target's tensor parallelism compiles (no GPU here): the
+    host code of each shard calls the CUDA shim's all-reduce (NCCL at run
+    time, docs/cluster.md), one call per row-parallel matmul."""
+    work = os.path.join(args.workdir, "zoo")
+    onnx_path = os.path.join(work, "gpt_block.onnx")
+    out = os.path.join(work, "gpt_block.cuda.rank1.ll")
+    rc, _, err = run([kiln_compile, onnx_path, "--target=cuda:sm_80",
+                      "--input-shapes=input:1x128x768", "--tensor-parallel=2",
+                      "--tensor-parallel-rank=1", "--emit=llvm", "-o", out,
+                      "--quiet"])
+    if rc != 0 and "no CUDA target" in err:
+        print("skipped: this build has no CUDA target")
+        return
+    if not check(rc == 0, "gpt_block: compiles for cuda:sm_80, 2 ranks"):
+        print(err)
+        return
+    with open(out) as f:
+        calls = f.read().count("call void @kiln_rt_cuda_all_reduce_f32(")
+    check(calls == 2, f"gpt_block's CUDA shard calls the NCCL all-reduce "
+                      f"twice (attention output, MLP down): {calls}")
+
+
 def data_parallel(args, kiln_run, kiln_generate):
     work = args.workdir
     model = os.path.join(work, "dec.kiln")
@@ -443,6 +466,7 @@ def main():
     tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path)
     seed_decoders(args, kiln_compile, kiln_generate)
     zoo_blocks(args, kiln_compile, kiln_run)
+    cuda_shards(args, kiln_compile)
     data_parallel(args, kiln_run, kiln_generate)
     bench_study(args)
     failures_propagate(args, kiln_run)

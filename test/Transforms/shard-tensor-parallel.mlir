@@ -8,9 +8,9 @@
 // followed by one all-reduce, and one more pair in the last model; the
 // two models with a KV cache have their cache input and output sharded.
 // STATS: kiln-shard-tensor-parallel
-// STATS-DAG: (column-parallel) 9
-// STATS-DAG: (row-parallel) 5
-// STATS-DAG: (all-reduces) 5
+// STATS-DAG: (column-parallel) 11
+// STATS-DAG: (row-parallel) 7
+// STATS-DAG: (all-reduces) 7
 // STATS-DAG: (sharded-inputs) 2
 // STATS-DAG: (sharded-outputs) 2
 
@@ -249,5 +249,50 @@ func.func @main(%x: tensor<1x4x12xf32>) -> tensor<1x4x12xf32> {
   %r = kiln.relu %u : tensor<1x4x8xf32>
   %d = kiln.matmul %r, %wd : (tensor<1x4x8xf32>, tensor<8x12xf32>) -> tensor<1x4x12xf32>
   return %d : tensor<1x4x12xf32>
+}
+}
+
+// -----
+
+// A packed QKV projection (GPT-2's c_attn, one [D, 3D] weight) cut by a
+// Split, and one cut by Slices (nn.MultiheadAttention's in_proj): each of
+// Q, K, V keeps the rank's share of its own columns (rank 1: columns 2-3 of
+// each 4-column segment), the split sizes and slice bounds are divided.
+// CHECK-LABEL: func.func @main
+//       CHECK: kiln.constant dense<{{\[}}[2.000000e+00, 3.000000e+00, 6.000000e+00, 7.000000e+00, 1.000000e+01, 1.100000e+01]]> : tensor<1x6xf32>
+//       CHECK: %[[SIZES:.+]] = kiln.constant dense<2> : tensor<3xi64>
+//       CHECK: %[[QKV:.+]] = kiln.matmul %{{.+}}, %{{.+}} : (tensor<2x1xf32>, tensor<1x6xf32>) -> tensor<2x6xf32>
+//       CHECK: kiln.split %[[QKV]], %[[SIZES]] {axis = 1 : i64{{.*}}} : (tensor<2x6xf32>, tensor<3xi64>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+//       CHECK: kiln.all_reduce
+//       CHECK: %[[QKV2:.+]] = kiln.matmul %{{.+}}, %{{.+}} : (tensor<2x1xf32>, tensor<1x6xf32>) -> tensor<2x6xf32>
+//       CHECK: kiln.slice %[[QKV2]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : ({{.*}}) -> tensor<2x2xf32>
+//       CHECK: %[[HI:.+]] = kiln.constant dense<6> : tensor<1xi64>
+//       CHECK: kiln.slice %[[QKV2]], %{{.+}}, %[[HI]], %{{.+}}, %{{.+}} : ({{.*}}) -> tensor<2x2xf32>
+//       CHECK: kiln.all_reduce
+module attributes {kiln.opset = 17 : i64} {
+func.func @main(%x: tensor<2x1xf32>) -> tensor<2x4xf32> {
+  %none = kiln.none
+  %w = kiln.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0]]> : tensor<1x12xf32>
+  %wo = kiln.constant dense<1.0> : tensor<4x4xf32>
+  %sizes = kiln.constant dense<4> : tensor<3xi64>
+  %qkv = kiln.matmul %x, %w : (tensor<2x1xf32>, tensor<1x12xf32>) -> tensor<2x12xf32>
+  %p:3 = kiln.split %qkv, %sizes {axis = 1 : i64} : (tensor<2x12xf32>, tensor<3xi64>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  %m = kiln.mul %p#0, %p#1 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %a = kiln.add %m, %p#2 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %o = kiln.matmul %a, %wo : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %qkv2 = kiln.matmul %x, %w : (tensor<2x1xf32>, tensor<1x12xf32>) -> tensor<2x12xf32>
+  %s0 = kiln.constant dense<0> : tensor<1xi64>
+  %s4 = kiln.constant dense<4> : tensor<1xi64>
+  %s8 = kiln.constant dense<8> : tensor<1xi64>
+  %s12 = kiln.constant dense<12> : tensor<1xi64>
+  %ax = kiln.constant dense<1> : tensor<1xi64>
+  %q2 = kiln.slice %qkv2, %s0, %s4, %ax, %none : (tensor<2x12xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<2x4xf32>
+  %k2 = kiln.slice %qkv2, %s4, %s8, %ax, %none : (tensor<2x12xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<2x4xf32>
+  %v2 = kiln.slice %qkv2, %s8, %s12, %ax, %none : (tensor<2x12xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<2x4xf32>
+  %m2 = kiln.mul %q2, %k2 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %a2 = kiln.add %m2, %v2 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %o2 = kiln.matmul %a2, %wo : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %r = kiln.add %o, %o2 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
 }
 }

@@ -1,6 +1,8 @@
 //===- CollectiveCalls.cpp - kiln.all_reduce as a call to the runtime -----===//
 //
-// kiln-cpu-collective-calls (first in the CPU backend, on the graph): each
+// kiln-cpu-collective-calls (first in the CPU backend, on the graph; as
+// kiln-cuda-collective-calls first in the CUDA one, calling the CUDA shim's
+// kiln_rt_cuda_all_reduce_*, which the runtime answers with NCCL): each
 // kiln.all_reduce (made by kiln-shard-tensor-parallel) becomes
 //
 //   %x_buf = bufferization.to_buffer %x read_only
@@ -33,10 +35,10 @@ using namespace mlir;
 
 namespace {
 
-/// The kernel for `element`: kiln_abi_all_reduce_sum_f32 / _f16 / _bf16.
-func::FuncOp declareAllReduce(ModuleOp module, Type element,
-                              StringRef suffix) {
-  std::string name = ("kiln_abi_all_reduce_sum_" + suffix).str();
+/// The kernel for `element`: <prefix>f32 / f16 / bf16.
+func::FuncOp declareAllReduce(ModuleOp module, StringRef prefix,
+                              Type element, StringRef suffix) {
+  std::string name = (prefix + suffix).str();
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder b(module.getBodyRegion());
@@ -52,8 +54,12 @@ func::FuncOp declareAllReduce(ModuleOp module, Type element,
 struct CollectiveCallsPass
     : PassWrapper<CollectiveCallsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CollectiveCallsPass)
+  /// The CPU's kiln_abi_all_reduce_sum_* (libkiln_abi.a) or the CUDA
+  /// shim's kiln_rt_cuda_all_reduce_* (kiln_abi_cuda.c: NCCL).
+  explicit CollectiveCallsPass(bool cuda = false) : cuda(cuda) {}
+  bool cuda;
   StringRef getArgument() const override {
-    return "kiln-cpu-collective-calls";
+    return cuda ? "kiln-cuda-collective-calls" : "kiln-cpu-collective-calls";
   }
   StringRef getDescription() const override {
     return "kiln.all_reduce as a call to kiln_abi_all_reduce_sum_*, which "
@@ -108,7 +114,10 @@ struct CollectiveCallsPass
                                           b.getI64IntegerAttr(64));
       Value outView = memref::ReinterpretCastOp::create(
           b, loc, viewType, out, /*offset=*/0, /*sizes=*/{1}, /*strides=*/{1});
-      func::CallOp::create(b, loc, declareAllReduce(module, element, suffix),
+      StringRef prefix =
+          cuda ? "kiln_rt_cuda_all_reduce_" : "kiln_abi_all_reduce_sum_";
+      func::CallOp::create(b, loc,
+                           declareAllReduce(module, prefix, element, suffix),
                            ValueRange{inView, outView, count});
       Value result = bufferization::ToTensorOp::create(
           b, loc, type, out, /*restrict=*/true, /*writable=*/true);
@@ -120,6 +129,6 @@ struct CollectiveCallsPass
 
 } // namespace
 
-std::unique_ptr<Pass> kiln::cpu::createCollectiveCallsPass() {
-  return std::make_unique<CollectiveCallsPass>();
+std::unique_ptr<Pass> kiln::cpu::createCollectiveCallsPass(bool cuda) {
+  return std::make_unique<CollectiveCallsPass>(cuda);
 }

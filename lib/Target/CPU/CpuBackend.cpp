@@ -562,6 +562,7 @@ void registerCpuBackendPasses() {
   registerPass([] { return createLibraryCallsPass(); });
   registerPass([] { return createDnnlCallsPass(); });
   registerPass([] { return createCollectiveCallsPass(); });
+  registerPass([] { return createCollectiveCallsPass(/*cuda=*/true); });
   registerPass([] { return createInt8CallsPass(); });
   registerPass([] { return createMarkInPlaceOutputsPass(); });
   registerPass([] { return createElideAliasedCopiesPass(); });

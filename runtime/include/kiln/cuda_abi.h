@@ -157,6 +157,15 @@ typedef struct kiln_cuda_runtime_api {
                  int64_t stride_h, int64_t stride_w, int64_t dilation_h,
                  int64_t dilation_w, int64_t groups, const void *x,
                  const void *weight, const void *bias, void *y);
+
+  /* Tensor parallelism (appended after conv2d): out = the sum over the
+   * group's ranks of every rank's in (count elements; dtype float32,
+   * float16 or bfloat16), with NCCL on the session's stream (in is copied
+   * to out first when they differ). A session of a tensor-parallel shard
+   * made its communicator when it opened (MPI carries NCCL's unique id);
+   * any other session records an error. */
+  void (*all_reduce)(void *ctx, void *stream, int32_t dtype, const void *in,
+                     void *out, int64_t count);
 } kiln_cuda_runtime_api;
 
 /* a_flags of qgemm. */
@@ -175,6 +184,16 @@ typedef void (*kiln_abi_set_cuda_runtime_fn)(const kiln_cuda_runtime_api *);
  * void kiln_rt_cuda_qgemm(void *stream, int64_t m, int64_t n, int64_t k,
  *                         const void *a, int32_t a_flags, const void *w,
  *                         void *c); */
+/* and, forwarding to api->all_reduce, one per element type, each taking
+ * its two buffers as MLIR's memref<1xT> descriptors (allocated and aligned
+ * pointers, offset, size, stride; the aligned pointer plus the offset is
+ * the data) and the element count:
+ * void kiln_rt_cuda_all_reduce_f32(void *in_alloc, void *in, int64_t in_off,
+ *                                  int64_t in_size, int64_t in_stride,
+ *                                  void *out_alloc, void *out,
+ *                                  int64_t out_off, int64_t out_size,
+ *                                  int64_t out_stride, int64_t count);
+ *   (_f16, _bf16 alike) */
 /* and, forwarding to api->conv2d: */
 /* void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
  *                          int64_t n, int64_t c, int64_t h, int64_t w,

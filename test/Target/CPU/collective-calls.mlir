@@ -1,4 +1,10 @@
 // RUN: kiln-opt %s --kiln-cpu-collective-calls | FileCheck %s
+// RUN: kiln-opt %s --kiln-cuda-collective-calls | FileCheck %s --check-prefix=CUDA
+
+// For the CUDA target the same call goes to the CUDA shim (NCCL).
+// CUDA-DAG: func.func private @kiln_rt_cuda_all_reduce_f32(memref<1xf32>, memref<1xf32>, index)
+// CUDA-DAG: func.func private @kiln_rt_cuda_all_reduce_bf16(memref<1xbf16>, memref<1xbf16>, index)
+// CUDA: call @kiln_rt_cuda_all_reduce_f32(
 
 // kiln.all_reduce becomes a call to the runtime's sum over the ranks: the
 // input's buffer read, a new buffer of its run-time shape written, the

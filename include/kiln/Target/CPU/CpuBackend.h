@@ -120,8 +120,9 @@ void buildLLVMPipeline(mlir::OpPassManager &pm, const CpuOptions &options);
 /// (kiln_abi_dnnl.cpp) with their epilogue as post-ops.
 std::unique_ptr<mlir::Pass> createDnnlCallsPass();
 /// On the graph: kiln.all_reduce (tensor parallelism) becomes a call to
-/// kiln_abi_all_reduce_sum_* (the runtime's MPI all-reduce).
-std::unique_ptr<mlir::Pass> createCollectiveCallsPass();
+/// kiln_abi_all_reduce_sum_* (the runtime's MPI all-reduce), or with
+/// `cuda` to the CUDA shim's kiln_rt_cuda_all_reduce_* (NCCL).
+std::unique_ptr<mlir::Pass> createCollectiveCallsPass(bool cuda = false);
 /// --kernels=library: float32 matmul, batch_matmul and NCHW convolution on
 /// buffers become calls to OpenBLAS-backed kernels (kiln_abi_blas.c).
 std::unique_ptr<mlir::Pass> createLibraryCallsPass();
