@@ -135,7 +135,8 @@ std::string writeTestCudaArtifact(const std::string &path,
                                   const std::string &soPath,
                                   const std::string &fatbin,
                                   const std::string &chip, bool gemm,
-                                  bool conv) {
+                                  bool conv, int64_t tpRanks,
+                                  int64_t tpRank) {
   std::vector<char> code = readFile(soPath);
   if (code.empty())
     return soPath + ": cannot read";
@@ -149,6 +150,10 @@ std::string writeTestCudaArtifact(const std::string &path,
 #endif
   spec.setOption("opt_level", int64_t(0));
   spec.setOption("kernels", gemm || conv ? "library" : "codegen");
+  if (tpRanks > 1) {
+    spec.setOption("tensor_parallel_ranks", tpRanks);
+    spec.setOption("tensor_parallel_rank", tpRank);
+  }
   spec.pipeline = "none";
   spec.inputs = {{"x", "float32", {2, 4}}};
   spec.outputs = {{"y", "float32", {2, 4}}};
@@ -160,6 +165,9 @@ std::string writeTestCudaArtifact(const std::string &path,
                   R"("onnx_nodes": ["Relu"]})") +
       (gemm ? R"(, {"id": 2, "name": "gemm_0", "category": "gemm", )"
               R"("library": true, "onnx_nodes": ["MatMul"]}])"
+       : tpRanks > 1
+           ? R"(, {"id": 2, "name": "all_reduce_0", "category": "copy", )"
+             R"("library": true, "onnx_nodes": []}])"
        : conv
            ? R"(, {"id": 2, "name": "k2_cudnn_conv_relu", "category": )"
              R"("gemm", "library": true, "onnx_nodes": ["Conv", "Relu"]}])"

@@ -85,12 +85,15 @@ extern const char *const kFakeFatbin;
 /// `chip`, with `fatbin` as its cuda-fatbin section (text, NUL included)
 /// and the weight w = {0.5, -1, 2, -3}; "" or an error. With `gemm` the
 /// kernel table gets a third, library entry gemm_0; with `conv` the third
-/// entry is the library convolution k2_cudnn_conv_relu.
+/// entry is the library convolution k2_cudnn_conv_relu. With `tpRanks` > 1
+/// the artifact is rank `tpRank` of a tensor-parallel group (options
+/// tensor_parallel_ranks/rank) whose third entry is all_reduce_0.
 std::string writeTestCudaArtifact(const std::string &path,
                                   const std::string &soPath = kTestCudaModelSo,
                                   const std::string &fatbin = kFakeFatbin,
                                   const std::string &chip = "sm_80",
-                                  bool gemm = false, bool conv = false);
+                                  bool gemm = false, bool conv = false,
+                                  int64_t tpRanks = 1, int64_t tpRank = 0);
 
 /// TestCudaModel.c's y = relu(x + w) for x of 8 floats.
 void testCudaModelReference(const float *x, float *y);

@@ -19,7 +19,9 @@
  * k1_relu work in place and y a library convolution of it
  * (kiln_rt_cuda_conv2d, kernel 2): relu(x + w) as x' [2, 1, 2, 2] (NCHW),
  * w as the filter [1, 1, 2, 2] and w[0] as the bias, pads 1, strides 2,
- * ReLU epilogue -> y [2, 1, 2, 2].
+ * ReLU epilogue -> y [2, 1, 2, 2]. KILN_TEST_CUDA_ALLREDUCE sums y over
+ * the ranks of a tensor-parallel group afterwards (kiln_rt_cuda_all_reduce,
+ * NCCL; TestCudaAllReduce.cpp runs it under mpirun on FakeNccl.c).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdbool.h>
@@ -55,6 +57,11 @@ void kiln_rt_cuda_conv2d(void *stream, int32_t dtype, int32_t epilogue,
                          int64_t strideW, int64_t dilationH,
                          int64_t dilationW, int64_t groups, const void *x,
                          const void *weight, const void *bias, void *y);
+void kiln_rt_cuda_all_reduce_f32(void *inAlloc, void *in, int64_t inOff,
+                                 int64_t inSize, int64_t inStride,
+                                 void *outAlloc, void *out, int64_t outOff,
+                                 int64_t outSize, int64_t outStride,
+                                 int64_t count);
 void kiln_abi_prof_begin(int32_t id);
 void kiln_abi_prof_end(int32_t id);
 
@@ -102,6 +109,13 @@ EXPORT void kiln_entry(void **buffers) {
 #ifdef KILN_TEST_CUDA_QGEMM
   kiln_abi_prof_begin(2);
   kiln_rt_cuda_qgemm(stream, 2, 4, 4, x, 0, w, y);
+  kiln_abi_prof_end(2);
+#endif
+#ifdef KILN_TEST_CUDA_ALLREDUCE
+  /* A tensor-parallel shard's all-reduce of y over the ranks, in place
+   * (buffers as memref<1xf32> descriptors, as the compiled host code). */
+  kiln_abi_prof_begin(2);
+  kiln_rt_cuda_all_reduce_f32(y, y, 0, 1, 1, y, y, 0, 1, 1, 8);
   kiln_abi_prof_end(2);
 #endif
 #ifdef KILN_TEST_CUDA_CONV
