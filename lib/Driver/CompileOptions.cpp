@@ -91,8 +91,8 @@ static bool isQuantizedOpType(StringRef op) {
 std::string CompileOptions::validate(Stage stage) const {
   if (optLevel > 3)
     return "-O" + std::to_string(optLevel) + ": the levels are -O0 to -O3";
-  if (tensorParallel < 1 || tensorParallelRank < 0 ||
-      tensorParallelRank >= tensorParallel)
+  if (tensorParallel < 0 || tensorParallelRank < 0 ||
+      tensorParallelRank >= std::max<int64_t>(tensorParallel, 1))
     return "--tensor-parallel-rank=" + std::to_string(tensorParallelRank) +
            " is not a rank of --tensor-parallel=" +
            std::to_string(tensorParallel) + " (0 .. " +

@@ -106,7 +106,7 @@ createPrecisionPass(const kiln::GraphPipelineOptions &options) {
 template <typename Builder>
 static void addTensorParallel(Builder &b,
                               const kiln::GraphPipelineOptions &options) {
-  if (options.tensorParallelRanks <= 1)
+  if (options.tensorParallelRanks < 1)
     return;
   kiln::KilnShardTensorParallelOptions tp;
   tp.ranks = options.tensorParallelRanks;

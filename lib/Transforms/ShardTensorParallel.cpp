@@ -82,6 +82,11 @@ ConstantOp constantWeight(Operation *op) {
     b = fm.getB();
   else if (auto qm = dyn_cast<QuantizedMatMulOp>(op))
     b = qm.getW();
+  else if (auto gemm = dyn_cast<GemmOp>(op);
+           gemm && gemm.getTransA() == 0 &&
+           gemm.getAlpha().convertToFloat() == 1.0f &&
+           gemm.getBeta().convertToFloat() == 1.0f)
+    b = gemm.getB();
   else
     return {};
   auto c = b.getDefiningOp<ConstantOp>();
@@ -96,12 +101,19 @@ Value matmulLhs(Operation *op) {
     return fm.getA();
   if (auto qm = dyn_cast<QuantizedMatMulOp>(op))
     return qm.getA();
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getA();
   return {};
 }
 
 /// The weight's dim of the output columns: 1 of a [K, N] weight, 0 of
 /// kiln.quantized_matmul's [N, K] (Gemm's transB).
-int64_t columnsDim(Operation *op) { return isa<QuantizedMatMulOp>(op) ? 0 : 1; }
+/// (Gemm's B with transB = 1 is [N, K] too.)
+int64_t columnsDim(Operation *op) {
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getTransB() ? 0 : 1;
+  return isa<QuantizedMatMulOp>(op) ? 0 : 1;
+}
 int64_t rowsDim(Operation *op) { return 1 - columnsDim(op); }
 
 /// The operands of a matmul-like op that act per output column (a bias of
@@ -110,6 +122,8 @@ int64_t rowsDim(Operation *op) { return 1 - columnsDim(op); }
 SmallVector<unsigned> perColumnOperands(Operation *op) {
   if (isa<FusedMatMulOp>(op))
     return {2, 3}; // bias, residual
+  if (isa<GemmOp>(op))
+    return {2}; // C
   if (isa<QuantizedMatMulOp>(op))
     return {1, 3, 4, 5, 6, 7, 8};
   return {};
@@ -441,7 +455,7 @@ private:
         return false;
       return epilogue(op, rd);
     }
-    if (isa<FusedMatMulOp, QuantizedMatMulOp>(op)) // bias, residual, ...
+    if (isa<FusedMatMulOp, QuantizedMatMulOp, GemmOp>(op)) // bias, ...
       return fail(op, "a matmul whose bias, residual or quantization "
                       "parameter is sharded but not its product");
     if (isa<QuantizeLinearOp, DequantizeLinearOp>(op)) {
@@ -727,8 +741,8 @@ struct KilnShardTensorParallelPass
                              "Graph outputs that became the rank's block"};
 
   void runOnOperation() override {
-    if (ranks == 1)
-      return;
+    // ranks = 1: a one-rank shard, all-reduces included (the identity):
+    // the path a single GPU checks (scripts/gpu-check.sh).
     ModuleOp module = getOperation();
     if (ranks < 1 || rank < 0 || rank >= ranks) {
       module.emitError() << "kiln-shard-tensor-parallel: rank " << rank
@@ -1096,6 +1110,11 @@ struct KilnShardTensorParallelPass
           fm.getBiasMutable().assign(none);
           fm.getResidualMutable().assign(none);
         }
+      }
+      if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getC() &&
+                                            !isNone(gemm.getC())) {
+        bias = gemm.getC(); // beta = 1 (constantWeight)
+        gemm.getCMutable().assign(NoneOp::create(b, op->getLoc()).getResult());
       }
       b.setInsertionPointAfter(op);
       auto sum = AllReduceOp::create(b, op->getLoc(), partial.getType(),

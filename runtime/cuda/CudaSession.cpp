@@ -330,7 +330,7 @@ std::string CudaSession::open(const CudaModel &model,
     return fail("cuCtxSetCurrent", r);
   if ((r = d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
     return fail("cuStreamCreate", r);
-  if (options.tensorParallelRanks > 1) {
+  if (options.tensorParallelRanks >= 1) {
     std::string e = openNccl(options, count);
     if (!e.empty()) {
       status = KILN_ERROR_DEVICE;
@@ -855,11 +855,13 @@ void CudaSession::qgemm(int64_t m, int64_t n, int64_t k, const void *a,
 std::string CudaSession::openNccl(const SessionOptions &options,
                                   int deviceCount) {
   dist::World &world = dist::World::get();
-  if (!world.initialized() || world.size() != options.tensorParallelRanks)
+  bool alone = options.tensorParallelRanks == 1; // a one-rank shard
+  if (!alone &&
+      (!world.initialized() || world.size() != options.tensorParallelRanks))
     return "a tensor-parallel model of " +
            std::to_string(options.tensorParallelRanks) +
            " ranks needs a world of that many MPI ranks";
-  if (world.localSize() > deviceCount)
+  if (!alone && world.localSize() > deviceCount)
     return std::to_string(world.localSize()) + " ranks of a tensor-parallel "
            "model on " + world.hostname() + ", which has " +
            std::to_string(deviceCount) +
@@ -872,12 +874,13 @@ std::string CudaSession::openNccl(const SessionOptions &options,
   std::memset(&id, 0, sizeof(id));
   std::string idBytes;
   int r = 0;
-  if (world.rank() == 0) {
+  if (alone || world.rank() == 0) {
     r = nccl->getUniqueId(&id);
     idBytes.assign(id.internal, sizeof(id.internal));
   }
   // Every rank joins the broadcast, also when rank 0 failed (an empty id).
-  idBytes = world.broadcast(r == 0 ? idBytes : std::string());
+  if (!alone)
+    idBytes = world.broadcast(r == 0 ? idBytes : std::string());
   if (r != 0)
     return std::string("ncclGetUniqueId failed: ") + nccl->errorString(r);
   if (idBytes.size() != sizeof(id.internal))

@@ -59,7 +59,8 @@ struct ArtifactHeader {
   /// A tensor-parallel shard (the header's options tensor_parallel_ranks
   /// and tensor_parallel_rank; 1 and 0 otherwise): it runs only as that
   /// rank of a world of that size.
-  int64_t tensorParallelRanks = 1, tensorParallelRank = 0;
+  /// 0: not a shard.
+  int64_t tensorParallelRanks = 0, tensorParallelRank = 0;
   /// The header's "symbols" (empty: a static artifact). kiln_entry then
   /// gets their values as one more buffer (docs/artifact.md).
   std::vector<std::string> symbols;

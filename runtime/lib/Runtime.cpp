@@ -718,7 +718,8 @@ extern "C" void kiln_model_tensor_parallel(const kiln_model *model,
                                            int64_t *ranks,
                                            int64_t *rank) {
   if (ranks)
-    *ranks = model ? model->header.tensorParallelRanks : 1;
+    *ranks = model ? std::max<int64_t>(model->header.tensorParallelRanks, 1)
+                   : 1;
   if (rank)
     *rank = model ? model->header.tensorParallelRank : 0;
 }
@@ -788,6 +789,7 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
                                            "\"cuda:N\")");
   // A tensor-parallel shard runs only as its rank of a world of its size
   // (its all-reduces would wait forever, or sum the wrong shards).
+  // A one-rank shard runs anywhere (a world of one sums nothing).
   if (model->header.tensorParallelRanks > 1) {
     const kiln::dist::World &w = kiln::dist::World::get();
     int64_t ranks = model->header.tensorParallelRanks;

@@ -319,6 +319,27 @@ def main():
             else:
                 entry["kind"] = "e2e"
             checks.append(entry)
+        # The one-rank tensor-parallel path (docs/cluster.md): the model
+        # split for a group of one, its all-reduces the identity through
+        # NCCL's one-rank communicator, against the same reference.
+        if compare and name in ("mlp", "transformer_block"):
+            check = f"{name}-tp1"
+            artifact = os.path.join(bundle, "artifacts", f"{check}.kiln")
+            kiln.compile(onnx_path, opt_level=3, target=f"cuda:{args.chip}",
+                         flags=["--tensor-parallel=1"]).save(artifact)
+            checks.append({
+                "name": check, "model": name, "kernels": "codegen",
+                "artifact": os.path.relpath(artifact, bundle),
+                "inputs": (os.path.relpath(data, bundle)
+                           if inputs is not None else None),
+                "seed": None if inputs is not None else 7,
+                "expected": os.path.relpath(expected, bundle),
+                "precision": precision, "tolerance": TOLERANCES[precision],
+                "kind": "e2e", "nccl": True,
+                "compile_command": f"kiln-compile {name}.onnx -O3 "
+                                   f"--target=cuda:{args.chip} "
+                                   f"--tensor-parallel=1 -o {check}.kiln"})
+            log(f"{check}: compiled (one-rank tensor parallel, NCCL)")
         if name == "transformer_block":
             dump_torch_weights(model, os.path.join(bundle, "torch", name))
 

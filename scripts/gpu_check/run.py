@@ -218,6 +218,10 @@ def main():
         # cuDNN, never a real one (it cannot run on the fake driver).
         bundle.env["KILN_LIBCUDNN"] = os.path.join(
             lib, "libkiln_fake_cudnn.so")
+        # ... and NCCL (the one-rank tensor-parallel check), when built.
+        fake_nccl = os.path.join(lib, "libkiln_fake_nccl.so")
+        if os.path.exists(fake_nccl):
+            bundle.env["KILN_LIBNCCL"] = fake_nccl
     os.makedirs(args.out, exist_ok=True)
     manifest = bundle.manifest
     rows = []

@@ -106,7 +106,7 @@ struct CompileOptions {
 
   /// Tensor parallelism (kiln-shard-tensor-parallel): the group's size and
   /// the rank whose shard this compile makes (docs/cluster.md).
-  int64_t tensorParallel = 1;
+  int64_t tensorParallel = 0; ///< 0: not sharded; 1: a one-rank shard
   int64_t tensorParallelRank = 0;
   bool tensorParallelRankGiven = false;
 

@@ -52,8 +52,9 @@ struct GraphPipelineOptions
       llvm::cl::init(false)};
   Option<int64_t> tensorParallelRanks{
       *this, "tensor-parallel",
-      llvm::cl::desc("kiln-shard-tensor-parallel's ranks (1: not sharded)"),
-      llvm::cl::init(1)};
+      llvm::cl::desc("kiln-shard-tensor-parallel's ranks (0: not run; 1: a "
+                     "one-rank shard, its all-reduces the identity)"),
+      llvm::cl::init(0)};
   Option<int64_t> tensorParallelRank{
       *this, "tensor-parallel-rank",
       llvm::cl::desc("kiln-shard-tensor-parallel's rank"), llvm::cl::init(0)};
