@@ -130,58 +130,52 @@ std::string checkQGemm(const QGemmArgs &g) {
 }
 
 std::string CublasLt::load(CublasLt *&out) {
-  static std::mutex mutex;
-  static CublasLt *loaded = nullptr;
-  static std::string error;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (loaded || !error.empty()) {
-    out = loaded;
-    return error;
-  }
-  // $KILN_LIBCUBLASLT alone when set; else the loader's path, then the
-  // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda), newest first.
-  std::string tried;
-  void *h = openCudaLibrary(
-      "KILN_LIBCUBLASLT",
-      {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, tried);
-  if (!h) {
-    error = "cuBLASLt not found (tried " + tried +
-            "): the model uses library GEMMs (--kernels=library); install "
-            "cuBLAS or compile with --kernels=codegen";
-    return error;
-  }
-  auto *api = new Api;
-  Symbols sym{h};
-  sym(api->create, "cublasLtCreate");
-  sym(api->statusString, "cublasLtGetStatusString");
-  sym(api->descCreate, "cublasLtMatmulDescCreate");
-  sym(api->descDestroy, "cublasLtMatmulDescDestroy");
-  sym(api->descSet, "cublasLtMatmulDescSetAttribute");
-  sym(api->layoutCreate, "cublasLtMatrixLayoutCreate");
-  sym(api->layoutDestroy, "cublasLtMatrixLayoutDestroy");
-  sym(api->layoutSet, "cublasLtMatrixLayoutSetAttribute");
-  sym(api->prefCreate, "cublasLtMatmulPreferenceCreate");
-  sym(api->prefDestroy, "cublasLtMatmulPreferenceDestroy");
-  sym(api->prefSet, "cublasLtMatmulPreferenceSetAttribute");
-  sym(api->heuristic, "cublasLtMatmulAlgoGetHeuristic");
-  sym(api->matmul, "cublasLtMatmul");
-  if (const char *missing = sym.missing) {
-    delete api;
-    error = std::string("cuBLASLt lacks ") + missing;
-    return error;
-  }
-  Handle handle = nullptr;
-  Status st = api->create(&handle);
-  if (st != 0) {
-    error = std::string("cublasLtCreate failed: ") + api->statusString(st);
-    delete api;
-    return error;
-  }
-  loaded = new CublasLt;
-  loaded->api = api;
-  loaded->handle = handle;
-  out = loaded;
-  return "";
+  return loadOnce(out, [](CublasLt *&loaded) -> std::string {
+    std::string error;
+    // $KILN_LIBCUBLASLT alone when set; else the loader's path, then the
+    // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda), newest first.
+    std::string tried;
+    void *h = openCudaLibrary(
+        "KILN_LIBCUBLASLT",
+        {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, tried);
+    if (!h) {
+      error = "cuBLASLt not found (tried " + tried +
+              "): the model uses library GEMMs (--kernels=library); install "
+              "cuBLAS or compile with --kernels=codegen";
+      return error;
+    }
+    auto *api = new Api;
+    Symbols sym{h};
+    sym(api->create, "cublasLtCreate");
+    sym(api->statusString, "cublasLtGetStatusString");
+    sym(api->descCreate, "cublasLtMatmulDescCreate");
+    sym(api->descDestroy, "cublasLtMatmulDescDestroy");
+    sym(api->descSet, "cublasLtMatmulDescSetAttribute");
+    sym(api->layoutCreate, "cublasLtMatrixLayoutCreate");
+    sym(api->layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    sym(api->layoutSet, "cublasLtMatrixLayoutSetAttribute");
+    sym(api->prefCreate, "cublasLtMatmulPreferenceCreate");
+    sym(api->prefDestroy, "cublasLtMatmulPreferenceDestroy");
+    sym(api->prefSet, "cublasLtMatmulPreferenceSetAttribute");
+    sym(api->heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    sym(api->matmul, "cublasLtMatmul");
+    if (const char *missing = sym.missing) {
+      delete api;
+      error = std::string("cuBLASLt lacks ") + missing;
+      return error;
+    }
+    Handle handle = nullptr;
+    Status st = api->create(&handle);
+    if (st != 0) {
+      error = std::string("cublasLtCreate failed: ") + api->statusString(st);
+      delete api;
+      return error;
+    }
+    loaded = new CublasLt;
+    loaded->api = api;
+    loaded->handle = handle;
+    return "";
+  });
 }
 
 std::string CublasLt::run(const GemmArgs &g, const GemmPlan &p, void *stream,

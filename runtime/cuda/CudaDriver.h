@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <mutex>
 #include <string>
 
 namespace kiln {
@@ -145,6 +146,26 @@ struct Driver {
 void *openCudaLibrary(const char *envVar,
                       std::initializer_list<const char *> sonames,
                       std::string &tried);
+
+/// A library's loader run once per process (cuBLASLt, cuDNN, NCCL): the
+/// first call runs `load(loaded)` under a lock ("" or why not, `loaded` set
+/// on success); every call returns that and sets `out` to what it loaded.
+template <typename T, typename Load>
+std::string loadOnce(T *&out, Load load) {
+  static std::mutex mutex;
+  static T *loaded = nullptr;
+  static std::string error;
+  static bool tried = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!tried) {
+    tried = true;
+    error = load(loaded);
+    if (!error.empty())
+      loaded = nullptr;
+  }
+  out = loaded;
+  return error;
+}
 
 /// Resolves entry points of a library openCudaLibrary opened, keeping the
 /// first one it lacks: `Symbols sym{h}; sym(api->create, "cudnnCreate");

@@ -150,59 +150,53 @@ std::string planConv(const ConvArgs &g, ConvPlan &p) {
 }
 
 std::string Cudnn::load(Cudnn *&out) {
-  static std::mutex mutex;
-  static Cudnn *loaded = nullptr;
-  static std::string error;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (loaded || !error.empty()) {
-    out = loaded;
-    return error;
-  }
-  // $KILN_LIBCUDNN alone when set; else the loader's path, then the
-  // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda).
-  std::string tried;
-  void *h = openCudaLibrary("KILN_LIBCUDNN", {"libcudnn.so.9"}, tried);
-  if (!h) {
-    error = "cuDNN not found (tried " + tried +
-            "): the model uses library convolutions (--kernels=library); "
-            "install cuDNN 9 or compile with --kernels=codegen";
-    return error;
-  }
-  auto *api = new Api;
-  Symbols sym{h};
-  sym(api->create, "cudnnCreate");
-  sym(api->destroy, "cudnnDestroy");
-  sym(api->setStream, "cudnnSetStream");
-  sym(api->errorString, "cudnnGetErrorString");
-  sym(api->createTensor, "cudnnCreateTensorDescriptor");
-  sym(api->setTensor4d, "cudnnSetTensor4dDescriptor");
-  sym(api->destroyTensor, "cudnnDestroyTensorDescriptor");
-  sym(api->createFilter, "cudnnCreateFilterDescriptor");
-  sym(api->setFilter4d, "cudnnSetFilter4dDescriptor");
-  sym(api->destroyFilter, "cudnnDestroyFilterDescriptor");
-  sym(api->createConv, "cudnnCreateConvolutionDescriptor");
-  sym(api->setConv2d, "cudnnSetConvolution2dDescriptor");
-  sym(api->setGroupCount, "cudnnSetConvolutionGroupCount");
-  sym(api->setMathType, "cudnnSetConvolutionMathType");
-  sym(api->destroyConv, "cudnnDestroyConvolutionDescriptor");
-  sym(api->getAlgorithmV7, "cudnnGetConvolutionForwardAlgorithm_v7");
-  sym(api->getWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
-  sym(api->forward, "cudnnConvolutionForward");
-  sym(api->addTensor, "cudnnAddTensor");
-  sym(api->createActivation, "cudnnCreateActivationDescriptor");
-  sym(api->setActivation, "cudnnSetActivationDescriptor");
-  sym(api->destroyActivation, "cudnnDestroyActivationDescriptor");
-  sym(api->activationForward, "cudnnActivationForward");
-  if (const char *missing = sym.missing) {
-    delete api;
-    error = std::string("cuDNN lacks ") + missing +
-            " (the legacy API of cuDNN 9 is needed)";
-    return error;
-  }
-  loaded = new Cudnn;
-  loaded->api = api;
-  out = loaded;
-  return "";
+  return loadOnce(out, [](Cudnn *&loaded) -> std::string {
+    std::string error;
+    // $KILN_LIBCUDNN alone when set; else the loader's path, then the
+    // toolkit's usual folders ($CUDA_HOME, /usr/local/cuda).
+    std::string tried;
+    void *h = openCudaLibrary("KILN_LIBCUDNN", {"libcudnn.so.9"}, tried);
+    if (!h) {
+      error = "cuDNN not found (tried " + tried +
+              "): the model uses library convolutions (--kernels=library); "
+              "install cuDNN 9 or compile with --kernels=codegen";
+      return error;
+    }
+    auto *api = new Api;
+    Symbols sym{h};
+    sym(api->create, "cudnnCreate");
+    sym(api->destroy, "cudnnDestroy");
+    sym(api->setStream, "cudnnSetStream");
+    sym(api->errorString, "cudnnGetErrorString");
+    sym(api->createTensor, "cudnnCreateTensorDescriptor");
+    sym(api->setTensor4d, "cudnnSetTensor4dDescriptor");
+    sym(api->destroyTensor, "cudnnDestroyTensorDescriptor");
+    sym(api->createFilter, "cudnnCreateFilterDescriptor");
+    sym(api->setFilter4d, "cudnnSetFilter4dDescriptor");
+    sym(api->destroyFilter, "cudnnDestroyFilterDescriptor");
+    sym(api->createConv, "cudnnCreateConvolutionDescriptor");
+    sym(api->setConv2d, "cudnnSetConvolution2dDescriptor");
+    sym(api->setGroupCount, "cudnnSetConvolutionGroupCount");
+    sym(api->setMathType, "cudnnSetConvolutionMathType");
+    sym(api->destroyConv, "cudnnDestroyConvolutionDescriptor");
+    sym(api->getAlgorithmV7, "cudnnGetConvolutionForwardAlgorithm_v7");
+    sym(api->getWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
+    sym(api->forward, "cudnnConvolutionForward");
+    sym(api->addTensor, "cudnnAddTensor");
+    sym(api->createActivation, "cudnnCreateActivationDescriptor");
+    sym(api->setActivation, "cudnnSetActivationDescriptor");
+    sym(api->destroyActivation, "cudnnDestroyActivationDescriptor");
+    sym(api->activationForward, "cudnnActivationForward");
+    if (const char *missing = sym.missing) {
+      delete api;
+      error = std::string("cuDNN lacks ") + missing +
+              " (the legacy API of cuDNN 9 is needed)";
+      return error;
+    }
+    loaded = new Cudnn;
+    loaded->api = api;
+    return "";
+  });
 }
 
 std::string Cudnn::createHandle(void *stream, void *&handle) const {

@@ -8,47 +8,36 @@
 #include "CudaDriver.h"
 #include "kiln/runtime.h"
 
-#include <mutex>
 
 namespace kiln {
 namespace cuda {
 
 std::string Nccl::load(const Nccl *&out) {
-  static std::mutex mutex;
-  static Nccl *loaded = nullptr;
-  static std::string error;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (loaded || !error.empty()) {
-    out = loaded;
-    return error;
-  }
-  std::string tried;
-  void *h = openCudaLibrary("KILN_LIBNCCL", {"libnccl.so.2", "libnccl.so"},
-                            tried);
-  if (!h) {
-    error = "NCCL not found (tried " + tried +
-            "): a tensor-parallel CUDA model sums over its ranks with NCCL; "
-            "install NCCL or set KILN_LIBNCCL";
-    return error;
-  }
-  auto *api = new Nccl;
-  Symbols sym{h};
-  sym(api->getVersion, "ncclGetVersion");
-  sym(api->getUniqueId, "ncclGetUniqueId");
-  sym(api->commInitRank, "ncclCommInitRank");
-  sym(api->allReduce, "ncclAllReduce");
-  sym(api->commDestroy, "ncclCommDestroy");
-  sym(api->errorString, "ncclGetErrorString");
-  if (const char *missing = sym.missing) {
-    delete api;
-    error = std::string("NCCL lacks ") + missing;
-    return error;
-  }
-  if (api->getVersion(&api->version) != 0)
-    api->version = 0;
-  loaded = api;
-  out = loaded;
-  return "";
+  return loadOnce(out, [](const Nccl *&loaded) -> std::string {
+    std::string tried;
+    void *h = openCudaLibrary("KILN_LIBNCCL", {"libnccl.so.2", "libnccl.so"},
+                              tried);
+    if (!h)
+      return "NCCL not found (tried " + tried +
+             "): a tensor-parallel CUDA model sums over its ranks with "
+             "NCCL; install NCCL or set KILN_LIBNCCL";
+    auto *api = new Nccl;
+    Symbols sym{h};
+    sym(api->getVersion, "ncclGetVersion");
+    sym(api->getUniqueId, "ncclGetUniqueId");
+    sym(api->commInitRank, "ncclCommInitRank");
+    sym(api->allReduce, "ncclAllReduce");
+    sym(api->commDestroy, "ncclCommDestroy");
+    sym(api->errorString, "ncclGetErrorString");
+    if (const char *missing = sym.missing) {
+      delete api;
+      return std::string("NCCL lacks ") + missing;
+    }
+    if (api->getVersion(&api->version) != 0)
+      api->version = 0;
+    loaded = api;
+    return "";
+  });
 }
 
 std::string Nccl::versionString() const {
