@@ -223,6 +223,18 @@ const CompileFlag kFlags[] = {
        o.tensorParallelRankGiven = true;
        return parseNumber(v, o.tensorParallelRank, "tensor-parallel-rank");
      }},
+    {CompileFlag::Value, "tensor-parallel-plan", "",
+     "auto (default): split as the model's ONNX sharding annotations say "
+     "(IR version 11, the configuration of N devices) when it has them, "
+     "else as Kiln infers from the graph; inferred: ignore the "
+     "annotations",
+     [](CompileOptions &o, const std::string &v) -> std::string {
+       if (v != "auto" && v != "inferred")
+         return "--tensor-parallel-plan: '" + v +
+                "' is not one of auto, inferred";
+       o.tensorParallelAnnotations = v == "auto";
+       return "";
+     }},
     BOOL_FLAG("decompose-fused", decomposeFused,
               "Decompose Kiln's fused ops back into plain ops at the end"),
     BOOL_FLAG("print-pipeline", printPipeline,

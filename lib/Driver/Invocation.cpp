@@ -315,6 +315,7 @@ void Invocation::Impl::setPipelineOptions(GraphPipelineOptions &p) const {
   p.decomposeFused = options.decomposeFused;
   p.tensorParallelRanks = options.tensorParallel;
   p.tensorParallelRank = options.tensorParallelRank;
+  p.tensorParallelAnnotations = options.tensorParallelAnnotations;
   // int8 is quantized before the pipeline (Q/DQ pairs that kiln-fuse-qdq
   // makes integer ops); the pipeline itself runs in fp32.
   p.precision = options.precision == Precision::Int8
@@ -565,6 +566,14 @@ static void recordTensorParallel(ArtifactSpec &artifact, ModuleOp m) {
                        tp.getAs<IntegerAttr>("ranks").getInt());
     artifact.setOption("tensor_parallel_rank",
                        tp.getAs<IntegerAttr>("rank").getInt());
+    // How the split was chosen: as the model's ONNX sharding annotations
+    // say (and which configuration of them), or inferred from the graph.
+    if (auto plan = tp.getAs<StringAttr>("plan")) {
+      std::string text = plan.str();
+      if (auto config = tp.getAs<StringAttr>("configuration"))
+        text += " (configuration '" + config.str() + "')";
+      artifact.setOption("tensor_parallel_plan", text);
+    }
   }
 }
 

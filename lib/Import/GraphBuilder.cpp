@@ -1927,6 +1927,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
     producer += (producer.empty() ? "" : " ") + model.producer_version();
   module->getOperation()->setAttr("kiln.producer",
                                   builder.getStringAttr(producer));
+  setShardingAnnotations(*module, loaded.sharding);
 
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &tensor : graph.initializer())

@@ -70,6 +70,59 @@ IsolatedOutcome runIsolated(llvm::function_ref<std::string()> step);
 // ModelLoader.cpp
 //===--------------------------------------------------------------------===//
 
+//===--------------------------------------------------------------------===//
+// ShardingAnnotations.cpp
+//===--------------------------------------------------------------------===//
+
+/// How one input or output of a node is split over a configuration's
+/// devices (ShardingSpecProto).
+struct TensorSharding {
+  std::string tensor;
+  /// Which of the node's inputs (or outputs) the spec names.
+  bool isInput = true;
+  int index = 0;
+  /// The axis split in more than one shard, as written (negative counts
+  /// from the back); none: replicated on every device.
+  std::optional<int64_t> axis;
+  int64_t shards = 1;
+  std::vector<int64_t> devices;
+};
+
+/// One NodeDeviceConfigurationProto of a node.
+struct NodeDeviceConfiguration {
+  std::string configuration;
+  std::optional<int64_t> pipelineStage;
+  std::vector<TensorSharding> tensors;
+  /// For a matmul-like node whose weight (B) has a spec: "column" (split
+  /// along its output columns), "row" (along the contracted dim) or
+  /// "replicated".
+  std::string weightRole;
+};
+
+/// One DeviceConfigurationProto of the model.
+struct DeviceConfiguration {
+  std::string name;
+  int64_t numDevices = 0;
+  std::vector<std::string> devices;
+};
+
+/// The model's IR-11 multi-device annotations (empty for most models).
+struct ShardingAnnotations {
+  std::vector<DeviceConfiguration> configurations;
+  /// By node display name (nodeDisplayName).
+  std::map<std::string, std::vector<NodeDeviceConfiguration>> nodes;
+};
+
+/// Reads ModelProto.configuration and the main graph's
+/// NodeProto.device_configurations, which libonnx 1.12 keeps as unknown
+/// fields; fails on a spec Kiln cannot follow (device groups, two split
+/// axes, an unknown configuration, a tensor the node does not have).
+ShardingAnnotations readShardingAnnotations(const onnx::ModelProto &model);
+/// Records them on the module: kiln.device_configurations and
+/// kiln.sharding_annotations (docs/cluster.md).
+void setShardingAnnotations(mlir::ModuleOp module,
+                            const ShardingAnnotations &annotations);
+
 /// The parsed model and what the loader learnt about it.
 struct LoadedModel {
   onnx::ModelProto model;
@@ -86,6 +139,8 @@ struct LoadedModel {
   /// ones libonnx's shape inference found; each refines Kiln's inference.
   std::map<std::string, onnx::TypeProto> declaredTypes;
   std::map<std::string, onnx::TypeProto> onnxInferredTypes;
+  /// Read before any version conversion, which drops unknown fields.
+  ShardingAnnotations sharding;
 };
 
 /// Parses `path`, inlines external data, checks, converts and infers shapes.

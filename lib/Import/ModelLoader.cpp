@@ -415,6 +415,7 @@ LoadedModel loadModelBytes(llvm::StringRef bytes, llvm::StringRef baseDir,
   if (opset == 0)
     fail("the model imports no default-domain (ai.onnx) opset");
   loaded.modelOpset = opset;
+  loaded.sharding = readShardingAnnotations(model);
   inlineAllExternalData(model, baseDir);
   checkSupportedConstructs(model);
   if (!options.inputShapes.empty())

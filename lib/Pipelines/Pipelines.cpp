@@ -111,6 +111,7 @@ static void addTensorParallel(Builder &b,
   kiln::KilnShardTensorParallelOptions tp;
   tp.ranks = options.tensorParallelRanks;
   tp.rank = options.tensorParallelRank;
+  tp.annotate = options.tensorParallelAnnotations;
   b.addToModule(kiln::createKilnShardTensorParallel(tp));
 }
 

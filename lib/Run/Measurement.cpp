@@ -245,11 +245,19 @@ void printInfoOf(FILE *out, const std::string &path, kiln_model *model) {
   std::fprintf(out, "pipeline: %s\n", str(root.find("pipeline")).c_str());
   int64_t tpRanks = 1, tpRank = 0;
   kiln_model_tensor_parallel(model, &tpRanks, &tpRank);
-  if (tpRanks > 1)
+  if (tpRanks > 1) {
+    // How kiln-compile chose the split (older artifacts do not say).
+    std::string plan;
+    if (const json::Value *o = root.find("options"))
+      if (const json::Value *p = o->find("tensor_parallel_plan");
+          p && p->isString())
+        plan = "; split: " + p->getString();
     std::fprintf(out,
                  "tensor parallel: rank %lld of %lld (runs only as that rank "
-                 "of `mpirun -n %lld`)\n",
-                 (long long)tpRank, (long long)tpRanks, (long long)tpRanks);
+                 "of `mpirun -n %lld`)%s\n",
+                 (long long)tpRank, (long long)tpRanks, (long long)tpRanks,
+                 plan.c_str());
+  }
   std::vector<std::string> symbols = modelSymbols(model);
   if (!symbols.empty())
     std::fprintf(out, "symbols: %s\n", joined(symbols).c_str());

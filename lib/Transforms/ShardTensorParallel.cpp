@@ -52,6 +52,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 #include <optional>
@@ -78,7 +80,7 @@ ConstantOp constantWeight(Operation *op) {
   Value b;
   if (auto mm = dyn_cast<MatMulOp>(op))
     b = mm.getB();
-  else if (auto fm = dyn_cast<FusedMatMulOp>(op); fm && !fm.getTransB())
+  else if (auto fm = dyn_cast<FusedMatMulOp>(op))
     b = fm.getB();
   else if (auto qm = dyn_cast<QuantizedMatMulOp>(op))
     b = qm.getW();
@@ -112,6 +114,8 @@ Value matmulLhs(Operation *op) {
 int64_t columnsDim(Operation *op) {
   if (auto gemm = dyn_cast<GemmOp>(op))
     return gemm.getTransB() ? 0 : 1;
+  if (auto fm = dyn_cast<FusedMatMulOp>(op))
+    return fm.getTransB() ? 0 : 1;
   return isa<QuantizedMatMulOp>(op) ? 0 : 1;
 }
 int64_t rowsDim(Operation *op) { return 1 - columnsDim(op); }
@@ -727,6 +731,117 @@ RankedTensorType dividedType(Type t, int64_t dim, int64_t ranks) {
                                type.getEncoding());
 }
 
+/// What a model's ONNX sharding annotations (IR version 11, recorded by
+/// the importer as kiln.sharding_annotations and kiln.device_configurations)
+/// say of its matmuls in the configuration of `ranks` devices.
+struct Annotations {
+  /// The configuration followed; empty when the model has none (or they are
+  /// ignored): the plan is inferred.
+  std::string configuration;
+  /// ONNX node -> "column", "row" or "replicated" (its weight's sharding).
+  llvm::StringMap<std::string> weightRole;
+
+  bool active() const { return !configuration.empty(); }
+
+  /// The first ONNX node of `op`'s location that has a weight role, and
+  /// the role ({"", ""} when none).
+  std::pair<std::string, std::string> roleOf(Operation *op) const {
+    SmallVector<std::string> nodes, origins;
+    collectLocationInfo(op->getLoc(), nodes, origins);
+    for (const std::string &node : nodes) {
+      auto it = weightRole.find(node);
+      if (it != weightRole.end())
+        return {node, it->second};
+    }
+    return {};
+  }
+};
+
+FailureOr<Annotations> readAnnotations(ModuleOp module, int64_t ranks) {
+  Annotations a;
+  auto configs =
+      module->getAttrOfType<ArrayAttr>("kiln.device_configurations");
+  auto nodes =
+      module->getAttrOfType<DictionaryAttr>("kiln.sharding_annotations");
+  if (!configs || !nodes)
+    return a;
+  auto malformed = [&](llvm::StringRef what) {
+    module.emitError() << "kiln-shard-tensor-parallel: malformed " << what;
+    return failure();
+  };
+  std::string available;
+  for (Attribute c : configs) {
+    auto d = dyn_cast<DictionaryAttr>(c);
+    auto name = d ? d.getAs<StringAttr>("name") : StringAttr();
+    auto n = d ? d.getAs<IntegerAttr>("num_devices") : IntegerAttr();
+    if (!name || !n)
+      return malformed("kiln.device_configurations");
+    if (n.getInt() == ranks && a.configuration.empty())
+      a.configuration = name.str();
+    available += (available.empty() ? "'" : ", '") + name.str() + "' (" +
+                 std::to_string(n.getInt()) + " devices)";
+  }
+  if (a.configuration.empty()) {
+    module.emitError() << "kiln-shard-tensor-parallel: the model's ONNX "
+                          "sharding annotations are for "
+                       << available << ", not " << ranks
+                       << " ranks (--tensor-parallel-plan=inferred splits "
+                          "it as Kiln infers from the graph)";
+    return failure();
+  }
+  std::optional<std::pair<std::string, int64_t>> stage;
+  for (NamedAttribute node : nodes) {
+    auto entries = dyn_cast<ArrayAttr>(node.getValue());
+    if (!entries)
+      return malformed("kiln.sharding_annotations");
+    for (Attribute e : entries) {
+      auto d = dyn_cast<DictionaryAttr>(e);
+      auto config = d ? d.getAs<StringAttr>("configuration") : StringAttr();
+      auto tensors = d ? d.getAs<ArrayAttr>("tensors") : ArrayAttr();
+      if (!config || !tensors)
+        return malformed("kiln.sharding_annotations");
+      if (config.getValue() != a.configuration)
+        continue;
+      if (auto p = d.getAs<IntegerAttr>("pipeline_stage")) {
+        if (stage && stage->second != p.getInt()) {
+          module.emitError()
+              << "kiln-shard-tensor-parallel: ONNX node '"
+              << node.getName().getValue() << "' is in pipeline stage "
+              << p.getInt() << ", node '" << stage->first << "' in stage "
+              << stage->second
+              << ": pipeline parallelism is not supported (Kiln splits "
+                 "tensors over the ranks)";
+          return failure();
+        }
+        stage = {node.getName().str(), p.getInt()};
+      }
+      for (Attribute t : tensors) {
+        auto td = dyn_cast<DictionaryAttr>(t);
+        auto shards = td ? td.getAs<IntegerAttr>("shards") : IntegerAttr();
+        if (shards && shards.getInt() != ranks) {
+          module.emitError()
+              << "kiln-shard-tensor-parallel: ONNX node '"
+              << node.getName().getValue() << "' splits '"
+              << td.getAs<StringAttr>("tensor").getValue() << "' in "
+              << shards.getInt() << " shards, but configuration '"
+              << a.configuration << "' has " << ranks << " devices";
+          return failure();
+        }
+      }
+      if (auto w = d.getAs<StringAttr>("weight"))
+        a.weightRole[node.getName().getValue()] = w.str();
+    }
+  }
+  return a;
+}
+
+/// "column-parallel", "row-parallel" or "whole on every rank".
+const char *roleName(llvm::StringRef role) {
+  return role == "column" ? "column-parallel"
+         : role == "row"  ? "row-parallel"
+                          : "whole on every rank";
+}
+
 struct KilnShardTensorParallelPass
     : kiln::impl::KilnShardTensorParallelBase<KilnShardTensorParallelPass> {
   using Base::Base;
@@ -739,6 +854,9 @@ struct KilnShardTensorParallelPass
                             "Graph inputs that became the rank's block"};
   kiln::Statistic numOutputs{this, "sharded-outputs",
                              "Graph outputs that became the rank's block"};
+  kiln::Statistic numAnnotated{
+      this, "annotated-matmuls",
+      "Matmuls split (or kept whole) as the ONNX sharding annotations say"};
 
   void runOnOperation() override {
     // ranks = 1: a one-rank shard, all-reduces included (the identity):
@@ -755,6 +873,13 @@ struct KilnShardTensorParallelPass
       return signalPassFailure();
     }
     SymbolicShapes shapes(fn);
+    Annotations annotations;
+    if (annotate) {
+      FailureOr<Annotations> read = readAnnotations(module, ranks);
+      if (failed(read))
+        return signalPassFailure();
+      annotations = std::move(*read);
+    }
 
     // 1. Seeds that reach a row-parallel matmul.
     SmallVector<Operation *> candidates;
@@ -777,9 +902,25 @@ struct KilnShardTensorParallelPass
     for (Operation *op : candidates) {
       if (plan.dim.count(matmulLhs(op)))
         continue;
+      // Annotated: the seeds are the matmuls annotated column-parallel.
+      auto [node, role] = annotations.roleOf(op);
+      if (annotations.active() && role != "column")
+        continue;
       Plan trialPlan;
       Propagation trial(fn, ranks, shapes, trialPlan, /*trial=*/true);
       if (!trial.seed(op) || !trial.reachedRowParallel) {
+        if (annotations.active()) {
+          InFlightDiagnostic d = op->emitError();
+          d << "kiln-shard-tensor-parallel: ONNX node '" << node
+            << "' is annotated column-parallel, but ";
+          if (trial.errorOp)
+            d << "the split of its columns stops at "
+              << describe(trial.errorOp) << ": " << trial.error;
+          else
+            d << "the split of its columns reaches no matmul that "
+                 "contracts over them";
+          return signalPassFailure();
+        }
         if (trial.errorOp) {
           std::string why = describe(op) + " stops at " +
                             describe(trial.errorOp) + ": " + trial.error;
@@ -808,7 +949,16 @@ struct KilnShardTensorParallelPass
           op->emitRemark() << "kiln-shard-tensor-parallel: left whole on "
                               "every rank: "
                            << why;
+    if (annotations.active() && failed(checkAnnotated(fn, annotations, plan)))
+      return signalPassFailure();
     if (plan.columnSeeds.empty()) {
+      if (annotations.active()) {
+        fn.emitError() << "kiln-shard-tensor-parallel: the ONNX sharding "
+                          "annotations of configuration '"
+                       << annotations.configuration
+                       << "' split no matmul's weight by columns";
+        return signalPassFailure();
+      }
       fn.emitError("kiln-shard-tensor-parallel: no matmul of @main can be "
                    "split by columns up to a matmul that contracts over "
                    "them (no transformer block or MLP found)")
@@ -831,10 +981,63 @@ struct KilnShardTensorParallelPass
     if (failed(rewrite(fn, plan)))
       return signalPassFailure();
     Builder b(module.getContext());
-    module->setAttr("kiln.tensor_parallel",
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("rank", b.getI64IntegerAttr(rank)),
-                         b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))}));
+    SmallVector<NamedAttribute> tp{
+        b.getNamedAttr("rank", b.getI64IntegerAttr(rank)),
+        b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
+        b.getNamedAttr("plan", b.getStringAttr(annotations.active()
+                                                   ? "annotations"
+                                                   : "inferred"))};
+    if (annotations.active())
+      tp.push_back(b.getNamedAttr(
+          "configuration", b.getStringAttr(annotations.configuration)));
+    module->setAttr("kiln.tensor_parallel", b.getDictionaryAttr(tp));
+  }
+
+  /// Every matmul an annotation names ends up as it says: column-parallel
+  /// (a seed), row-parallel (reached by a seed's split along its contracted
+  /// dim) or whole; every annotated node is found.
+  LogicalResult checkAnnotated(func::FuncOp fn, const Annotations &annotations,
+                               const Plan &plan) {
+    llvm::StringSet<> found;
+    int64_t matched = 0;
+    WalkResult walked = fn.walk([&](Operation *op) {
+      if (!matmulLhs(op))
+        return WalkResult::advance();
+      auto [node, role] = annotations.roleOf(op);
+      if (role.empty())
+        return WalkResult::advance();
+      found.insert(node);
+      llvm::StringRef got = plan.columnSeeds.contains(op) ? "column"
+                            : plan.rowSinks.contains(op) ? "row"
+                                                         : "replicated";
+      if (got == role) {
+        ++matched;
+        return WalkResult::advance();
+      }
+      InFlightDiagnostic d = op->emitError();
+      d << "kiln-shard-tensor-parallel: ONNX node '" << node
+        << "' is annotated " << roleName(role) << ", but the annotated "
+        << "column-parallel matmuls make it " << roleName(got);
+      if (role == "row")
+        d << ": no column-parallel matmul's split reaches its contracted dim";
+      else if (got == "row")
+        d << ": the split of a column-parallel matmul reaches its contracted "
+             "dim";
+      else if (role == "column")
+        d << ": Kiln cannot split its weight (a constant [K, N] with N "
+             "divisible by the ranks)";
+      return WalkResult::interrupt();
+    });
+    if (walked.wasInterrupted())
+      return failure();
+    for (const auto &entry : annotations.weightRole)
+      if (!found.contains(entry.getKey()))
+        return fn.emitError()
+               << "kiln-shard-tensor-parallel: ONNX node '" << entry.getKey()
+               << "' has a sharding annotation for its weight, but no matmul "
+                  "of the compiled graph comes from it";
+    numAnnotated += matched;
+    return success();
   }
 
   /// A reshape's or expand's target with output dim `d` divided by the

@@ -21,7 +21,9 @@
 #      multi-head attention with biases, GELU MLP) over 2 and 4 ranks and a
 #      Llama block (9 query / 3 KV heads) over 3 ranks equal ONNX Runtime
 #      on every rank; the report calls them tensor parallel, the group's
-#      throughput one request per run;
+#      throughput one request per run; the GPT-2 block with ONNX's
+#      multi-device annotations (IR 11) that split only its MLP: the
+#      shards follow them and equal ONNX Runtime;
 #   2. data parallel: kiln-run under mpirun -n 1, 2, 4: the JSON's
 #      aggregate (pooled latency, samples/s = all ranks' samples / the
 #      slowest rank's wall time, scaling efficiency) recomputed here from
@@ -258,6 +260,64 @@ def zoo_blocks(args, kiln_compile, kiln_run):
                 print(out[-2000:], err[-2000:])
 
 
+def annotated_block(args, kiln_compile, kiln_run):
+    """The GPT-2 block of zoo_blocks with ONNX's multi-device annotations
+    (IR 11, models/annotate_sharding.py) that split only its MLP over 2
+    devices and keep the attention whole: Kiln's shards follow them (one
+    all-reduce instead of the two it infers), say so in the artifact, and
+    equal ONNX Runtime on every rank."""
+    import onnx
+    import onnxruntime as ort
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    import annotate_sharding
+    work = os.path.join(args.workdir, "zoo")
+    model = onnx.load(os.path.join(work, "gpt_block.onnx"))
+    annotate_sharding.annotate(model, 2, column=["/fc/MatMul"],
+                               row=["/out/MatMul"],
+                               replicate=["/qkv/MatMul", "/proj/MatMul"])
+    onnx_path = os.path.join(work, "gpt_block_annotated.onnx")
+    onnx.save(model, onnx_path)
+    with open(os.path.join(work, "gpt_block.json")) as f:
+        info = json.load(f)
+    x = np.random.default_rng(2).standard_normal(
+        info["shape"]).astype(np.float32)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    data = os.path.join(work, "gpt_block_annotated-data")
+    os.makedirs(data, exist_ok=True)
+    np.save(os.path.join(data, "input_0.npy"), x)
+    np.save(os.path.join(data, "output_0.npy"),
+            sess.run(None, {info["input"]: x})[0])
+    counts = {}
+    for plan in ("auto", "inferred"):
+        rc, out, err = run([kiln_compile, onnx_path, "--tensor-parallel", "2",
+                            "--tensor-parallel-rank", "0",
+                            "--tensor-parallel-plan", plan, "--emit=graph",
+                            "-o", "-"])
+        counts[plan] = out.count("kiln.all_reduce ") if rc == 0 else -1
+    check(counts == {"auto": 1, "inferred": 2},
+          f"annotated GPT-2 block: the annotations split the MLP alone "
+          f"(all-reduces per rank {counts}; 1 as annotated, 2 inferred)")
+    pattern = os.path.join(work, "gpt_block_annotated.rank{rank}.kiln")
+    rc, _, err = run([kiln_compile, onnx_path, "--tensor-parallel", "2",
+                      "-o", pattern, "--quiet"])
+    if not check(rc == 0, "annotated GPT-2 block: compile for 2 ranks"):
+        print(err)
+        return
+    rc, out, err = run([kiln_run, pattern.replace("{rank}", "1"), "--info"])
+    check(rc == 0 and "annotations (configuration 'tp2')" in out,
+          "annotated GPT-2 block: the artifact says its split follows the "
+          "annotations")
+    rc, out, err = mpirun(2, [kiln_run, pattern, "--inputs", data,
+                              "--threads", "1", "--iterations", "2",
+                              "--require-expected", "--rtol", "1e-3",
+                              "--atol", "1e-4"])
+    check(rc == 0 and "Tensor parallel: 2 rank(s)" in out,
+          f"annotated GPT-2 block on 2 ranks: ONNX Runtime's output on "
+          f"every rank (rc {rc})")
+    if rc != 0:
+        print(out[-2000:], err[-2000:])
+
+
 def cuda_shards(args, kiln_compile):
     """The CUDA target's tensor parallelism compiles (no GPU here): the
     host code of each shard calls the CUDA shim's all-reduce (NCCL at run
@@ -466,6 +526,7 @@ def main():
     tensor_parallel(args, kiln_compile, kiln_run, kiln_generate, onnx_path)
     seed_decoders(args, kiln_compile, kiln_generate)
     zoo_blocks(args, kiln_compile, kiln_run)
+    annotated_block(args, kiln_compile, kiln_run)
     cuda_shards(args, kiln_compile)
     data_parallel(args, kiln_run, kiln_generate)
     bench_study(args)

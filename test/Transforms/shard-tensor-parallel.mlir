@@ -51,7 +51,7 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x6xf32> {
   return %l : tensor<2x6xf32>
 }
 }
-// CHECK: kiln.tensor_parallel = {rank = 1 : i64, ranks = 2 : i64}
+// CHECK: kiln.tensor_parallel = {plan = "inferred", rank = 1 : i64, ranks = 2 : i64}
 
 // -----
 

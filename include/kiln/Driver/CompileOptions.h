@@ -109,6 +109,10 @@ struct CompileOptions {
   int64_t tensorParallel = 0; ///< 0: not sharded; 1: a one-rank shard
   int64_t tensorParallelRank = 0;
   bool tensorParallelRankGiven = false;
+  /// Follow the model's ONNX sharding annotations (IR version 11) when it
+  /// has them (--tensor-parallel-plan=auto); false: infer the split from
+  /// the graph alone (=inferred).
+  bool tensorParallelAnnotations = true;
 
   // --- Precision ---------------------------------------------------------
   Precision precision = Precision::FP32;

@@ -58,6 +58,11 @@ struct GraphPipelineOptions
   Option<int64_t> tensorParallelRank{
       *this, "tensor-parallel-rank",
       llvm::cl::desc("kiln-shard-tensor-parallel's rank"), llvm::cl::init(0)};
+  Option<bool> tensorParallelAnnotations{
+      *this, "tensor-parallel-annotations",
+      llvm::cl::desc("kiln-shard-tensor-parallel follows the model's ONNX "
+                     "sharding annotations when it has them"),
+      llvm::cl::init(true)};
   // Mixed precision (kiln-convert-precision); fp32 leaves the graph as is.
   Option<std::string> precision{
       *this, "precision",

@@ -167,8 +167,20 @@ def KilnShardTensorParallel
     `kiln.tensor_parallel = {rank, ranks}`, which the artifact records and
     the runtime checks against the MPI world.
 
+    A model with ONNX's multi-device annotations (IR version 11; the
+    importer's `kiln.sharding_annotations` and `kiln.device_configurations`)
+    is split as they say, with `annotations=true`: the configuration of
+    `ranks` devices is used (none: an error naming the ones there are);
+    the matmuls whose weight it shards by columns are the column-parallel
+    seeds, and only those; one whose weight it shards by rows must be
+    reached as a row-parallel end; one whose weight it replicates stays
+    whole. A spec the plan contradicts, a shard count other than `ranks`
+    or a pipeline stage is an error naming the ONNX node.
+    `kiln.tensor_parallel` then has `plan = "annotations"` and the
+    configuration's name (else `plan = "inferred"`).
+
     Statistics: column-parallel, row-parallel, all-reduces,
-    sharded-inputs, sharded-outputs.
+    sharded-inputs, sharded-outputs, annotated-matmuls.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
   let options = [
@@ -176,6 +188,9 @@ def KilnShardTensorParallel
            "Ranks in the tensor-parallel group (1: leave the model as is)">,
     Option<"rank", "rank", "int64_t", /*default=*/"0",
            "This shard's rank, 0 .. ranks-1">,
+    Option<"annotate", "annotations", "bool", /*default=*/"true",
+           "Follow the model's ONNX sharding annotations when it has them "
+           "(false: infer the split from the graph alone)">,
   ];
 }
 

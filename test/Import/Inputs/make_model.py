@@ -243,6 +243,83 @@ def old_ir_inputs():
                  [init("b", np.ones(2, np.float32))], opset=8, ir=3)
 
 
+def _annotate(m, **kwargs):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "..", "models"))
+    import annotate_sharding
+    return annotate_sharding.annotate(m, **kwargs)
+
+
+def sharded_mlp():
+    # IR 11's multi-device annotations (models/annotate_sharding.py): fc1
+    # (Gemm, transB: its [N, K] weight split along axis 0, its columns) and
+    # fc2 (MatMul: split along its rows) over two devices, and a second
+    # configuration of 4 devices that only names fc1's weight.
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h0"], name="fc1",
+                         transB=1),
+        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
+        helper.make_node("MatMul", ["h", "w2"], ["y0"], name="fc2"),
+        helper.make_node("Add", ["y0", "b2"], ["y"], name="add2"),
+    ]
+    m = model(nodes, [vi("x", F, ["batch", 4])], [vi("y", F, ["batch", 2])],
+              [init("w1", rand(4, 4)), init("b1", rand(4)),
+               init("w2", rand(4, 2)), init("b2", rand(2))], ir=11)
+    _annotate(m, devices=2, column=["fc1"], row=["fc2"])
+    config = m.configuration.add()
+    config.name = "tp4"
+    config.num_devices = 4
+    config.device.extend(["d0", "d1", "d2", "d3"])
+    entry = m.graph.node[0].device_configurations.add()
+    entry.configuration_id = "tp4"
+    spec = entry.sharding_spec.add()
+    spec.tensor_name = "w1"
+    dim = spec.sharded_dim.add()
+    dim.axis = -2
+    dim.simple_sharding.add().num_shards = 4
+    return m
+
+
+def _sharded_mlp_with(change):
+    m = sharded_mlp()
+    change(m.graph.node[0].device_configurations[0])
+    return m
+
+
+def sharding_unknown_configuration():
+    def change(entry):
+        entry.configuration_id = "mesh9"
+    return _sharded_mlp_with(change)
+
+
+def sharding_device_groups():
+    def change(entry):
+        group = entry.sharding_spec[1].index_to_device_group_map.add()
+        group.key = 0
+        group.value.extend([0, 1])
+    return _sharded_mlp_with(change)
+
+
+def sharding_not_a_node_tensor():
+    def change(entry):
+        entry.sharding_spec[1].tensor_name = "w2"
+    return _sharded_mlp_with(change)
+
+
+def sharding_two_axes():
+    def change(entry):
+        dim = entry.sharding_spec[1].sharded_dim.add()
+        dim.axis = 1
+        dim.simple_sharding.add().num_shards = 2
+    return _sharded_mlp_with(change)
+
+
+def sharding_bad_device():
+    def change(entry):
+        entry.sharding_spec[0].device.append(5)
+    return _sharded_mlp_with(change)
+
+
 # --- bad inputs ------------------------------------------------------------
 
 def unknown_op():
