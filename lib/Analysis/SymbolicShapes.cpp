@@ -783,6 +783,28 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
     return result;
   }
 
+  // Range(start, limit, delta) of scalars with a positive constant delta
+  // (arange over a run-time length; the decomposed causal mask):
+  // ceil((limit - start) / delta) elements, start <= limit assumed (ONNX
+  // gives none otherwise) and checked at run time.
+  if (name == "kiln.range") {
+    auto start = knownValues(op->getOperand(0));
+    auto limit = knownValues(op->getOperand(1));
+    auto delta = knownValues(op->getOperand(2));
+    if (!start || !limit || !delta || start->size() != 1 ||
+        limit->size() != 1 || delta->size() != 1)
+      return std::nullopt;
+    std::optional<int64_t> step = constantOf((*delta)[0]);
+    if (!step || *step <= 0)
+      return std::nullopt;
+    // (From 0 or below to a dim, nothing to check.)
+    std::optional<int64_t> first = constantOf((*start)[0]);
+    bool trivial = first && *first <= 0 && isa<AffineSymbolExpr>((*limit)[0]);
+    if (!constantOf((*limit)[0] - (*start)[0]) && !trivial)
+      addConstraint((*start)[0], (*limit)[0], op);
+    return SymbolicDims{((*limit)[0] - (*start)[0]).ceilDiv(*step)};
+  }
+
   return std::nullopt;
 }
 

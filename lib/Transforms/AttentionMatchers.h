@@ -11,6 +11,7 @@
 #ifndef KILN_LIB_TRANSFORMS_ATTENTIONMATCHERS_H
 #define KILN_LIB_TRANSFORMS_ATTENTIONMATCHERS_H
 
+#include "kiln/Analysis/SymbolicShapes.h"
 #include "kiln/Dialect/KilnOps.h"
 
 #include "mlir/IR/AsmState.h"
@@ -191,27 +192,77 @@ inline std::optional<double> getScalarConstant(mlir::Value v) {
   return c->values[0];
 }
 
-/// True when dim `da` of `a` and dim `db` of `b` are known to be equal:
-/// equal static sizes, or the same dynamic dim (kiln::canonicalDim).
-inline bool sameDim(mlir::Value a, int64_t da, mlir::Value b, int64_t db) {
-  auto at = mlir::cast<mlir::RankedTensorType>(a.getType());
-  auto bt = mlir::cast<mlir::RankedTensorType>(b.getType());
-  int64_t x = at.getDimSize(da), y = bt.getDimSize(db);
-  if (!mlir::ShapedType::isDynamic(x) || !mlir::ShapedType::isDynamic(y))
-    return x == y;
-  return canonicalDim(a, da) == canonicalDim(b, db);
-}
+/// Proves dims equal: equal static sizes, the same dynamic dim
+/// (kiln::canonicalDim: through transposes, same-type ops and reshapes that
+/// copy it), or, for dims the graph relates by arithmetic and broadcasting
+/// (a matmul's batch dim, an elementwise op's result, a Reshape's -1), the
+/// same expression of the graph's symbols (kiln::SymbolicShapes). The
+/// analysis runs on the enclosing function the first time it is needed,
+/// so a matcher makes one DimEquality per match attempt: it sees the IR as
+/// it is then.
+class DimEquality {
+public:
+  explicit DimEquality(mlir::Operation *anchor) : anchor(anchor) {}
+
+  /// Dim `da` of `a` and dim `db` of `b` are equal.
+  bool same(mlir::Value a, int64_t da, mlir::Value b, int64_t db) {
+    auto at = mlir::cast<mlir::RankedTensorType>(a.getType());
+    auto bt = mlir::cast<mlir::RankedTensorType>(b.getType());
+    int64_t x = at.getDimSize(da), y = bt.getDimSize(db);
+    if (!mlir::ShapedType::isDynamic(x) && !mlir::ShapedType::isDynamic(y))
+      return x == y;
+    if (mlir::ShapedType::isDynamic(x) && mlir::ShapedType::isDynamic(y) &&
+        canonicalDim(a, da) == canonicalDim(b, db))
+      return true;
+    const SymbolicShapes *s = analysis();
+    if (!s)
+      return false;
+    std::optional<SymbolicDims> sa = s->shapeOf(a), sb = s->shapeOf(b);
+    return sa && sb &&
+           ((*sa)[da] == (*sb)[db] ||
+            (*sa)[da].replace(defined) == (*sb)[db].replace(defined));
+  }
+
+private:
+  const SymbolicShapes *analysis() {
+    if (!computed) {
+      computed = true;
+      if (auto fn = anchor->getParentOfType<mlir::func::FuncOp>()) {
+        shapes.emplace(fn);
+        // A symbol that an equality the runtime checks defines (optimum's
+        // attention_mask length `past_sequence_length + sequence_length`,
+        // its own symbol, == the cache length plus the sequence length):
+        // replaced by its definition when dims are compared.
+        for (const ShapeConstraint &c : shapes->constraints()) {
+          if (!c.equal)
+            continue;
+          if (mlir::isa<mlir::AffineSymbolExpr>(c.rhs))
+            defined.try_emplace(c.rhs, c.lhs);
+          else if (mlir::isa<mlir::AffineSymbolExpr>(c.lhs))
+            defined.try_emplace(c.lhs, c.rhs);
+        }
+      }
+    }
+    return shapes ? &*shapes : nullptr;
+  }
+
+  mlir::Operation *anchor;
+  bool computed = false;
+  std::optional<SymbolicShapes> shapes;
+  llvm::DenseMap<mlir::AffineExpr, mlir::AffineExpr> defined;
+};
 
 /// True when `small` broadcasts (numpy rules) to `big` without enlarging it:
 /// rank <= big's, each dim 1 or known equal to big's.
-inline bool broadcastsInto(mlir::Value small, mlir::Value big) {
+inline bool broadcastsInto(DimEquality &dims, mlir::Value small,
+                           mlir::Value big) {
   auto st = mlir::cast<mlir::RankedTensorType>(small.getType());
   auto bt = mlir::cast<mlir::RankedTensorType>(big.getType());
   if (st.getRank() > bt.getRank())
     return false;
   int64_t offset = bt.getRank() - st.getRank();
   for (int64_t i = 0; i < st.getRank(); ++i)
-    if (st.getDimSize(i) != 1 && !sameDim(small, i, big, i + offset))
+    if (st.getDimSize(i) != 1 && !dims.same(small, i, big, i + offset))
       return false;
   return true;
 }
@@ -227,32 +278,36 @@ inline std::optional<KnownDim> knownEntry(mlir::Value shape, size_t index) {
 /// True when dim `rd` of the Reshape `reshape`'s result is known to equal
 /// dim `xd` of `x`: equal static sizes, or a target entry that copies it
 /// (0 at the same index without allowzero, or the same dynamic dim).
-inline bool reshapeKeepsDim(ReshapeOp reshape, int64_t rd, mlir::Value x,
-                            int64_t xd) {
+inline bool reshapeKeepsDim(DimEquality &dims, ReshapeOp reshape, int64_t rd,
+                            mlir::Value x, int64_t xd) {
   auto rt = reshape.getType();
   auto xt = mlir::cast<mlir::RankedTensorType>(x.getType());
   if (!mlir::ShapedType::isDynamic(rt.getDimSize(rd)) ||
       !mlir::ShapedType::isDynamic(xt.getDimSize(xd)))
     return rt.getDimSize(rd) == xt.getDimSize(xd);
+  if (dims.same(reshape.getResult(), rd, x, xd))
+    return true;
   auto entry = knownEntry(reshape.getShape(), rd);
   if (!entry)
     return false;
   if (entry->isKnown())
     return entry->value == 0 && reshape.getAllowzero() == 0 &&
-           sameDim(reshape.getData(), rd, x, xd);
+           dims.same(reshape.getData(), rd, x, xd);
   auto [dimOf, dim] = canonicalDim(x, xd);
   return entry->isDimOf(dimOf, dim);
 }
 
 /// True when dim `ed` of the Expand `expand`'s result is known to equal dim
 /// `xd` of `x`, where `x` (after an Unsqueeze) is its input.
-inline bool expandKeepsDim(ExpandOp expand, int64_t ed, mlir::Value x,
-                           int64_t xd) {
+inline bool expandKeepsDim(DimEquality &dims, ExpandOp expand, int64_t ed,
+                           mlir::Value x, int64_t xd) {
   auto et = expand.getType();
   auto xt = mlir::cast<mlir::RankedTensorType>(x.getType());
   if (!mlir::ShapedType::isDynamic(et.getDimSize(ed)) ||
       !mlir::ShapedType::isDynamic(xt.getDimSize(xd)))
     return et.getDimSize(ed) == xt.getDimSize(xd);
+  if (dims.same(expand.getResult(), ed, x, xd))
+    return true;
   auto entry = knownEntry(expand.getShape(), ed);
   if (!entry)
     return false;
@@ -300,7 +355,8 @@ struct RepeatedKV {
 ///   S, D]) Reshape(Tile(x, [1, 1, rep, 1]), [B, KV*rep, S, D])
 /// Tile(x, [1, rep, 1, 1]) repeats the other way round (head h reads h % KV)
 /// and is not matched. KV and rep must be static.
-inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
+inline std::optional<RepeatedKV> matchRepeatedKV(DimEquality &dims,
+                                                 mlir::Value repeated) {
   using namespace mlir;
   auto reshape = repeated.getDefiningOp<ReshapeOp>();
   if (!reshape || reshape.getType().getRank() != 4)
@@ -335,9 +391,10 @@ inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
         ShapedType::isDynamic(inType.getDimSize(1)))
       return std::nullopt;
     if (auto expand = dyn_cast<ExpandOp>(repeatOp)) {
-      if (!expandKeepsDim(expand, 0, x, 0) ||
-          !expandKeepsDim(expand, 1, x, 1) ||
-          !expandKeepsDim(expand, 3, x, 2) || !expandKeepsDim(expand, 4, x, 3))
+      if (!expandKeepsDim(dims, expand, 0, x, 0) ||
+          !expandKeepsDim(dims, expand, 1, x, 1) ||
+          !expandKeepsDim(dims, expand, 3, x, 2) ||
+          !expandKeepsDim(dims, expand, 4, x, 3))
         return std::nullopt;
     } else {
       auto repeats = tileRepeats(cast<TileOp>(repeatOp));
@@ -367,10 +424,10 @@ inline std::optional<RepeatedKV> matchRepeatedKV(mlir::Value repeated) {
                    out.getDimSize(3) == xt.getDimSize(3);
   // Batch and sequence: when the head dims match, the element count fixes
   // one of them once the other is known.
-  bool batchOk = reshapeKeepsDim(reshape, 0, x, 0);
-  bool seqOk = reshapeKeepsDim(reshape, 2, x, 2);
+  bool batchOk = reshapeKeepsDim(dims, reshape, 0, x, 0);
+  bool seqOk = reshapeKeepsDim(dims, reshape, 2, x, 2);
   if (!headDimOk) {
-    if (!reshapeKeepsDim(reshape, 3, x, 3))
+    if (!reshapeKeepsDim(dims, reshape, 3, x, 3))
       return std::nullopt;
     if (!(batchOk && seqOk))
       return std::nullopt;

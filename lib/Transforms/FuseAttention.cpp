@@ -114,7 +114,7 @@ struct Scores {
 };
 
 /// Matches `scaled` = (scales of) MatMul(Q', Kt) with one user at each step.
-static std::optional<Scores> matchScores(Value scaled) {
+static std::optional<Scores> matchScores(DimEquality &dims, Value scaled) {
   Scores m;
   if (!scaled.hasOneUse())
     return std::nullopt;
@@ -128,8 +128,8 @@ static std::optional<Scores> matchScores(Value scaled) {
       !isa<FloatType>(qType.getElementType()))
     return std::nullopt;
   // No broadcasting of the batch and head dims between Q and Kᵀ.
-  if (!sameDim(qk.getA(), 0, qk.getB(), 0) ||
-      !sameDim(qk.getA(), 1, qk.getB(), 1))
+  if (!dims.same(qk.getA(), 0, qk.getB(), 0) ||
+      !dims.same(qk.getA(), 1, qk.getB(), 1))
     return std::nullopt;
 
   // Q: scales on Q alone are part of the attention when Q' is not shared.
@@ -188,6 +188,82 @@ static bool isCausalPattern(const ConstTensor &c, int64_t sq, int64_t skv,
   return true;
 }
 
+/// A mask cut at run time from a constant one: `Slice`s from 0, step 1,
+/// along the last two axes of a constant [1.., M, M] (nanoGPT's
+/// `bias[:, :, :T, :T]` under a dynamic sequence length), optionally
+/// compared by `Equal(window, z)` (masked_fill(bias == 0, -inf)).
+struct MaskWindow {
+  ConstTensor full;               ///< the constant before the slices
+  std::optional<double> equalTo;  ///< z of the Equal, if any
+};
+
+static std::optional<MaskWindow> matchMaskWindow(Value mask) {
+  MaskWindow w;
+  Value v = mask;
+  if (auto eq = v.getDefiningOp<EqualOp>()) {
+    auto z = getScalarConstant(eq.getB());
+    if (!z)
+      return std::nullopt;
+    w.equalTo = *z;
+    v = eq.getA();
+  }
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t rank = type.getRank();
+  bool sliced = false;
+  while (auto slice = v.getDefiningOp<SliceOp>()) {
+    auto starts = getKnownIntValues(slice.getStarts());
+    auto axes = isNone(slice.getAxes())
+                    ? std::optional<SmallVector<int64_t>>()
+                    : getKnownIntValues(slice.getAxes());
+    if (!starts || !axes || starts->size() != axes->size() ||
+        llvm::any_of(*starts, [](int64_t x) { return x != 0; }))
+      return std::nullopt;
+    if (!isNone(slice.getSteps())) {
+      auto steps = getKnownIntValues(slice.getSteps());
+      if (!steps || llvm::any_of(*steps, [](int64_t x) { return x != 1; }))
+        return std::nullopt;
+    }
+    for (int64_t a : *axes)
+      if (a != rank - 2 && a != rank - 1 && a != -2 && a != -1)
+        return std::nullopt;
+    v = slice.getData();
+    sliced = true;
+  }
+  if (!sliced)
+    return std::nullopt;
+  auto c = evaluateConstant(v);
+  if (!c || c->shape.size() != size_t(rank) ||
+      c->shape[rank - 2] != c->shape[rank - 1])
+    return std::nullopt;
+  w.full = std::move(*c);
+  return w;
+}
+
+/// True when `mask` is a run-time window of a constant causal mask whose
+/// top-left [S, S] is causal for every S, over square scores ([.., S, S]:
+/// Sq = Skv, so the window's top-left alignment is the bottom-right one
+/// that `causal` means). `keepOf(maskValue)` says whether a mask element
+/// (after the window's Equal, if any) keeps its score.
+template <typename KeepFn>
+static bool isCausalWindow(DimEquality &dims, Value mask, Value scores,
+                           KeepFn keepOf) {
+  auto mt = cast<RankedTensorType>(mask.getType());
+  int64_t r = mt.getRank();
+  if (r < 2 || !dims.same(scores, 2, scores, 3) ||
+      !dims.same(mask, r - 2, scores, 2) || !dims.same(mask, r - 1, scores, 3))
+    return false;
+  std::optional<MaskWindow> w = matchMaskWindow(mask);
+  if (!w)
+    return false;
+  int64_t m = w->full.shape.back();
+  auto element = [&](double v) {
+    return w->equalTo ? double(v == *w->equalTo) : v;
+  };
+  return isCausalPattern(
+      w->full, m, m, [&](double v) { return keepOf(element(v)); },
+      [&](double v) { return !keepOf(element(v)); });
+}
+
 /// The mask level of the pattern.
 struct Mask {
   Value scores;  ///< the scaled scores under the mask
@@ -199,13 +275,14 @@ struct Mask {
 /// Recognises `masked` (the softmax input) as a masked or plain score.
 /// Tries each reading in turn (Where, either form; Add, either operand as
 /// the mask; no mask) until the scores below it match.
-static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
+static std::optional<std::pair<Mask, Scores>>
+matchMaskAndScores(DimEquality &dims, Value masked) {
   auto scoresType = cast<RankedTensorType>(masked.getType());
   int64_t sq = scoresType.getDimSize(2), skv = scoresType.getDimSize(3);
   bool staticSeq = !ShapedType::isDynamic(sq) && !ShapedType::isDynamic(skv);
 
   if (auto where = masked.getDefiningOp<WhereOp>()) {
-    if (!masked.hasOneUse() || !broadcastsInto(where.getCondition(), masked))
+    if (!masked.hasOneUse() || !broadcastsInto(dims, where.getCondition(), masked))
       return std::nullopt;
     // Where(keep, scores, fill) as torch.where emits it, or
     // Where(drop, fill, scores) as masked_fill(drop, fill) does.
@@ -216,16 +293,19 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
       if (x.getType() != masked.getType() || !fill || *fill > kVeryNegative ||
           cast<RankedTensorType>(fillValue.getType()).getRank() > 4)
         continue;
-      auto scores = matchScores(x);
+      auto scores = matchScores(dims, x);
       if (!scores)
         continue;
       Mask mask{x, where.getCondition(), false, inverted};
-      if (staticSeq)
+      auto keeps = [&](double v) { return (v != 0.0) != inverted; };
+      if (staticSeq) {
         if (auto c = evaluateConstant(where.getCondition()))
-          if (isCausalPattern(
-                  *c, sq, skv, [&](double v) { return (v != 0.0) != inverted; },
-                  [&](double v) { return (v != 0.0) == inverted; }))
+          if (isCausalPattern(*c, sq, skv, keeps,
+                              [&](double v) { return !keeps(v); }))
             mask = Mask{x, Value(), true, false};
+      } else if (isCausalWindow(dims, where.getCondition(), x, keeps)) {
+        mask = Mask{x, Value(), true, false};
+      }
       return std::pair(mask, *scores);
     }
     return std::nullopt;
@@ -236,24 +316,35 @@ static std::optional<std::pair<Mask, Scores>> matchMaskAndScores(Value masked) {
       return std::nullopt;
     for (auto [x, m] : {std::pair(add.getA(), add.getB()),
                         std::pair(add.getB(), add.getA())}) {
-      if (x.getType() != masked.getType() || !broadcastsInto(m, x))
+      if (x.getType() != masked.getType() || !broadcastsInto(dims, m, x))
         continue;
-      auto scores = matchScores(x);
+      auto scores = matchScores(dims, x);
       if (!scores)
         continue;
       Mask mask{x, m, false, false};
-      if (staticSeq)
+      if (staticSeq) {
         if (auto c = evaluateConstant(m))
           if (isCausalPattern(
                   *c, sq, skv, [](double v) { return v == 0.0; },
                   [](double v) { return v <= kVeryNegative; }))
             mask = Mask{x, Value(), true, false};
+      } else if (std::optional<MaskWindow> w = matchMaskWindow(m);
+                 w && !w->equalTo &&
+                 isCausalWindow(dims, m, x,
+                                [](double v) { return v == 0.0; })) {
+        // An additive window: 0 keeps, a very negative value masks (and
+        // nothing else: isCausalPattern checks every element).
+        if (llvm::all_of(w->full.values, [](double v) {
+              return v == 0.0 || v <= kVeryNegative;
+            }))
+          mask = Mask{x, Value(), true, false};
+      }
       return std::pair(mask, *scores);
     }
     return std::nullopt;
   }
 
-  auto scores = matchScores(masked);
+  auto scores = matchScores(dims, masked);
   if (!scores)
     return std::nullopt;
   return std::pair(Mask{masked, Value(), false, false}, *scores);
@@ -275,11 +366,12 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     int64_t axis = softmax.getAxis();
     if (axis != -1 && axis != 3)
       return rewriter.notifyMatchFailure(pv, "softmax is not over the keys");
-    if (!sameDim(pv.getA(), 0, pv.getB(), 0) ||
-        !sameDim(pv.getA(), 1, pv.getB(), 1))
+    DimEquality dims(pv);
+    if (!dims.same(pv.getA(), 0, pv.getB(), 0) ||
+        !dims.same(pv.getA(), 1, pv.getB(), 1))
       return rewriter.notifyMatchFailure(pv, "probs and V broadcast");
 
-    auto matched = matchMaskAndScores(softmax.getInput());
+    auto matched = matchMaskAndScores(dims, softmax.getInput());
     if (!matched)
       return rewriter.notifyMatchFailure(pv, "no attention scores");
     auto &[mask, scores] = *matched;
@@ -295,7 +387,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     Value k = scores.kSource, v = pv.getB();
     int64_t kvHeads = heads;
     if (kIdentity) {
-      auto rk = matchRepeatedKV(k), rv = matchRepeatedKV(v);
+      auto rk = matchRepeatedKV(dims, k), rv = matchRepeatedKV(dims, v);
       if (rk && rv && rk->repeats == rv->repeats && heads % rk->repeats == 0 &&
           cast<RankedTensorType>(rk->source.getType()).getDimSize(1) ==
               heads / rk->repeats &&

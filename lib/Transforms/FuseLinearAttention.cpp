@@ -210,8 +210,9 @@ static LogicalResult fuseLinearAttention(Operation *root, Value numValue,
   for (Value x : {fq, fk, vRep})
     if (cast<RankedTensorType>(x.getType()).getRank() != 4)
       return rewriter.notifyMatchFailure(root, "not rank 4");
+  DimEquality dims(root);
   for (int64_t d : {0, 1})
-    if (!sameDim(fq, d, fk, d) || !sameDim(fk, d, vRep, d))
+    if (!dims.same(fq, d, fk, d) || !dims.same(fk, d, vRep, d))
       return rewriter.notifyMatchFailure(root, "batch dims broadcast");
   int64_t heads = cast<RankedTensorType>(fq.getType()).getDimSize(1);
   if (ShapedType::isDynamic(heads))
@@ -223,7 +224,7 @@ static LogicalResult fuseLinearAttention(Operation *root, Value numValue,
     return rewriter.notifyMatchFailure(root, "Q has no feature map");
   Value k, v = vRep;
   int64_t kvHeads = heads;
-  auto rv = matchRepeatedKV(vRep);
+  auto rv = matchRepeatedKV(dims, vRep);
   auto groups = [&](const RepeatedKV &r) {
     return heads % r.repeats == 0 &&
            cast<RankedTensorType>(r.source.getType()).getDimSize(1) ==
@@ -234,13 +235,13 @@ static LogicalResult fuseLinearAttention(Operation *root, Value numValue,
     if (phiK->map != phiQ->map)
       return rewriter.notifyMatchFailure(root, "different feature maps");
     k = phiK->input;
-    auto rk = matchRepeatedKV(k);
+    auto rk = matchRepeatedKV(dims, k);
     if (rk && rv && rk->repeats == rv->repeats && groups(*rk) && groups(*rv)) {
       k = rk->source;
       v = rv->source;
       kvHeads = heads / rk->repeats;
     }
-  } else if (auto rk = matchRepeatedKV(fk)) {
+  } else if (auto rk = matchRepeatedKV(dims, fk)) {
     // φ before the repetition: V must be repeated alike.
     auto phiK = matchFeatureMap(rk->source);
     if (!phiK || phiK->map != phiQ->map || !rv || rv->repeats != rk->repeats ||

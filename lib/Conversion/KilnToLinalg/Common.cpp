@@ -700,7 +700,7 @@ bool supportsDynamicShapes(Operation *op) {
       "kiln.shape", "kiln.concat", "kiln.batch_normalization",
       "kiln.dropout", "kiln.slice", "kiln.expand", "kiln.constant_of_shape",
       "kiln.trilu", "kiln.split", "kiln.cum_sum", "kiln.gather",
-      "kiln.gather_elements", "kiln.tensor_scatter"};
+      "kiln.gather_elements", "kiln.tensor_scatter", "kiln.range"};
   // Window ops: batch only (dims 2.. of the input and the result static).
   static const llvm::StringSet<> batchOnly = {
       "kiln.conv", "kiln.fused_conv", "kiln.max_pool", "kiln.average_pool",
