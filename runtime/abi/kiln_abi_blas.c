@@ -17,6 +17,8 @@
  * of one small GEMM at a time cost more than it saved: here every thread
  * runs whole sub-GEMMs (row or column blocks, batch entries, image rows of a
  * convolution with their own im2col) and the team is forked once per call.
+ * The sub-GEMMs are cut by the call's shape alone (piecesFor), so the
+ * result does not depend on the thread count.
  *
  *===----------------------------------------------------------------------===*/
 #include <cblas.h>
@@ -75,13 +77,35 @@ static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
 /* Below this many multiply-adds a GEMM runs on one thread: forking the team
  * and splitting the packing costs more than the second core gives back. */
 #define KILN_MIN_PARALLEL_MACS (1 << 17)
+/* Multiply-adds per piece of a split call, and the most pieces. */
+#define KILN_PIECE_MACS (1 << 18)
+#define KILN_MAX_PIECES 16
 
-/* Threads for `macs` multiply-adds: 1 inside a parallel region (the team is
- * busy) or for small work, else the team's size. */
-static int threadsFor(double macs) {
-  if (omp_in_parallel() || macs < KILN_MIN_PARALLEL_MACS)
+/* How many pieces a call of `macs` multiply-adds is cut into: 1 below
+ * KILN_MIN_PARALLEL_MACS or inside a parallel region (the generated code's
+ * loop already spread the work; omp_get_level counts a region of one
+ * thread too, so that --threads 1 cuts as --threads 4 does), else one per
+ * KILN_PIECE_MACS, at least 2 and at most KILN_MAX_PIECES.
+ *
+ * The pieces depend on the call's shape alone, never on the thread count,
+ * and the threads take whole pieces: OpenBLAS picks its kernel by a GEMM's
+ * size (0.3.21's small-matrix kernels below 100^3 multiply-adds sum in
+ * another order than its blocked ones), so pieces cut for the team would
+ * make the result change with --threads. */
+static int64_t piecesFor(double macs) {
+  if (omp_get_level() > 0 || macs < KILN_MIN_PARALLEL_MACS)
     return 1;
-  int threads = omp_get_max_threads();
+  double pieces = macs / KILN_PIECE_MACS;
+  if (pieces < 2)
+    return 2;
+  return pieces > KILN_MAX_PIECES ? KILN_MAX_PIECES : (int64_t)pieces;
+}
+
+/* The team for `tasks` pieces: the OpenMP threads, at most one per piece. */
+static int teamFor(int64_t tasks) {
+  int threads = omp_get_level() > 0 ? 1 : omp_get_max_threads();
+  if (threads > tasks)
+    threads = (int)tasks;
   return threads > 1 ? threads : 1;
 }
 
@@ -106,18 +130,12 @@ static void gemmBatch(int64_t batch, const float *a, int64_t abs, int64_t as0,
                       int64_t cs1, int64_t m, int64_t n, int64_t k) {
   if (batch <= 0 || m == 0 || n == 0 || k == 0)
     return;
-  int threads = threadsFor((double)batch * m * n * k);
-  if (threads == 1) {
-    for (int64_t i = 0; i < batch; ++i)
-      gemm(a + i * abs, as0, as1, b + i * bbs, bs0, bs1, c + i * cbs, cs0,
-           cs1, m, n, k);
-    return;
-  }
-  /* Parts per GEMM, so that batch * parts covers the threads. */
-  int parts = batch >= threads ? 1 : (int)((threads + batch - 1) / batch);
+  /* Parts per GEMM, so that batch * parts covers the pieces. */
+  int64_t pieces = piecesFor((double)batch * m * n * k);
+  int parts = batch >= pieces ? 1 : (int)((pieces + batch - 1) / batch);
   int splitRows = m >= n;
   int64_t tasks = batch * parts;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(teamFor(tasks))
   {
     int self = omp_get_thread_num(), team = omp_get_num_threads();
     for (int64_t task = self; task < tasks; task += team) {
@@ -434,8 +452,8 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
   struct ConvKernel kernel = convKernel();
   int direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && oh == h &&
                ow == w && top == 0 && left == 0;
-  int threads = threadsFor((double)n * f * spatial * ckk);
-  int parts = n >= threads ? 1 : (int)((threads + n - 1) / n);
+  int64_t pieces = piecesFor((double)n * f * spatial * ckk);
+  int parts = n >= pieces ? 1 : (int)((pieces + n - 1) / n);
   if (parts > oh)
     parts = (int)oh;
   int64_t tasks = n * parts;
@@ -444,7 +462,7 @@ KILN_EXPORT void kiln_abi_conv2d_nchw_f32(
       kernel.tile ? ckk * kernel.nr + kernel.mr * ckk + kernel.mr * kernel.nr
                   : 0;
   int64_t colSize = direct ? 0 : ckk * rowsPerPart * ow;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(teamFor(tasks))
   {
     int self = omp_get_thread_num(), team = omp_get_num_threads();
     float *col = threadBuffer(colSize + scratchSize);
