@@ -102,6 +102,29 @@ class SmallCNN(nn.Module):
         return self.fc2(x)
 
 
+class ImageFeatures(nn.Module):
+    """A fully convolutional feature extractor for images of any size (as
+    OCR detectors and segmentation backbones are exported): a strided
+    convolution, BatchNorm, max pooling, a dilated convolution, a depthwise
+    one and an average pool counting its padding; the feature map (its
+    size follows the image's) and its global mean through a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(16)
+        self.dilated = nn.Conv2d(16, 24, 3, padding=2, dilation=2)
+        self.depthwise = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.head = nn.Linear(24, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.stem(x))), 3, stride=2, padding=1)
+        x = F.relu(self.dilated(x))
+        x = F.relu6(self.depthwise(x))
+        features = F.avg_pool2d(x, 3, stride=1, padding=1)
+        return self.head(features.mean((2, 3))), features
+
+
 class LSTMClassifier(nn.Module):
     """Two-layer LSTM (batch_first) over 12 fixed steps, dynamic batch; the
     last step's hidden state through a Linear, and the whole sequence."""
@@ -263,6 +286,31 @@ SPECS = [
          make=lambda: _tv("squeezenet1_1"),
          inputs=[("input", ["batch", 3, 128, 128])],
          outputs=[("logits", ["batch", 1000])], shapes=IMAGE_B),
+    # Dynamic image size (and batch).
+    dict(name="resnet18_hw", what="torchvision ResNet-18, any image size",
+         make=lambda: _tv("resnet18"), calibrate=True,
+         inputs=[("input", ["batch", 3, "height", "width"])],
+         outputs=[("logits", ["batch", 1000])],
+         shapes=[{"batch": 1, "height": 224, "width": 224},
+                 {"batch": 2, "height": 96, "width": 160},
+                 {"batch": 1, "height": 161, "width": 97}]),
+    dict(name="mobilenet_v2_hw",
+         what="torchvision MobileNetV2, any image size",
+         make=lambda: _tv("mobilenet_v2"), calibrate=True,
+         inputs=[("input", ["batch", 3, "height", "width"])],
+         outputs=[("logits", ["batch", 1000])],
+         shapes=[{"batch": 1, "height": 160, "width": 160},
+                 {"batch": 2, "height": 96, "width": 128},
+                 {"batch": 1, "height": 113, "width": 75}]),
+    dict(name="image_features",
+         what="conv/BN/pools/dilated/depthwise features, any image size",
+         make=ImageFeatures, calibrate=True,
+         inputs=[("input", ["batch", 3, "height", "width"])],
+         outputs=[("logits", ["batch", 10]),
+                  ("features", ["batch", 24, "out_height", "out_width"])],
+         shapes=[{"batch": 1, "height": 32, "width": 48},
+                 {"batch": 2, "height": 17, "width": 23},
+                 {"batch": 3, "height": 64, "width": 40}]),
     dict(name="mlp", what="MLP 784-256-128-10, GELU, ReLU, softmax",
          make=MLP,
          inputs=[("input", ["batch", 784])],
@@ -345,8 +393,11 @@ def calibrate(model, spec):
             m.momentum = None
             m.reset_running_stats()
     model.train()
-    dims = {s: 4 for s in {d for _, shp in spec["inputs"] for d in shp
-                           if isinstance(d, str)}}
+    # A batch of 4; an image of the first test shape's size (a 4x4 image
+    # would give statistics that blow up at full size).
+    dims = {s: 4 if s == "batch" else spec["shapes"][0][s]
+            for s in {d for _, shp in spec["inputs"] for d in shp
+                      if isinstance(d, str)}}
     with torch.no_grad():
         for i in range(2):
             model(*make_inputs(spec, dims, 1000 + i))

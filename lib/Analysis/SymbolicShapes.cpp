@@ -309,6 +309,117 @@ void SymbolicShapes::visit(Operation *op) {
   trackValues(op);
 }
 
+/// The output spatial dims of a channels-first Conv or pool over input
+/// dims `x` [N, C, D1, ...] (ONNX's rule, NNShapes.cpp): floor((D + pads -
+/// dilation * (k - 1) - 1) / stride) + 1, or ceil(D / stride) with
+/// SAME_UPPER/SAME_LOWER. std::nullopt for what the expressions cannot say
+/// (ceil_mode, whose last window is dropped when it starts in the padding;
+/// a kernel of unknown size) and for the ops without that rule.
+/// `minimum[i]` gets the smallest input dim i that gives one output (the
+/// padded input must hold the dilated kernel).
+static std::optional<SymbolicDims>
+windowSpatialDims(Operation *op, const SymbolicDims &x,
+                  SmallVectorImpl<int64_t> &minimum) {
+  StringRef name = op->getName().getStringRef();
+  bool channelsLast = name.ends_with("_nhwc");
+  if (channelsLast)
+    name = name.drop_back(5);
+  bool conv = name == "kiln.conv" || name == "kiln.fused_conv";
+  bool pool = name == "kiln.max_pool" || name == "kiln.average_pool" ||
+              name == "kiln.lp_pool";
+  if ((!conv && !pool) || x.size() < 3)
+    return std::nullopt;
+  size_t n = x.size() - 2, first = channelsLast ? 1 : 2;
+  auto list = [&](StringRef attr, size_t size,
+                  int64_t fallback) -> std::optional<SmallVector<int64_t>> {
+    auto a = op->getAttrOfType<DenseI64ArrayAttr>(attr);
+    if (!a)
+      return SmallVector<int64_t>(size, fallback);
+    if (a.size() != int64_t(size))
+      return std::nullopt;
+    return SmallVector<int64_t>(a.asArrayRef());
+  };
+  if (auto ceil = op->getAttrOfType<IntegerAttr>("ceil_mode");
+      ceil && ceil.getInt() != 0)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> kernel;
+  if (op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape")) {
+    kernel = list("kernel_shape", n, 1);
+  } else if (conv) {
+    // OIHW, or OHWI channels last.
+    auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    if (!w || w.getRank() != int64_t(n + 2))
+      return std::nullopt;
+    ArrayRef<int64_t> k = w.getShape().slice(channelsLast ? 1 : 2, n);
+    if (llvm::any_of(k, ShapedType::isDynamic))
+      return std::nullopt;
+    kernel = SmallVector<int64_t>(k);
+  }
+  auto strides = list("strides", n, 1), dilations = list("dilations", n, 1);
+  auto pads = list("pads", 2 * n, 0);
+  auto autoPad = op->getAttrOfType<StringAttr>("auto_pad");
+  StringRef mode = autoPad ? autoPad.getValue() : "NOTSET";
+  if (!kernel || !strides || !dilations || !pads ||
+      !llvm::is_contained({"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"},
+                          mode) ||
+      llvm::any_of(*strides, [](int64_t v) { return v < 1; }))
+    return std::nullopt;
+  SymbolicDims out;
+  for (size_t i = 0; i < n; ++i) {
+    AffineExpr in = x[first + i];
+    int64_t stride = (*strides)[i];
+    if (mode.starts_with("SAME")) {
+      out.push_back(in.ceilDiv(stride));
+      minimum.push_back(0);
+      continue;
+    }
+    int64_t padded = mode == "VALID" ? 0 : (*pads)[i] + (*pads)[n + i];
+    int64_t extent = (*dilations)[i] * ((*kernel)[i] - 1) + 1;
+    out.push_back((in + (padded - extent)).floorDiv(stride) + 1);
+    minimum.push_back(extent - padded);
+  }
+  return out;
+}
+
+/// An index computed from tensor dims (a library call's result size, made
+/// before bufferization): tensor.dim of a known tensor, constants, and
+/// + - * and floor division by constants, as an expression of the symbols.
+std::optional<AffineExpr> SymbolicShapes::indexExpr(Value v,
+                                                    unsigned depth) const {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 16)
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return constant(context, c.getSExtValue());
+  StringRef name = op->getName().getStringRef();
+  if (name == "tensor.dim") {
+    APInt which;
+    if (!matchPattern(op->getOperand(1), m_ConstantInt(&which)))
+      return std::nullopt;
+    std::optional<SymbolicDims> source = known(op->getOperand(0));
+    if (!source || which.getZExtValue() >= source->size())
+      return std::nullopt;
+    return (*source)[which.getZExtValue()];
+  }
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<AffineExpr> a = indexExpr(op->getOperand(0), depth + 1);
+  std::optional<AffineExpr> b = indexExpr(op->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  std::optional<int64_t> bc = constantOf(*b);
+  if (name == "arith.addi")
+    return *a + *b;
+  if (name == "arith.subi")
+    return *a - *b;
+  if (name == "arith.muli" && (bc || constantOf(*a)))
+    return *a * *b;
+  if (name == "arith.floordivsi" && bc && *bc > 0)
+    return a->floorDiv(*bc);
+  return std::nullopt;
+}
+
 std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
                                                         unsigned index) {
   if (op->getNumRegions() != 0)
@@ -331,15 +442,10 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
       }
       if (next >= alloc->getNumOperands())
         return std::nullopt;
-      Operation *dim = alloc->getOperand(next++).getDefiningOp();
-      APInt which;
-      if (!dim || dim->getName().getStringRef() != "tensor.dim" ||
-          !matchPattern(dim->getOperand(1), m_ConstantInt(&which)))
+      std::optional<AffineExpr> size = indexExpr(alloc->getOperand(next++));
+      if (!size)
         return std::nullopt;
-      std::optional<SymbolicDims> source = known(dim->getOperand(0));
-      if (!source || which.getZExtValue() >= source->size())
-        return std::nullopt;
-      dims.push_back((*source)[which.getZExtValue()]);
+      dims.push_back(*size);
     }
     return dims;
   }
@@ -425,14 +531,26 @@ std::optional<SymbolicDims> SymbolicShapes::inferResult(Operation *op,
     std::optional<SymbolicDims> x = operandDims(0);
     if (!x || x->empty()) // (every result: MaxPool's Indices too)
       return std::nullopt;
+    std::optional<SymbolicDims> spatial;
     SymbolicDims result;
     for (int64_t d = 0; d < rank; ++d) {
-      if (d == 0)
+      if (d == 0) {
         result.push_back((*x)[0]);
-      else if (resultType.isDynamicDim(d))
-        return std::nullopt; // dynamic spatial dims: not yet
-      else
+      } else if (resultType.isDynamicDim(d)) {
+        // A window's spatial dims (2.. channels first, 1..rank-2 channels
+        // last); the input must hold the kernel, which the runtime checks.
+        int64_t first = name.ends_with("_nhwc") ? 1 : 2;
+        SmallVector<int64_t> minimum;
+        if (d < first || d >= first + rank - 2 ||
+            (!spatial && !(spatial = windowSpatialDims(op, *x, minimum))))
+          return std::nullopt;
+        for (auto [i, least] : llvm::enumerate(minimum))
+          if (least > 1 && !constantOf((*x)[first + i]))
+            addConstraint(constant(context, least), (*x)[first + i], op);
+        result.push_back((*spatial)[d - first]);
+      } else {
         result.push_back(constant(context, resultType.getDimSize(d)));
+      }
     }
     return result;
   }

@@ -13,6 +13,8 @@
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Statistics.h"
 
+#include "kiln/Dialect/NNShapes.h"
+
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -30,9 +32,13 @@ bool kiln::isLibraryConvolution(Operation *op) {
       !w.getElementType().isF32() || !y.getElementType().isF32() ||
       !w.hasStaticShape())
     return false;
-  for (int64_t i = 1; i < 4; ++i)
-    if (x.isDynamicDim(i) || y.isDynamicDim(i))
-      return false;
+  // Run-time image sizes are the call's arguments (oneDNN makes a
+  // primitive for each size seen), with explicit padding only: SAME's
+  // pads would follow from the size. The channels are static.
+  if (x.isDynamicDim(3) || y.isDynamicDim(3))
+    return false;
+  bool dynamicImage = x.isDynamicDim(1) || x.isDynamicDim(2) ||
+                      y.isDynamicDim(1) || y.isDynamicDim(2);
   int64_t channels = x.getDimSize(3), filters = w.getDimSize(0);
   int64_t group = 1;
   StringRef autoPad;
@@ -51,7 +57,8 @@ bool kiln::isLibraryConvolution(Operation *op) {
   if (group < 1 || channels % group != 0 || filters % group != 0 ||
       w.getDimSize(3) != channels / group || y.getDimSize(3) != filters ||
       !llvm::is_contained({"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"},
-                          autoPad))
+                          autoPad) ||
+      (dynamicImage && autoPad != "NOTSET" && autoPad != "VALID"))
     return false;
   if (bias && !kiln::isNone(bias)) {
     auto b = dyn_cast<RankedTensorType>(bias.getType());
@@ -69,6 +76,34 @@ bool kiln::isLibraryConvolution(Operation *op) {
   if (w.getDimSize(1) == 1 && w.getDimSize(2) == 1 && y.getDimSize(1) == 1 &&
       y.getDimSize(2) == 1)
     return false;
+  return true;
+}
+
+bool kiln::isDynamicLibraryPool(Operation *op) {
+  if (!isa<MaxPoolNhwcOp, AveragePoolNhwcOp>(op))
+    return false;
+  auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  if (x.getRank() != 4 || y.getRank() != 4 || !x.getElementType().isF32() ||
+      !y.getElementType().isF32() || x.isDynamicDim(3) || y.isDynamicDim(3) ||
+      (x.hasStaticShape() && y.hasStaticShape()))
+    return false;
+  kiln::WindowAttrs attrs =
+      isa<MaxPoolNhwcOp>(op)
+          ? kiln::getPoolWindowAttrs(cast<MaxPoolNhwcOp>(op))
+          : kiln::getPoolWindowAttrs(cast<AveragePoolNhwcOp>(op));
+  if (attrs.ceilMode ||
+      (attrs.autoPad != "NOTSET" && attrs.autoPad != "VALID") ||
+      !attrs.kernelShape || attrs.kernelShape->size() != 2)
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    int64_t stride = attrs.strides ? (*attrs.strides)[i] : 1;
+    int64_t dilation = attrs.dilations ? (*attrs.dilations)[i] : 1;
+    int64_t padEnd =
+        attrs.pads && attrs.autoPad == "NOTSET" ? (*attrs.pads)[2 + i] : 0;
+    if (dilation != 1 || stride < 1 || padEnd < stride - 1)
+      return false;
+  }
   return true;
 }
 
@@ -123,12 +158,13 @@ struct DecomposeFusedPass
         return false;
       if (kiln::isLibraryConvolution(op))
         return true;
-      return isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp,
-                 kiln::GlobalAveragePoolNhwcOp>(op) &&
-             cast<RankedTensorType>(op->getOperand(0).getType())
-                 .hasStaticShape() &&
-             cast<RankedTensorType>(op->getResult(0).getType())
-                 .hasStaticShape();
+      return (isa<kiln::MaxPoolNhwcOp, kiln::AveragePoolNhwcOp,
+                  kiln::GlobalAveragePoolNhwcOp>(op) &&
+              cast<RankedTensorType>(op->getOperand(0).getType())
+                  .hasStaticShape() &&
+              cast<RankedTensorType>(op->getResult(0).getType())
+                  .hasStaticShape()) ||
+             kiln::isDynamicLibraryPool(op);
     };
     auto countRoots = [&]() {
       int64_t n = 0;

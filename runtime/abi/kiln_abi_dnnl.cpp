@@ -17,7 +17,8 @@
 // the shapes and the thread count and reorders the OHWI filter into the
 // layout the primitive reads, once: ONNX Runtime's prepacking at session
 // creation, done at the first run. The slot then points at the call site's
-// states, one per batch size and thread count seen (they live as long as
+// states, one per batch size, image size and thread count seen (a model
+// with run-time spatial sizes: one per size; they live as long as
 // the process, even after the model is unloaded: a state may be running on
 // another thread, and the ABI has no unload hook). A
 // slot belongs to one loaded model: a model loaded again starts from zero,
@@ -59,10 +60,12 @@ using dnnl::memory;
 using Tag = dnnl::memory::format_tag;
 
 /// What a primitive is made for; a call that differs makes a new state.
+/// (A convolution's spatial sizes are run-time values when the model's
+/// are: a new state for each size seen.)
 struct Key {
-  int64_t n, threads;
+  int64_t n, h, w, threads;
   bool operator==(const Key &o) const {
-    return n == o.n && threads == o.threads;
+    return n == o.n && h == o.h && w == o.w && threads == o.threads;
   }
 };
 
@@ -393,7 +396,7 @@ KILN_EXPORT void kiln_abi_dnnl_conv2d_f32(
           activation, residualFirst, hasBias, hasResidual};
   if (n == 0)
     return;
-  Key key{n, omp_get_max_threads()};
+  Key key{n, h, wd, omp_get_max_threads()};
   try {
     run(slot, key, [&] { return makeState(s, key); }, x, w, flags & 1,
         hasBias ? bias : nullptr, hasResidual ? residual : nullptr,
@@ -419,7 +422,7 @@ KILN_EXPORT void kiln_abi_dnnl_matmul_f32(int64_t *slot, const float *x,
                                           int64_t flags) {
   if (m == 0 || n == 0)
     return;
-  Key key{m, omp_get_max_threads()};
+  Key key{m, 0, 0, omp_get_max_threads()};
   try {
     run(slot, key, [&] { return makeMatmulState(m, k, n, hasBias, key); }, x,
         w, flags & 1, hasBias ? bias : nullptr, nullptr, 0, y);
@@ -448,7 +451,7 @@ KILN_EXPORT void kiln_abi_dnnl_pool2d_f32(int64_t *slot, const float *x,
     return;
   const int64_t d[] = {n,  h,  w,      c,       oh,        ow,       kh, kw,
                        sh, sw, padTop, padLeft, padBottom, padRight, kind};
-  Key key{n, omp_get_max_threads()};
+  Key key{n, h, w, omp_get_max_threads()};
   try {
     run(slot, key, [&] { return makePoolState(d, key); }, x, nullptr, false,
         nullptr, nullptr, 0, y);

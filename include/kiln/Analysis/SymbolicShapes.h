@@ -118,6 +118,8 @@ private:
   void addConstraint(mlir::AffineExpr lhs, mlir::AffineExpr rhs,
                      mlir::Operation *op, bool equal = false);
   std::optional<SymbolicDims> known(mlir::Value value) const;
+  std::optional<mlir::AffineExpr> indexExpr(mlir::Value value,
+                                            unsigned depth = 0) const;
   std::optional<SymbolicDims> knownValues(mlir::Value value) const;
 
   mlir::MLIRContext *context;

@@ -46,10 +46,17 @@ void populateDecomposeLayoutOpPatterns(mlir::RewritePatternSet &patterns);
 /// Whether `op` is a channels-last convolution a library kernel runs as it
 /// is (oneDNN, --kernels=auto; kiln-decompose-fused keep-library-convs): a
 /// kiln.conv_nhwc or kiln.fused_conv_nhwc on float32 with 2 spatial dims,
-/// static channels, spatial dims and filter (the batch may be dynamic), a
+/// static channels and filter (the batch may be dynamic, the spatial dims
+/// too with explicit padding: oneDNN is called with the run-time sizes), a
 /// bias of M elements, a residual of the result's type, `group` dividing
 /// both channel counts and an auto_pad ONNX defines.
 bool isLibraryConvolution(mlir::Operation *op);
+/// A float32 2-D channels-last max or average pool over run-time image
+/// sizes that oneDNN runs (kiln-cpu-dnnl-calls): explicit padding, floor
+/// mode, no dilation, static channels, and an end padding of at least
+/// stride - 1 per dim, so that the padding oneDNN needs for the output's
+/// size, computed at run time, is never negative.
+bool isDynamicLibraryPool(mlir::Operation *op);
 
 } // namespace kiln
 

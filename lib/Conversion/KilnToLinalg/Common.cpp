@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/ShapeInference.h"
 #include "kiln/Transforms/Origin.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -685,6 +686,57 @@ static bool staticDims(Value v, int64_t from, int64_t to) {
   return true;
 }
 
+/// A channels-first Conv or pool (or global pool) whose spatial dims are
+/// run-time sizes:
+/// explicit (or no) padding, so that the pads stay constants; no ceil_mode
+/// overhang; static channels and kernel; a plain or depthwise convolution
+/// (the grouped generic reshapes the padded input by static sizes); an
+/// AveragePool whose divisor is the kernel's size everywhere (no padding,
+/// or the padding counted), a MaxPool without its Indices.
+static bool dynamicWindowSupported(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (x.getRank() < 3 || x.isDynamicDim(1))
+    return false;
+  auto autoPad = op->getAttrOfType<StringAttr>("auto_pad");
+  if (autoPad && autoPad.getValue() != "NOTSET" &&
+      autoPad.getValue() != "VALID")
+    return false;
+  if (auto ceil = op->getAttrOfType<IntegerAttr>("ceil_mode");
+      ceil && ceil.getInt() != 0)
+    return false;
+  auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads");
+  bool padded = pads && llvm::any_of(pads.asArrayRef(),
+                                     [](int64_t p) { return p != 0; });
+  if (name == "kiln.conv" || name == "kiln.fused_conv") {
+    auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+    auto group = op->getAttrOfType<IntegerAttr>("group");
+    int64_t g = group ? group.getInt() : 1;
+    bool depthwise = g == x.getDimSize(1) && w.getDimSize(0) == g &&
+                     w.getDimSize(1) == 1 && x.getRank() == 4;
+    return w.hasStaticShape() && (g == 1 || depthwise);
+  }
+  if (name == "kiln.global_average_pool" || name == "kiln.global_max_pool")
+    return true;
+  // Constant padding by constant, non-negative amounts: a tensor.pad of
+  // the run-time sizes (what PyTorch exports before an AveragePool that
+  // counts its padding).
+  if (name == "kiln.pad") {
+    auto mode = op->getAttrOfType<StringAttr>("mode");
+    std::optional<SmallVector<int64_t>> pads =
+        kiln::getKnownIntValues(op->getOperand(1));
+    return (!mode || mode.getValue() == "constant") && pads &&
+           llvm::all_of(*pads, [](int64_t p) { return p >= 0; });
+  }
+  if (name == "kiln.max_pool")
+    return op->getResult(1).use_empty();
+  if (name == "kiln.average_pool") {
+    auto include = op->getAttrOfType<IntegerAttr>("count_include_pad");
+    return !padded || (include && include.getInt() != 0);
+  }
+  return false;
+}
+
 bool supportsDynamicShapes(Operation *op) {
   // The patterns that size their tensors from dynamic dims (emptyTensor and
   // friends while DynamicDims listens, buildParallel, reduceDims,
@@ -708,9 +760,12 @@ bool supportsDynamicShapes(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (anywhere.contains(name) || op->hasTrait<OpTrait::Elementwise>())
     return true;
+  if (name == "kiln.pad")
+    return dynamicWindowSupported(op);
   if (batchOnly.contains(name))
-    return staticDims(op->getOperand(0), 1, INT64_MAX) &&
-           staticDims(op->getResult(0), 1, INT64_MAX);
+    return (staticDims(op->getOperand(0), 1, INT64_MAX) &&
+            staticDims(op->getResult(0), 1, INT64_MAX)) ||
+           dynamicWindowSupported(op);
   auto rank = [&](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };

@@ -105,8 +105,12 @@ Value padWindowInput(OpBuilder &b, Location loc, Value x, const Window &w,
   SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
   for (int64_t i = 0; i < w.rank(); ++i) {
     int64_t in = type.getDimSize(first + i);
-    int64_t extra = std::max<int64_t>(
-        0, w.reach(i, output[i]) - (in + w.padBegin[i] + w.padEnd[i]));
+    // A run-time size: no ceil_mode overhang (supportsDynamicShapes).
+    int64_t extra =
+        ShapedType::isDynamic(in) || ShapedType::isDynamic(output[i])
+            ? 0
+            : std::max<int64_t>(0, w.reach(i, output[i]) -
+                                       (in + w.padBegin[i] + w.padEnd[i]));
     low[first + i] = w.padBegin[i];
     high[first + i] = w.padEnd[i] + extra;
   }

@@ -166,10 +166,14 @@ struct PoolLowering : OpConversionPattern<OpTy> {
             return truncateScalar(b, l, lpRoot(b, l, args[0], p), elementType);
           });
     } else if constexpr (Kind == PoolKind::Average) {
-      // Divisors: separable per spatial dim.
+      // Divisors: separable per spatial dim. Run-time sizes: every window
+      // counts the whole kernel (no padding, or the padding counted, and
+      // no ceil_mode overhang: supportsDynamicShapes).
       bool includePad = op.getCountIncludePad() != 0;
+      bool dynamicSpatial = llvm::any_of(inShape, ShapedType::isDynamic) ||
+                            llvm::any_of(outShape, ShapedType::isDynamic);
       SmallVector<SmallVector<int64_t>> perDim;
-      for (int64_t i = 0; i < s; ++i) {
+      for (int64_t i = 0; i < s && !dynamicSpatial; ++i) {
         int64_t lo = includePad ? -w->padBegin[i] : 0;
         int64_t hi = inShape[i] + (includePad ? w->padEnd[i] : 0);
         SmallVector<int64_t> counts;
@@ -179,8 +183,15 @@ struct PoolLowering : OpConversionPattern<OpTy> {
       }
       int64_t numOut = 1;
       for (int64_t o : outShape)
-        numOut *= o;
+        numOut *= dynamicSpatial ? 1 : o;
       SmallVector<float> divisors;
+      if (dynamicSpatial) {
+        int64_t taps = 1;
+        for (int64_t k : w->kernel)
+          taps *= k;
+        divisors.push_back(static_cast<float>(taps));
+        numOut = 0;
+      }
       for (int64_t flat = 0; flat < numOut; ++flat) {
         int64_t rest = flat, count = 1;
         for (int64_t i = s - 1; i >= 0; --i) {
@@ -363,6 +374,21 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           return poolCombine(b, l, Kind, args[0], args[1], false, p);
         });
+    // Run-time spatial sizes: the mean divides by their product.
+    Value runtimeCount;
+    if (Kind == PoolKind::Average &&
+        llvm::any_of(llvm::seq<int64_t>(1, rank), [&](int64_t i) {
+          return i != channelDim && xType.isDynamicDim(i);
+        })) {
+      Value n = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      for (int64_t i = 1; i < rank; ++i)
+        if (i != channelDim)
+          n = arith::MulIOp::create(rewriter, loc, n,
+                                    tensor::DimOp::create(rewriter, loc, x, i));
+      Value n64 = arith::IndexCastOp::create(rewriter, loc,
+                                             rewriter.getI64Type(), n);
+      runtimeCount = arith::SIToFPOp::create(rewriter, loc, accElement, n64);
+    }
     auto flatType = RankedTensorType::get(
         {xType.getDimSize(0), xType.getDimSize(channelDim)}, elementType);
     Value result = buildElementwise(
@@ -370,8 +396,10 @@ struct GlobalPoolLowering : OpConversionPattern<OpTy> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value v = args[0];
           if (Kind == PoolKind::Average)
-            v = arith::DivFOp::create(b, l, v,
-                                      scalarConstant(b, l, accElement, count));
+            v = arith::DivFOp::create(
+                b, l, v,
+                runtimeCount ? runtimeCount
+                             : scalarConstant(b, l, accElement, count));
           else if (Kind == PoolKind::Lp)
             v = lpRoot(b, l, v, p);
           return truncateScalar(b, l, v, elementType);

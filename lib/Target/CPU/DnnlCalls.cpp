@@ -130,6 +130,15 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
       rewritePool(module, op);
   }
 
+  /// A channels-last pool's window and the kernel's kind: 0 max, 1 average
+  /// counting the padding, 2 average without it.
+  static std::pair<kiln::WindowAttrs, int64_t> poolWindow(Operation *op) {
+    if (auto max = dyn_cast<kiln::MaxPoolNhwcOp>(op))
+      return {kiln::getPoolWindowAttrs(max), 0};
+    auto avg = cast<kiln::AveragePoolNhwcOp>(op);
+    return {kiln::getPoolWindowAttrs(avg), avg.getCountIncludePad() ? 1 : 2};
+  }
+
   /// A float32 2-D channels-last max or average pooling of static shapes
   /// without dilation becomes kiln_abi_dnnl_pool2d_f32; the bottom / right
   /// padding is what makes the result's size (a ceil_mode output's
@@ -139,21 +148,15 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
   void rewritePool(ModuleOp module, Operation *op) {
     auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
     auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (kiln::isDynamicLibraryPool(op))
+      return rewriteDynamicPool(module, op);
     if (!x || !y || x.getRank() != 4 || !x.hasStaticShape() ||
         !y.hasStaticShape() || !x.getElementType().isF32() ||
         !y.getElementType().isF32())
       return;
-    kiln::WindowAttrs attrs;
-    int64_t kind = 0;
-    if (auto max = dyn_cast<kiln::MaxPoolNhwcOp>(op)) {
-      attrs = kiln::getPoolWindowAttrs(max);
-    } else {
-      auto avg = cast<kiln::AveragePoolNhwcOp>(op);
-      attrs = kiln::getPoolWindowAttrs(avg);
-      kind = avg.getCountIncludePad() ? 1 : 2;
-      if (kind == 1 && attrs.ceilMode)
-        return;
-    }
+    auto [attrs, kind] = poolWindow(op);
+    if (kind == 1 && attrs.ceilMode)
+      return;
     FailureOr<lowering::Window> window = lowering::resolveWindow(
         op, x.getShape().slice(1, 2), {}, attrs, y.getShape().slice(1, 2));
     if (failed(window) ||
@@ -177,6 +180,64 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
                    win.kernel[0], win.kernel[1], win.strides[0],
                    win.strides[1], win.padBegin[0], win.padBegin[1],
                    padEnd[0], padEnd[1], kind});
+  }
+
+  /// rewritePool over run-time sizes (kiln::isDynamicLibraryPool): OH and
+  /// OW by ONNX's floor rule, and the end padding oneDNN needs for them,
+  /// (O - 1) * stride + k - D - padBegin (never negative there), computed
+  /// at run time.
+  void rewriteDynamicPool(ModuleOp module, Operation *op) {
+    Value x = op->getOperand(0);
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto [attrs, kind] = poolWindow(op);
+    FailureOr<lowering::Window> window = lowering::resolveWindow(
+        op, xType.getShape().slice(1, 2), {}, attrs,
+        yType.getShape().slice(1, 2));
+    if (failed(window))
+      return;
+    const lowering::Window &win = *window;
+    Location loc = op->getLoc();
+    OpBuilder b(op);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto dimOf = [&](RankedTensorType type, int64_t d) -> Value {
+      if (type.isDynamicDim(d))
+        return tensor::DimOp::create(b, loc, x, d);
+      return index(type.getDimSize(d));
+    };
+    Value n = dimOf(xType, 0);
+    Value in[] = {dimOf(xType, 1), dimOf(xType, 2)};
+    Value out[2], padEnd[2];
+    for (int i = 0; i < 2; ++i) {
+      int64_t k = win.kernel[i], s = win.strides[i];
+      Value span = arith::AddIOp::create(
+          b, loc, in[i], index(win.padBegin[i] + win.padEnd[i] - k));
+      out[i] = arith::AddIOp::create(
+          b, loc, arith::FloorDivSIOp::create(b, loc, span, index(s)),
+          index(1));
+      Value reach = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, out[i], index(1)),
+              index(s)),
+          index(k - win.padBegin[i]));
+      padEnd[i] = arith::SubIOp::create(b, loc, reach, in[i]);
+    }
+    SmallVector<Value> dynamicSizes;
+    Value outSizes[] = {n, out[0], out[1]};
+    for (auto [d, size] : llvm::enumerate(outSizes))
+      if (yType.isDynamicDim(d))
+        dynamicSizes.push_back(size);
+    Value xPtr = pointerTo(b, loc, x);
+    replaceByCall(b, module, op, kPoolKernel, {xPtr}, dynamicSizes,
+                  {n, in[0], in[1], index(xType.getDimSize(3)), out[0], out[1],
+                   index(win.kernel[0]), index(win.kernel[1]),
+                   index(win.strides[0]), index(win.strides[1]),
+                   index(win.padBegin[0]), index(win.padBegin[1]), padEnd[0],
+                   padEnd[1]},
+                  {kind});
   }
 
   /// A float32 MatMul (or Gemm without transposes, alpha 1, and a bias of
@@ -352,20 +413,44 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     Value wPtr = pointerTo(b, loc, w);
     Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
     Value residualPtr = residual ? pointerTo(b, loc, residual) : xPtr;
-    Value n = xType.isDynamicDim(0)
-                  ? Value(tensor::DimOp::create(b, loc, x, 0))
-                  : Value(arith::ConstantIndexOp::create(
-                        b, loc, xType.getDimSize(0)));
-    SmallVector<Value> dynamicSizes;
-    if (yType.isDynamicDim(0))
-      dynamicSizes.push_back(n);
     const lowering::Window &win = *window;
+    // N, H and W: constants, or the input's run-time dims; the output's
+    // run-time OH and OW by ONNX's rule (explicit padding, floor):
+    // (H + pads - dilation * (k - 1) - 1) / stride + 1.
+    auto dimOf = [&](Value t, RankedTensorType type, int64_t d) -> Value {
+      if (type.isDynamicDim(d))
+        return tensor::DimOp::create(b, loc, t, d);
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+    };
+    Value n = dimOf(x, xType, 0), h = dimOf(x, xType, 1),
+          wd = dimOf(x, xType, 2);
+    auto outputDim = [&](int64_t i, Value in) -> Value {
+      if (!yType.isDynamicDim(1 + i))
+        return arith::ConstantIndexOp::create(b, loc,
+                                              yType.getDimSize(1 + i));
+      int64_t extent = win.dilations[i] * (win.kernel[i] - 1) + 1;
+      Value span = arith::AddIOp::create(
+          b, loc, in,
+          arith::ConstantIndexOp::create(
+              b, loc, win.padBegin[i] + win.padEnd[i] - extent));
+      Value steps = arith::FloorDivSIOp::create(
+          b, loc, span, arith::ConstantIndexOp::create(b, loc, win.strides[i]));
+      return arith::AddIOp::create(b, loc, steps,
+                                   arith::ConstantIndexOp::create(b, loc, 1));
+    };
+    Value oh = outputDim(0, h), ow = outputDim(1, wd);
+    SmallVector<Value> dynamicSizes;
+    Value outSizes[] = {n, oh, ow};
+    for (auto [d, size] : llvm::enumerate(outSizes))
+      if (yType.isDynamicDim(d))
+        dynamicSizes.push_back(size);
     replaceByCall(
         b, module, op, kKernel, {xPtr, wPtr, biasPtr, residualPtr},
-        dynamicSizes, {n},
-        {xType.getDimSize(1), xType.getDimSize(2), xType.getDimSize(3),
-         yType.getDimSize(1), yType.getDimSize(2), yType.getDimSize(3),
-         wType.getDimSize(1), wType.getDimSize(2), group, win.strides[0],
+        dynamicSizes,
+        {n, h, wd,
+         arith::ConstantIndexOp::create(b, loc, xType.getDimSize(3)), oh, ow},
+        {yType.getDimSize(3), wType.getDimSize(1), wType.getDimSize(2), group,
+         win.strides[0],
          win.strides[1], win.dilations[0], win.dilations[1], win.padBegin[0],
          win.padBegin[1], win.padEnd[0], win.padEnd[1], activation,
          residualFirst, int64_t(bool(bias)), int64_t(bool(residual)),

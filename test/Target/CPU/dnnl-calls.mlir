@@ -65,19 +65,20 @@ func.func @depthwise(%x: tensor<?x8x8x32xf32>, %w: tensor<32x3x3x1xf32>)
 
 // -----
 
-// Not a library convolution: half precision, a run-time spatial size, and
-// a 1x1 filter over a 1x1 image (a squeeze-and-excitation layer: a
-// matrix-vector product per image, left to Kiln's kernel). None is
-// rewritten; keep-library-convs decomposes them (NCHW between transposes).
+// Not a library convolution: half precision, and a 1x1 filter over a 1x1
+// image (a squeeze-and-excitation layer: a matrix-vector product per
+// image, left to Kiln's kernel); keep-library-convs decomposes them (NCHW
+// between transposes). The run-time spatial size between them is one
+// (explicit padding: @dynamic_image below).
 // CHECK-LABEL: func.func @not_library
 // CHECK-NOT: call
 // CHECK: kiln.conv_nhwc
-// CHECK: kiln.conv_nhwc
+// CHECK: call @kiln_abi_dnnl_conv2d_f32(
+// CHECK-NOT: call
 // CHECK: kiln.fused_conv_nhwc
 // KEEP-LABEL: func.func @not_library
-// KEEP-NOT: kiln.conv_nhwc
 // KEEP: kiln.conv {{.*}}tensor<1x8x6x6xf16>
-// KEEP: kiln.conv {{.*}}tensor<1x8x?x6xf32>
+// KEEP: kiln.conv_nhwc {{.*}}tensor<1x?x6x8xf32>
 // KEEP: kiln.conv {{.*}}tensor<?x96x1x1xf32>
 func.func @not_library(%x: tensor<1x6x6x8xf16>, %w: tensor<8x1x1x8xf16>,
                        %x2: tensor<1x?x6x8xf32>, %w2: tensor<8x1x1x8xf32>,
@@ -166,4 +167,84 @@ func.func @pools(%x: tensor<1x8x8x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x
   %1 = kiln.average_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, count_include_pad = 1 : i64}
       : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
   return %0, %1 : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>
+}
+
+// -----
+
+// Run-time image sizes (a fully convolutional model exported with dynamic
+// height and width): H and W are the input's dims, OH and OW ONNX's rule
+// for the explicit padding, (H + 2 - 3) floordiv 2 + 1, and the output
+// buffer takes N, OH and OW. The runtime makes a primitive per size seen.
+// CHECK-LABEL: func.func @dynamic_image
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x?x16xf32>,
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[H:.+]] = tensor.dim %[[X]], %c1
+// CHECK-DAG: %[[W:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[HS:.+]] = arith.addi %[[H]], %c-1
+// CHECK: %[[HD:.+]] = arith.floordivsi %[[HS]], %c2
+// CHECK: %[[OH:.+]] = arith.addi %[[HD]], %c1
+// CHECK: %[[WS:.+]] = arith.addi %[[W]], %c-1
+// CHECK: %[[WD:.+]] = arith.floordivsi %[[WS]], %c2
+// CHECK: %[[OW:.+]] = arith.addi %[[WD]], %c1
+// CHECK: memref.alloc(%[[N]], %[[OH]], %[[OW]]) {alignment = 64 : i64} : memref<?x?x?x32xf32>
+// CHECK: call @kiln_abi_dnnl_conv2d_f32(%{{.+}}, %[[N]], %[[H]], %[[W]], %c16, %[[OH]], %[[OW]], %c32, %c3, %c3, %c1, %c2, %c2, %c1, %c1, %c1, %c1, %c1, %c1,
+// KEEP-LABEL: func.func @dynamic_image
+// KEEP: kiln.conv_nhwc
+func.func @dynamic_image(%x: tensor<?x?x?x16xf32>,
+                         %w: tensor<32x3x3x16xf32> {kiln.weight_value = dense<0.5> : tensor<32x3x3x16xf32>})
+    -> tensor<?x?x?x32xf32> {
+  %none = kiln.none
+  %y = kiln.conv_nhwc %x, %w, %none {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<?x?x?x16xf32>, tensor<32x3x3x16xf32>, none) -> tensor<?x?x?x32xf32>
+  return %y : tensor<?x?x?x32xf32>
+}
+
+// -----
+
+// SAME padding over a run-time image size would need pads computed at run
+// time: not a library convolution (decomposed, then Kiln's own loops).
+// CHECK-LABEL: func.func @dynamic_image_same
+// CHECK-NOT: kiln_abi_dnnl_conv2d_f32(
+// CHECK: kiln.conv_nhwc
+// KEEP-LABEL: func.func @dynamic_image_same
+// KEEP: kiln.conv
+// KEEP-NOT: kiln.conv_nhwc
+func.func @dynamic_image_same(%x: tensor<1x?x?x16xf32>,
+                              %w: tensor<32x3x3x16xf32>) -> tensor<1x?x?x32xf32> {
+  %none = kiln.none
+  %y = kiln.conv_nhwc %x, %w, %none {auto_pad = "SAME_UPPER", strides = array<i64: 2, 2>}
+      : (tensor<1x?x?x16xf32>, tensor<32x3x3x16xf32>, none) -> tensor<1x?x?x32xf32>
+  return %y : tensor<1x?x?x32xf32>
+}
+
+// -----
+
+// A max pool over run-time image sizes (ResNet's 3x3, stride 2, padding
+// 1): OH = (H + 2 - 3) floordiv 2 + 1 and the end padding oneDNN needs for
+// it, (OH - 1) * 2 + 3 - H - 1, at run time (0 or 1, never negative: the
+// end padding is at least stride - 1). A 2x2 stride-2 pool without padding
+// could leave the last row unread: it is decomposed instead.
+// CHECK-LABEL: func.func @dynamic_pools
+// CHECK-SAME: (%[[X:.+]]: tensor<1x?x?x8xf32>)
+// CHECK-DAG: %[[H:.+]] = tensor.dim %[[X]], %c1
+// CHECK-DAG: %[[W:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[HS:.+]] = arith.addi %[[H]], %c-1
+// CHECK: %[[HD:.+]] = arith.floordivsi %[[HS]], %c2
+// CHECK: %[[OH:.+]] = arith.addi %[[HD]], %c1
+// CHECK: %[[HL:.+]] = arith.subi %[[OH]], %c1
+// CHECK: %[[HM:.+]] = arith.muli %[[HL]], %c2
+// CHECK: %[[HR:.+]] = arith.addi %[[HM]], %c2
+// CHECK: %[[HE:.+]] = arith.subi %[[HR]], %[[H]]
+// CHECK: memref.alloc(%{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<1x?x?x8xf32>
+// CHECK: call @kiln_abi_dnnl_pool2d_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c1, %[[H]], %[[W]], %c8, %[[OH]], %{{.+}}, %c3, %c3, %c2, %c2, %c1, %c1, %[[HE]], %{{.+}}, %c0)
+// CHECK: kiln.max_pool_nhwc
+// KEEP-LABEL: func.func @dynamic_pools
+// KEEP: kiln.max_pool_nhwc
+// KEEP: kiln.max_pool {{.*}}tensor<1x8x?x?xf32>
+func.func @dynamic_pools(%x: tensor<1x?x?x8xf32>) -> (tensor<1x?x?x8xf32>, tensor<1x?x?x8xf32>) {
+  %y = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32>
+  %z = kiln.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32>
+  return %y, %z : tensor<1x?x?x8xf32>, tensor<1x?x?x8xf32>
 }
