@@ -276,7 +276,18 @@ void run(int64_t *slot, const Key &key, Make make, const float *x,
     if (candidate->key == key)
       state = candidate.get();
   if (!state) {
-    site->states.push_back(make());
+    std::unique_ptr<State> made = make();
+    // Another batch or image size of the same constant filter: the packed
+    // weights are the same bytes when the primitives read one layout
+    // (a model run at many image sizes keeps one copy, not one per size).
+    for (auto &sibling : site->states)
+      if (constant && w && sibling->weightsFrom == w &&
+          sibling->weights == made->weights) {
+        made->packedWeights = sibling->packedWeights;
+        made->weightsFrom = w;
+        break;
+      }
+    site->states.push_back(std::move(made));
     state = site->states.back().get();
   }
   memory scratch, packed;
