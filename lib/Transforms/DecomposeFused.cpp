@@ -33,12 +33,10 @@ bool kiln::isLibraryConvolution(Operation *op) {
       !w.hasStaticShape())
     return false;
   // Run-time image sizes are the call's arguments (oneDNN makes a
-  // primitive for each size seen), with explicit padding only: SAME's
-  // pads would follow from the size. The channels are static.
+  // primitive for each size seen; SAME's pads are computed from them).
+  // The channels are static.
   if (x.isDynamicDim(3) || y.isDynamicDim(3))
     return false;
-  bool dynamicImage = x.isDynamicDim(1) || x.isDynamicDim(2) ||
-                      y.isDynamicDim(1) || y.isDynamicDim(2);
   int64_t channels = x.getDimSize(3), filters = w.getDimSize(0);
   int64_t group = 1;
   StringRef autoPad;
@@ -57,8 +55,7 @@ bool kiln::isLibraryConvolution(Operation *op) {
   if (group < 1 || channels % group != 0 || filters % group != 0 ||
       w.getDimSize(3) != channels / group || y.getDimSize(3) != filters ||
       !llvm::is_contained({"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"},
-                          autoPad) ||
-      (dynamicImage && autoPad != "NOTSET" && autoPad != "VALID"))
+                          autoPad))
     return false;
   if (bias && !kiln::isNone(bias)) {
     auto b = dyn_cast<RankedTensorType>(bias.getType());

@@ -9,7 +9,8 @@
 # asymmetric, SAME_UPPER and SAME_LOWER padding; no bias; the
 # residual added before and after Relu; HardSwish and Clip(0, 6) as
 # post-ops; a squeeze-and-excitation 1x1 layer left to Kiln; a Conv whose filter is a graph
-# input; a dynamic batch at three sizes; MatMul of a 3-D input, Gemm with a
+# input; a dynamic batch at three sizes; run-time image sizes (explicit and
+# SAME padding) at three sizes each; MatMul of a 3-D input, Gemm with a
 # bias), checks with `kiln-compile --emit=linalg` that each one's
 # convolutions and matmuls are oneDNN calls, compiles it with the kiln
 # package and compares the outputs with float64 numpy references written
@@ -365,6 +366,50 @@ def main():
         message = check(f"conv_dynamic batch={batch}", got, [want])
         print(message or f"PASS conv_dynamic batch={batch}: matches numpy")
         failures += message is not None
+    # Run-time image sizes: one artifact per padding rule (explicit, SAME_UPPER,
+    # SAME_LOWER with an even kernel), the convolution a oneDNN call whose
+    # sizes and padding are computed at run time, checked against numpy at
+    # three sizes each (odd ones included).
+    for auto_pad, k in ((None, 3), ("SAME_UPPER", 3), ("SAME_LOWER", 4)):
+        tag = f"conv_image_{(auto_pad or 'explicit').lower()}"
+        model, _, _ = conv_model(tag, np.random.default_rng(3), (1, 5, 8, 8),
+                                 8, k, strides=(2, 2), pads=(1, 1, 1, 1),
+                                 auto_pad=auto_pad, dynamic_batch=True)
+        graph_input = model.graph.input[0].type.tensor_type.shape
+        graph_input.dim[2].dim_param = "height"
+        graph_input.dim[3].dim_param = "width"
+        graph_output = model.graph.output[0].type.tensor_type.shape
+        graph_output.dim[2].dim_param = "out_height"
+        graph_output.dim[3].dim_param = "out_width"
+        path = os.path.join(args.workdir, tag + ".onnx")
+        onnx.save(model, path)
+        convs, _ = calls_in(args.kiln_compile, path, args.workdir)
+        if convs != 1:
+            print(f"FAIL {tag}: {convs} oneDNN convolution calls (want 1)")
+            failures += 1
+            continue
+        weights = {t.name: numpy_helper.to_array(t)
+                   for t in model.graph.initializer}
+        artifact = os.path.join(args.workdir, tag + ".kiln")
+        kiln.compile(path).save(artifact)
+        session = kiln.InferenceSession(artifact, threads=2)
+        for batch, h, w in ((1, 8, 8), (2, 17, 23), (1, 30, 9)):
+            x = np.random.default_rng(h * w).standard_normal(
+                (batch, 5, h, w)).astype(np.float32)
+            if auto_pad:
+                up = auto_pad == "SAME_UPPER"
+                t, bo = same_pads(h, k, 2, 1, up)
+                l, r = same_pads(w, k, 2, 1, up)
+                pads = (t, l, bo, r)
+            else:
+                pads = (1, 1, 1, 1)
+            want = conv_ref(x, weights["w"], weights["b"], (2, 2), pads,
+                            (1, 1), 1)
+            got = session.run(None, {"x": x})
+            message = check(f"{tag} {batch}x5x{h}x{w}", got, [want])
+            print(message or f"PASS {tag} {batch}x5x{h}x{w}: oneDNN call "
+                  "at a run-time size, matches numpy")
+            failures += message is not None
     label = args.isa or "best ISA"
     print(f"dnnl calls ({label}): {failures} failure(s)")
     if not args.isa:

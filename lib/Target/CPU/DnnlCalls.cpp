@@ -414,47 +414,77 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     Value biasPtr = bias ? pointerTo(b, loc, bias) : xPtr;
     Value residualPtr = residual ? pointerTo(b, loc, residual) : xPtr;
     const lowering::Window &win = *window;
-    // N, H and W: constants, or the input's run-time dims; the output's
-    // run-time OH and OW by ONNX's rule (explicit padding, floor):
-    // (H + pads - dilation * (k - 1) - 1) / stride + 1.
+    // N, H and W: constants, or the input's run-time dims. A run-time
+    // spatial dim's output size and padding by ONNX's rules: explicit
+    // padding, floor((D + pads - dilation * (k - 1) - 1) / stride) + 1;
+    // SAME, ceil(D / stride), the total padding max(0, (O - 1) * stride +
+    // dilation * (k - 1) + 1 - D), its odd element at the end for
+    // SAME_UPPER and at the beginning for SAME_LOWER.
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
     auto dimOf = [&](Value t, RankedTensorType type, int64_t d) -> Value {
       if (type.isDynamicDim(d))
         return tensor::DimOp::create(b, loc, t, d);
-      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+      return index(type.getDimSize(d));
     };
-    Value n = dimOf(x, xType, 0), h = dimOf(x, xType, 1),
-          wd = dimOf(x, xType, 2);
-    auto outputDim = [&](int64_t i, Value in) -> Value {
-      if (!yType.isDynamicDim(1 + i))
-        return arith::ConstantIndexOp::create(b, loc,
-                                              yType.getDimSize(1 + i));
+    Value n = dimOf(x, xType, 0);
+    Value in[2] = {dimOf(x, xType, 1), dimOf(x, xType, 2)};
+    Value out[2], padBegin[2], padEnd[2];
+    StringRef autoPad = attrs.autoPad;
+    bool same = autoPad.starts_with("SAME");
+    for (int i = 0; i < 2; ++i) {
+      if (!xType.isDynamicDim(1 + i) && !yType.isDynamicDim(1 + i)) {
+        out[i] = index(yType.getDimSize(1 + i));
+        padBegin[i] = index(win.padBegin[i]);
+        padEnd[i] = index(win.padEnd[i]);
+        continue;
+      }
+      int64_t stride = win.strides[i];
       int64_t extent = win.dilations[i] * (win.kernel[i] - 1) + 1;
-      Value span = arith::AddIOp::create(
-          b, loc, in,
-          arith::ConstantIndexOp::create(
-              b, loc, win.padBegin[i] + win.padEnd[i] - extent));
-      Value steps = arith::FloorDivSIOp::create(
-          b, loc, span, arith::ConstantIndexOp::create(b, loc, win.strides[i]));
-      return arith::AddIOp::create(b, loc, steps,
-                                   arith::ConstantIndexOp::create(b, loc, 1));
-    };
-    Value oh = outputDim(0, h), ow = outputDim(1, wd);
+      if (!same) {
+        Value span = arith::AddIOp::create(
+            b, loc, in[i], index(win.padBegin[i] + win.padEnd[i] - extent));
+        out[i] = arith::AddIOp::create(
+            b, loc, arith::FloorDivSIOp::create(b, loc, span, index(stride)),
+            index(1));
+        padBegin[i] = index(win.padBegin[i]);
+        padEnd[i] = index(win.padEnd[i]);
+        continue;
+      }
+      out[i] = arith::FloorDivSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, in[i], index(stride - 1)),
+          index(stride));
+      Value reach = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, out[i], index(1)),
+              index(stride)),
+          index(extent));
+      Value total = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, reach, in[i]), index(0));
+      Value half = arith::FloorDivSIOp::create(b, loc, total, index(2));
+      padBegin[i] = autoPad == "SAME_UPPER"
+                        ? half
+                        : Value(arith::SubIOp::create(b, loc, total, half));
+      padEnd[i] = arith::SubIOp::create(b, loc, total, padBegin[i]);
+    }
     SmallVector<Value> dynamicSizes;
-    Value outSizes[] = {n, oh, ow};
+    Value outSizes[] = {n, out[0], out[1]};
     for (auto [d, size] : llvm::enumerate(outSizes))
       if (yType.isDynamicDim(d))
         dynamicSizes.push_back(size);
     replaceByCall(
         b, module, op, kKernel, {xPtr, wPtr, biasPtr, residualPtr},
         dynamicSizes,
-        {n, h, wd,
-         arith::ConstantIndexOp::create(b, loc, xType.getDimSize(3)), oh, ow},
-        {yType.getDimSize(3), wType.getDimSize(1), wType.getDimSize(2), group,
-         win.strides[0],
-         win.strides[1], win.dilations[0], win.dilations[1], win.padBegin[0],
-         win.padBegin[1], win.padEnd[0], win.padEnd[1], activation,
-         residualFirst, int64_t(bool(bias)), int64_t(bool(residual)),
-         int64_t(isConstantFilter(w))});
+        {n, in[0], in[1], index(xType.getDimSize(3)), out[0], out[1],
+         index(yType.getDimSize(3)), index(wType.getDimSize(1)),
+         index(wType.getDimSize(2)), index(group), index(win.strides[0]),
+         index(win.strides[1]), index(win.dilations[0]),
+         index(win.dilations[1]), padBegin[0], padBegin[1], padEnd[0],
+         padEnd[1]},
+        {activation, residualFirst, int64_t(bool(bias)),
+         int64_t(bool(residual)), int64_t(isConstantFilter(w))});
     return success();
   }
 

@@ -201,14 +201,24 @@ func.func @dynamic_image(%x: tensor<?x?x?x16xf32>,
 
 // -----
 
-// SAME padding over a run-time image size would need pads computed at run
-// time: not a library convolution (decomposed, then Kiln's own loops).
+// SAME_UPPER over a run-time image size: OH = ceil(H / 2), the total
+// padding max(0, (OH - 1) * 2 + 3 - H), its smaller half at the top (the
+// odd element at the bottom), all computed at run time.
 // CHECK-LABEL: func.func @dynamic_image_same
-// CHECK-NOT: kiln_abi_dnnl_conv2d_f32(
-// CHECK: kiln.conv_nhwc
+// CHECK-SAME: (%[[X:.+]]: tensor<1x?x?x16xf32>,
+// CHECK: %[[H:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[HU:.+]] = arith.addi %[[H]], %c1
+// CHECK: %[[OH:.+]] = arith.floordivsi %[[HU]], %c2
+// CHECK: %[[L:.+]] = arith.subi %[[OH]], %c1
+// CHECK: %[[M:.+]] = arith.muli %[[L]], %c2
+// CHECK: %[[R:.+]] = arith.addi %[[M]], %c3
+// CHECK: %[[D:.+]] = arith.subi %[[R]], %[[H]]
+// CHECK: %[[T:.+]] = arith.maxsi %[[D]], %c0
+// CHECK: %[[TOP:.+]] = arith.floordivsi %[[T]], %c2
+// CHECK: %[[BOTTOM:.+]] = arith.subi %[[T]], %[[TOP]]
+// CHECK: call @kiln_abi_dnnl_conv2d_f32({{.*}}, %c1, %[[H]], %{{.+}}, %c16, %[[OH]], %{{.+}}, %c32, %c3, %c3, %c1, %c2, %c2, %c1, %c1, %[[TOP]], %{{.+}}, %[[BOTTOM]], %{{.+}}, %c0, %c0, %c0, %c0, %c0)
 // KEEP-LABEL: func.func @dynamic_image_same
-// KEEP: kiln.conv
-// KEEP-NOT: kiln.conv_nhwc
+// KEEP: kiln.conv_nhwc
 func.func @dynamic_image_same(%x: tensor<1x?x?x16xf32>,
                               %w: tensor<32x3x3x16xf32>) -> tensor<1x?x?x32xf32> {
   %none = kiln.none
