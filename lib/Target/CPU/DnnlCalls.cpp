@@ -130,6 +130,16 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
       rewritePool(module, op);
   }
 
+  /// The sizes of `type`'s dynamic dims among `sizes` (one per dim).
+  static SmallVector<Value> dynamicOf(RankedTensorType type,
+                                      ArrayRef<Value> sizes) {
+    SmallVector<Value> dynamic;
+    for (auto [d, size] : llvm::enumerate(sizes))
+      if (type.isDynamicDim(d))
+        dynamic.push_back(size);
+    return dynamic;
+  }
+
   /// A channels-last pool's window and the kernel's kind: 0 max, 1 average
   /// counting the padding, 2 average without it.
   static std::pair<kiln::WindowAttrs, int64_t> poolWindow(Operation *op) {
@@ -225,13 +235,9 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
           index(k - win.padBegin[i]));
       padEnd[i] = arith::SubIOp::create(b, loc, reach, in[i]);
     }
-    SmallVector<Value> dynamicSizes;
-    Value outSizes[] = {n, out[0], out[1]};
-    for (auto [d, size] : llvm::enumerate(outSizes))
-      if (yType.isDynamicDim(d))
-        dynamicSizes.push_back(size);
     Value xPtr = pointerTo(b, loc, x);
-    replaceByCall(b, module, op, kPoolKernel, {xPtr}, dynamicSizes,
+    replaceByCall(b, module, op, kPoolKernel, {xPtr},
+                  dynamicOf(yType, {n, out[0], out[1]}),
                   {n, in[0], in[1], index(xType.getDimSize(3)), out[0], out[1],
                    index(win.kernel[0]), index(win.kernel[1]),
                    index(win.strides[0]), index(win.strides[1]),
@@ -469,14 +475,9 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
                         : Value(arith::SubIOp::create(b, loc, total, half));
       padEnd[i] = arith::SubIOp::create(b, loc, total, padBegin[i]);
     }
-    SmallVector<Value> dynamicSizes;
-    Value outSizes[] = {n, out[0], out[1]};
-    for (auto [d, size] : llvm::enumerate(outSizes))
-      if (yType.isDynamicDim(d))
-        dynamicSizes.push_back(size);
     replaceByCall(
         b, module, op, kKernel, {xPtr, wPtr, biasPtr, residualPtr},
-        dynamicSizes,
+        dynamicOf(yType, {n, out[0], out[1]}),
         {n, in[0], in[1], index(xType.getDimSize(3)), out[0], out[1],
          index(yType.getDimSize(3)), index(wType.getDimSize(1)),
          index(wType.getDimSize(2)), index(group), index(win.strides[0]),
