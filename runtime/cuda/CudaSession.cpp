@@ -320,6 +320,18 @@ std::string CudaSession::open(const CudaModel &model,
     maxSharedOptin_ = optin;
   deviceChip_ = chipOf(major, minor);
   deviceDesc_ = std::string(name) + " (" + deviceChip_ + ")";
+  // What a measurement states of the device (kiln_session_device): also its
+  // memory and the driver's CUDA version.
+  reportDesc_ = std::string(name) + " (" + deviceChip_;
+  size_t totalBytes = 0;
+  if (d.cuDeviceTotalMem(&totalBytes, device_) == CUDA_SUCCESS &&
+      totalBytes > 0)
+    reportDesc_ += ", " + std::to_string(totalBytes >> 20) + " MiB";
+  int driver = 0;
+  if (d.cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver > 0)
+    reportDesc_ += ", CUDA " + std::to_string(driver / 1000) + "." +
+                   std::to_string(driver % 1000 / 10);
+  reportDesc_ += ")";
   std::string onDevice = "device cuda:" + std::to_string(deviceIndex_) + " " +
                          deviceDesc_;
 

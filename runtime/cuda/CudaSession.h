@@ -110,6 +110,8 @@ public:
   const DeviceMemory &memory() const { return memory_; }
   /// "NVIDIA H200 (sm_90)".
   const std::string &deviceDescription() const { return deviceDesc_; }
+  /// The device as a report states it: name, chip, memory, CUDA version.
+  const std::string &reportDescription() const { return reportDesc_; }
   /// Runs replayed from the graph, graphs captured, and why graphs are off
   /// ("" while on).
   uint64_t graphReplays() const { return graphReplays_; }
@@ -187,6 +189,7 @@ private:
   const struct Nccl *nccl_ = nullptr;
   void *ncclComm_ = nullptr;
   std::string ncclDesc_;
+  std::string reportDesc_;
   std::string openNccl(const SessionOptions &options, int deviceCount);
   struct ConvChoice {
     int algo;

@@ -866,7 +866,10 @@ extern "C" kiln_status kiln_session_create(kiln_model *model,
       return setError(st, err);
     }
     s->device = "cuda:" + std::to_string(deviceIndex) + " " +
-                s->cuda->deviceDescription();
+                s->cuda->reportDescription();
+    // A tensor-parallel shard's collectives: NCCL's version and group.
+    if (!s->cuda->ncclDescription().empty())
+      s->device += ", NCCL " + s->cuda->ncclDescription();
   }
 #else
   (void)deviceIndex;

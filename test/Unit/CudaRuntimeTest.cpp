@@ -799,7 +799,7 @@ TEST(CudaFakeDriver, CppWrapperWithOptions) {
   EXPECT_STREQ(kiln_session_cuda_graphs(session.get()),
                "off: turned off by the session options");
   EXPECT_STREQ(kiln_session_device(session.get()),
-               "cuda:0 Fake GPU 0 (sm_80)");
+               "cuda:0 Fake GPU 0 (sm_80, 81920 MiB, CUDA 13.0)");
   o.device = "cuda:7";
   EXPECT_THROW(kiln::Session(model, o), kiln::Error);
 }
