@@ -312,9 +312,9 @@ void SymbolicShapes::visit(Operation *op) {
 /// The output spatial dims of a channels-first Conv or pool over input
 /// dims `x` [N, C, D1, ...] (ONNX's rule, NNShapes.cpp): floor((D + pads -
 /// dilation * (k - 1) - 1) / stride) + 1, or ceil(D / stride) with
-/// SAME_UPPER/SAME_LOWER. std::nullopt for what the expressions cannot say
-/// (ceil_mode, whose last window is dropped when it starts in the padding;
-/// a kernel of unknown size) and for the ops without that rule.
+/// SAME_UPPER/SAME_LOWER, ceil instead of floor with ceil_mode. std::nullopt
+/// for what the expressions cannot say (a ceil_mode window that may be
+/// dropped, a kernel of unknown size) and for the ops without that rule.
 /// `minimum[i]` gets the smallest input dim i that gives one output (the
 /// padded input must hold the dilated kernel).
 static std::optional<SymbolicDims>
@@ -339,9 +339,8 @@ windowSpatialDims(Operation *op, const SymbolicDims &x,
       return std::nullopt;
     return SmallVector<int64_t>(a.asArrayRef());
   };
-  if (auto ceil = op->getAttrOfType<IntegerAttr>("ceil_mode");
-      ceil && ceil.getInt() != 0)
-    return std::nullopt;
+  auto ceilAttr = op->getAttrOfType<IntegerAttr>("ceil_mode");
+  bool ceil = ceilAttr && ceilAttr.getInt() != 0;
   std::optional<SmallVector<int64_t>> kernel;
   if (op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape")) {
     kernel = list("kernel_shape", n, 1);
@@ -374,8 +373,15 @@ windowSpatialDims(Operation *op, const SymbolicDims &x,
       continue;
     }
     int64_t padded = mode == "VALID" ? 0 : (*pads)[i] + (*pads)[n + i];
+    int64_t padEnd = mode == "VALID" ? 0 : (*pads)[n + i];
     int64_t extent = (*dilations)[i] * ((*kernel)[i] - 1) + 1;
-    out.push_back((in + (padded - extent)).floorDiv(stride) + 1);
+    // ceil_mode rounds up, and drops a last window that would start in the
+    // end padding: that never happens when stride <= extent - padEnd
+    // (SqueezeNet's and GoogLeNet's pools), else it is not expressed.
+    if (ceil && stride > extent - padEnd)
+      return std::nullopt;
+    AffineExpr span = in + (padded - extent);
+    out.push_back((ceil ? span.ceilDiv(stride) : span.floorDiv(stride)) + 1);
     minimum.push_back(extent - padded);
   }
   return out;

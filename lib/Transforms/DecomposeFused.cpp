@@ -89,16 +89,23 @@ bool kiln::isDynamicLibraryPool(Operation *op) {
       isa<MaxPoolNhwcOp>(op)
           ? kiln::getPoolWindowAttrs(cast<MaxPoolNhwcOp>(op))
           : kiln::getPoolWindowAttrs(cast<AveragePoolNhwcOp>(op));
-  if (attrs.ceilMode ||
-      (attrs.autoPad != "NOTSET" && attrs.autoPad != "VALID") ||
+  if ((attrs.autoPad != "NOTSET" && attrs.autoPad != "VALID") ||
       !attrs.kernelShape || attrs.kernelShape->size() != 2)
+    return false;
+  // ceil_mode: without a window to drop (stride <= kernel - end padding)
+  // and not for an average counting its padding (ONNX does not count the
+  // overhang); its run-time end padding is then at least the model's.
+  auto avg = dyn_cast<AveragePoolNhwcOp>(op);
+  if (attrs.ceilMode && avg && avg.getCountIncludePad())
     return false;
   for (int i = 0; i < 2; ++i) {
     int64_t stride = attrs.strides ? (*attrs.strides)[i] : 1;
     int64_t dilation = attrs.dilations ? (*attrs.dilations)[i] : 1;
+    int64_t kernel = (*attrs.kernelShape)[i];
     int64_t padEnd =
         attrs.pads && attrs.autoPad == "NOTSET" ? (*attrs.pads)[2 + i] : 0;
-    if (dilation != 1 || stride < 1 || padEnd < stride - 1)
+    if (dilation != 1 || stride < 1 ||
+        (attrs.ceilMode ? stride > kernel - padEnd : padEnd < stride - 1))
       return false;
   }
   return true;

@@ -2,11 +2,11 @@
 // dynamic height and width): ONNX's rule per spatial dim, floor((D + pads -
 // dilation * (k - 1) - 1) / stride) + 1, or ceil(D / stride) with SAME
 // padding; an input that must hold a kernel larger than its padding gets
-// a constraint. ceil_mode (its last window dropped when it starts in the
-// padding) is not expressed.
+// a constraint. ceil_mode rounds up; where its last window may be dropped
+// (it would start in the end padding) the size is not expressed.
 // RUN: kiln-opt --kiln-test-symbolic-shapes %s | FileCheck %s
 
-// CHECK: kiln.constraints = ["5 <= h (kiln.conv)", "5 <= w (kiln.conv)", "2 <= (h - 1) / 2 + 1 (kiln.max_pool)", "2 <= (w - 1) / 2 + 1 (kiln.max_pool)"]
+// CHECK: kiln.constraints = ["5 <= h (kiln.conv)", "5 <= w (kiln.conv)", "2 <= (h - 1) / 2 + 1 (kiln.max_pool)", "2 <= (w - 1) / 2 + 1 (kiln.max_pool)", "3 <= (h - 1) / 2 + 1 (kiln.average_pool)", "3 <= (w - 1) / 2 + 1 (kiln.average_pool)"]
 func.func @main(%x: tensor<?x3x?x?xf32> {kiln.name = "x", kiln.dims = ["n", "", "h", "w"]},
                 %wt: tensor<8x3x3x3xf32> {kiln.name = "w"})
     -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x?x?x8xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) {
@@ -34,9 +34,16 @@ func.func @main(%x: tensor<?x3x?x?xf32> {kiln.name = "x", kiln.dims = ["n", "", 
   // CHECK: kiln.max_pool {{.*}}kiln.symbolic_shape = ["[n, 8, ((h - 1) / 2 - 1) / 2 + 1, ((w - 1) / 2 - 1) / 2 + 1]"
   %p, %i = kiln.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
       : (tensor<?x8x?x?xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xi64>)
-  // ceil_mode: not expressed.
-  // CHECK: kiln.average_pool {{.*}}kiln.symbolic_shape = ["unknown since kiln.average_pool"]
+  // ceil_mode where no window is dropped (stride 2 <= kernel 3 - end
+  // padding 0, SqueezeNet's pools): ceil((h' - 3) / 2) + 1, which the
+  // expressions simplify to floor((h' - 2) / 2) + 1.
+  // CHECK: kiln.average_pool {{.*}}kiln.symbolic_shape = ["[n, 8, ((h - 1) / 2 - 1) / 2 + 1, ((w - 1) / 2 - 1) / 2 + 1]"]
   %a = kiln.average_pool %c {ceil_mode = 1 : i64, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>}
       : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  // ceil_mode where the last window may start in the end padding (and is
+  // then dropped): not expressed.
+  // CHECK: kiln.max_pool {{.*}}kiln.symbolic_shape = ["unknown since kiln.max_pool", "unknown since kiln.max_pool"]
+  %q, %qi = kiln.max_pool %c {ceil_mode = 1 : i64, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<?x8x?x?xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x8x?x?xi64>)
   return %c, %d, %s, %l, %p, %a : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>, tensor<?x?x?x8xf32>, tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>
 }

@@ -222,8 +222,11 @@ struct DnnlCallsPass : PassWrapper<DnnlCallsPass, OperationPass<ModuleOp>> {
     Value out[2], padEnd[2];
     for (int i = 0; i < 2; ++i) {
       int64_t k = win.kernel[i], s = win.strides[i];
+      // ceil_mode: rounded up (no window to drop: isDynamicLibraryPool).
       Value span = arith::AddIOp::create(
-          b, loc, in[i], index(win.padBegin[i] + win.padEnd[i] - k));
+          b, loc, in[i],
+          index(win.padBegin[i] + win.padEnd[i] - k +
+                (attrs.ceilMode ? s - 1 : 0)));
       out[i] = arith::AddIOp::create(
           b, loc, arith::FloorDivSIOp::create(b, loc, span, index(s)),
           index(1));
