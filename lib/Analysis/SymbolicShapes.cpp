@@ -309,8 +309,9 @@ void SymbolicShapes::visit(Operation *op) {
   trackValues(op);
 }
 
-/// The output spatial dims of a channels-first Conv or pool over input
-/// dims `x` [N, C, D1, ...] (ONNX's rule, NNShapes.cpp): floor((D + pads -
+/// The output spatial dims of a Conv or pool over input dims `x` ([N, C,
+/// D1, ...], or [N, D1, ..., C] for the _nhwc ops; ONNX's rule as
+/// kiln::inferWindowOutputDims applies it to static sizes): floor((D + pads -
 /// dilation * (k - 1) - 1) / stride) + 1, or ceil(D / stride) with
 /// SAME_UPPER/SAME_LOWER, ceil instead of floor with ceil_mode. std::nullopt
 /// for what the expressions cannot say (a ceil_mode window that may be

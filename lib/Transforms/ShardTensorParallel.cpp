@@ -818,11 +818,14 @@ FailureOr<Annotations> readAnnotations(ModuleOp module, int64_t ranks) {
       for (Attribute t : tensors) {
         auto td = dyn_cast<DictionaryAttr>(t);
         auto shards = td ? td.getAs<IntegerAttr>("shards") : IntegerAttr();
+        auto tensor = td ? td.getAs<StringAttr>("tensor") : StringAttr();
+        if (!td || !tensor)
+          return malformed("kiln.sharding_annotations");
         if (shards && shards.getInt() != ranks) {
           module.emitError()
               << "kiln-shard-tensor-parallel: ONNX node '"
               << node.getName().getValue() << "' splits '"
-              << td.getAs<StringAttr>("tensor").getValue() << "' in "
+              << tensor.getValue() << "' in "
               << shards.getInt() << " shards, but configuration '"
               << a.configuration << "' has " << ranks << " devices";
           return failure();
